@@ -1,0 +1,110 @@
+# proftop - a terminal profiler for deep-learning training.
+#
+#   make              build build/proftop
+#   make check        unit, golden and end-to-end tests (ends with "N passed, N failed")
+#   make check SAN=1  the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench        benchmarks, each beside a reference run
+#   make golden       regenerate tests/golden/*.txt (review the diff!)
+#   make install      PREFIX=/usr/local DESTDIR=
+#   make deps         apt-get the Debian packages that are missing
+#   make clean
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+CUDA_HOME ?= /usr/local/cuda
+
+SAN ?=
+ifeq ($(SAN),)
+BUILD ?= build
+OPT ?= -O2
+SANFLAGS :=
+else
+BUILD ?= build-san
+OPT ?= -O1
+ifeq ($(SAN),1)
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+else
+SANFLAGS := -fsanitize=$(SAN) -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+endif
+endif
+
+PKGS := libcjson zlib
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lcjson -lz)
+CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+CFLAGS ?= $(OPT) -g
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN) $(CFLAGS) $(SANFLAGS) \
+	-Iinclude -Isrc $(PKG_CFLAGS)
+LDLIBS := $(PKG_LIBS) -lpthread -lm -ldl
+ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -pthread
+
+CORE_SRC := $(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c))
+CLI_SRC := src/main.c $(wildcard src/cli_*.c)
+CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_SRC := $(wildcard bench/bench_*.c)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+all: $(BUILD)/proftop
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libproftop_core.a: $(CORE_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/proftop: $(CLI_OBJ) $(BUILD)/libproftop_core.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libproftop_core.a $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libproftop_core.a tests/unit/testutil.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libproftop_core.a $(CMOCKA_LIBS) $(LDLIBS)
+
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libproftop_core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libproftop_core.a $(LDLIBS)
+
+tests: $(UNIT_BIN) $(BUILD)/proftop
+
+check: tests
+	@BUILD=$(BUILD) SAN=$(SAN) tests/run.sh
+
+golden: $(BUILD)/proftop
+	@BUILD=$(BUILD) tests/golden/update.sh
+
+bench: $(BUILD)/proftop $(BENCH_BIN)
+	@BUILD=$(BUILD) bench/run.sh
+
+install: $(BUILD)/proftop
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(BUILD)/proftop $(DESTDIR)$(PREFIX)/bin/proftop
+	install -m 0644 docs/proftop.1 $(DESTDIR)$(PREFIX)/share/man/man1/proftop.1
+
+DEB_PKGS := build-essential pkg-config libcjson-dev zlib1g-dev libncurses-dev libcmocka-dev \
+	tmux python3
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	else echo "all Debian packages present"; fi
+
+format:
+	clang-format -i $(wildcard src/*.[ch] include/proftop/*.h tests/unit/*.[ch] bench/*.c)
+
+clean:
+	rm -rf build build-san
+
+.PHONY: all tests check golden bench install deps format clean
+.DELETE_ON_ERROR:
+
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

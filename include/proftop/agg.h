@@ -1,0 +1,163 @@
+/*
+ * agg.h - the aggregator and the summary it produces.
+ *
+ * The aggregator turns a trace's events into the tables of Paddle's profiler
+ * summaries: Model (per step phase, CPU and GPU), Overview (per event type,
+ * overlapping intervals merged), Operator (with inner ops and the kernels each
+ * op launched), Kernel, Memory Manipulation, UserDefined, Distributed
+ * (communication / computation / overlap), Device, and the Perf Summary
+ * (reader_cost, batch_cost, ips, reader ratio).
+ *
+ * Feeding contract: pt_agg_feed() takes the events of each track in start
+ * order (ties: longer first); tracks may be fed in any interleaving. Each
+ * event costs O(1) amortized (a per-track stack, hash updates). Work that
+ * needs the whole step (Forward derived from its neighbours, GPU time per
+ * phase) is settled per step in pt_agg_finish(). pt_summarize() is the
+ * one-call form that feeds a whole trace (or a window of it) from the store.
+ *
+ * A pt_summary is immutable once returned; faces read it from any thread.
+ */
+#ifndef PROFTOP_AGG_H
+#define PROFTOP_AGG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proftop/event.h"
+#include "proftop/trace.h"
+
+/* Min/max/total over a set of durations; min is UINT64_MAX when n == 0. */
+struct pt_stat {
+	uint64_t n;
+	uint64_t total_ns;
+	uint64_t max_ns;
+	uint64_t min_ns;
+};
+
+static inline void pt_stat_add(struct pt_stat *s, uint64_t v)
+{
+	if (s->n == 0 || v < s->min_ns)
+		s->min_ns = v;
+	if (v > s->max_ns)
+		s->max_ns = v;
+	s->n++;
+	s->total_ns += v;
+}
+
+/* Model Summary rows, in Paddle's order. */
+enum pt_ms_row {
+	PT_MS_STEP = 0,
+	PT_MS_DATALOADER,
+	PT_MS_FORWARD,
+	PT_MS_BACKWARD,
+	PT_MS_OPTIMIZATION,
+	PT_MS_OTHERS,
+	PT_MS__COUNT
+};
+const char *pt_ms_row_name(enum pt_ms_row r); /* "ProfileStep", ..., "Others" */
+
+struct pt_model_row {
+	uint64_t calls;      /* steps in which the phase occurred */
+	struct pt_stat cpu;  /* per-step CPU time of the phase */
+	struct pt_stat gpu;  /* per-step GPU time launched from the phase */
+};
+
+/* One step, in start order. */
+struct pt_step {
+	int64_t number;      /* from the name ("ProfilerStep#552" -> 552), else ordinal */
+	uint64_t start_ns, dur_ns;
+	uint64_t samples;    /* 0 when unknown */
+	uint32_t track;
+	uint64_t cpu_ns[PT_MS__COUNT]; /* per phase (PT_MS_STEP = whole step) */
+	uint64_t gpu_ns[PT_MS__COUNT];
+};
+
+struct pt_perf {
+	uint64_t steps;
+	double reader_ratio_pct;
+	struct pt_stat reader;   /* per-step dataloader time */
+	struct pt_stat batch;    /* per-step step time */
+	double ips_avg, ips_max, ips_min;
+	int ips_samples;         /* 1: samples/s (every step had a sample count), 0: steps/s */
+};
+
+/* A table row: operators, kernels, memory, user-defined, and op detail. */
+struct pt_row {
+	uint32_t name_id;
+	uint8_t kind;        /* enum pt_kind of the row's events */
+	uint8_t is_device;   /* device activity: only the GPU columns apply */
+	uint16_t depth;      /* op detail: 0 top, 1 child, ... */
+	uint32_t parent;     /* op detail: index of the parent row, UINT32_MAX at top */
+	struct pt_stat cpu;  /* inclusive CPU time per call (host rows) */
+	uint64_t cpu_self_ns;/* CPU time minus direct children's */
+	struct pt_stat gpu;  /* device time: per call of the row (host rows: GPU time
+	                        launched from inside each call; device rows: each activity) */
+};
+
+struct pt_table {
+	struct pt_row *rows;
+	size_t n;
+	uint64_t cpu_base_ns; /* denominator of the CPU Ratio column */
+	uint64_t gpu_base_ns; /* denominator of the GPU Ratio column */
+};
+
+struct pt_overview_row {
+	uint64_t calls;
+	uint64_t union_ns;   /* intervals of this kind merged across threads/streams */
+};
+
+struct pt_distributed {
+	uint64_t step_ns;        /* ProfileStep union (or trace span) */
+	uint64_t comm_ns;        /* communication, merged */
+	uint64_t comp_ns;        /* computation kernels (non-communication), merged */
+	uint64_t overlap_ns;     /* |comm ∩ comp| */
+	int comm_from_host;      /* 1 when no device communication: host comm calls used */
+};
+
+struct pt_device_row {
+	int32_t device;
+	uint64_t busy_ns;        /* kernels (incl. communication) merged across streams */
+	uint64_t span_ns;        /* elapsed time the ratio is taken over */
+	double util_pct;
+	uint64_t kernels, memcpys, memsets;
+	uint64_t memcpy_bytes;
+};
+
+struct pt_summary {
+	uint64_t t0_ns, t1_ns;   /* span of the events aggregated */
+	uint64_t events;         /* events aggregated */
+	int has_gpu;             /* any device activity */
+
+	struct pt_step *steps;
+	size_t nsteps;
+	struct pt_model_row model[PT_MS__COUNT];
+	struct pt_perf perf;
+	struct pt_overview_row overview[PT_KIND__COUNT];
+	struct pt_distributed dist;
+	struct pt_device_row *devices;
+	size_t ndevices;
+
+	struct pt_table operators;    /* one row per op name, any depth (key_averages) */
+	struct pt_table op_detail;    /* tree: top-level op -> inner ops -> kernels */
+	struct pt_table kernels;      /* per kernel name (communication included) */
+	struct pt_table memory;       /* memcpy/memset activities and host copy calls */
+	struct pt_table user_defined;
+};
+
+struct pt_agg_opts {
+	uint64_t t0_ns, t1_ns;        /* window on event start; 0 and UINT64_MAX = all */
+	int64_t step_first, step_last;/* step-number range (inclusive); INT64_MIN/INT64_MAX = all */
+};
+void pt_agg_opts_init(struct pt_agg_opts *o);
+
+struct pt_agg;
+struct pt_agg *pt_agg_new(const struct pt_trace *t, const struct pt_agg_opts *o);
+void pt_agg_feed(struct pt_agg *a, const struct pt_event *ev);
+/* Settles everything fed so far into a new summary and frees the aggregator. */
+struct pt_summary *pt_agg_finish(struct pt_agg *a);
+
+/* Sorts the store and feeds it whole (or the window in o) through an aggregator. */
+struct pt_summary *pt_summarize(struct pt_trace *t, const struct pt_agg_opts *o);
+void pt_summary_free(struct pt_summary *s);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * chrome.h - Chrome Trace Event Format: the file source and the exporter.
+ *
+ * The reader streams a trace into a pt_trace: {"traceEvents":[...]} objects
+ * and bare arrays (closing "]" optional), plain or gzip-compressed, from
+ * proftop, PyTorch (legacy autograd profiler and Kineto), Paddle, MindSpore
+ * and msprof. Memory follows the events kept, not the size of the text.
+ *
+ * Errors: a file-level problem (missing, unreadable, not JSON, truncated)
+ * returns a negative PT_E* code and writes one line "FILE: byte N: what" to
+ * err. Bad events inside a good file are skipped and counted in
+ * trace->warnings.
+ *
+ * The exporter writes the store as a Chrome trace (X events, M metadata,
+ * flows from launch to device activity, µs timestamps with ns fractions)
+ * to a temporary file, fsyncs it and renames it into place.
+ */
+#ifndef PROFTOP_CHROME_H
+#define PROFTOP_CHROME_H
+
+#include <stddef.h>
+
+#include "proftop/agg.h"
+#include "proftop/trace.h"
+
+struct pt_read_opts {
+	int threads; /* parser threads; 0 = one per online CPU (at most 4) */
+};
+
+int pt_chrome_read(struct pt_trace *t, const char *path, const struct pt_read_opts *o, char *err,
+		   size_t errlen);
+/* Same, from memory (already decompressed or gzip; name is used in errors). */
+int pt_chrome_read_mem(struct pt_trace *t, const void *buf, size_t len, const char *name,
+		       const struct pt_read_opts *o, char *err, size_t errlen);
+
+struct pt_export_opts {
+	int force;                       /* overwrite an existing file */
+	const struct pt_summary *summary;/* optional: embedded as "proftop" metadata */
+};
+
+int pt_chrome_export(struct pt_trace *t, const char *path, const struct pt_export_opts *o,
+		     char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,41 @@
+/*
+ * report.h - the summary tables as text (Paddle's layout) and as JSON.
+ *
+ * Text output escapes every name taken from a trace (control characters,
+ * invalid UTF-8) so nothing from a trace reaches the terminal raw. The JSON
+ * schema is stable and documented in README.md.
+ */
+#ifndef PROFTOP_REPORT_H
+#define PROFTOP_REPORT_H
+
+#include <stdio.h>
+
+#include "proftop/agg.h"
+#include "proftop/trace.h"
+
+enum pt_sort_key {
+	PT_SORT_TOTAL = 0, /* CPU total (host tables) or GPU total (device tables) */
+	PT_SORT_AVG,
+	PT_SORT_MAX,
+	PT_SORT_CALLS,
+	PT_SORT_GPU,       /* GPU total */
+	PT_SORT_NAME,
+};
+
+struct pt_report_opts {
+	size_t top;              /* rows per table, 0 = all */
+	enum pt_sort_key sort;
+	int op_detail;           /* text: show inner ops and kernels under each op */
+	int width;               /* name column width for text, 0 = default */
+};
+void pt_report_opts_init(struct pt_report_opts *o);
+
+int pt_report_text(FILE *out, const struct pt_trace *t, const struct pt_summary *s,
+		   const struct pt_report_opts *o);
+int pt_report_json(FILE *out, const struct pt_trace *t, const struct pt_summary *s,
+		   const struct pt_report_opts *o);
+
+/* Sorts rows of a table in place (stable; ties by name). */
+void pt_table_sort(struct pt_table *tb, enum pt_sort_key key, const struct pt_trace *t);
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * store.h - the bounded event store.
+ *
+ * Raw events are kept for the timeline and for export, per track, in chunks.
+ * A memory cap (bytes) bounds the store: when an append would pass it, the
+ * oldest chunk (the first one appended that is still kept) is dropped, and
+ * the store remembers how many events went and up to when, so faces can say
+ * how far back the data reaches.
+ *
+ * Chunks are sorted lazily (start ascending, longer first on ties); the
+ * iterator merges a track's chunks so every reader sees a track in start
+ * order without the store ever copying a track whole.
+ *
+ * Threading: one writer; readers only while no append runs.
+ */
+#ifndef PROFTOP_STORE_H
+#define PROFTOP_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proftop/event.h"
+
+struct pt_store;
+
+/* Default cap: 1 GiB of events (about 26 million). */
+#define PT_STORE_DEFAULT_MAX_BYTES ((size_t)1 << 30)
+/* Smallest cap accepted: below this one chunk would not fit. */
+#define PT_STORE_MIN_MAX_BYTES ((size_t)1 << 20)
+
+struct pt_store *pt_store_new(size_t max_bytes);
+void pt_store_free(struct pt_store *st);
+
+/* Appends a copy of ev to track ev->track_id. Never fails (drops old data). */
+void pt_store_append(struct pt_store *st, const struct pt_event *ev);
+
+uint64_t pt_store_count(const struct pt_store *st);   /* events kept */
+uint64_t pt_store_dropped(const struct pt_store *st); /* events dropped by the cap */
+/* Complete from here on: the latest end of any dropped event (0 if none). */
+uint64_t pt_store_complete_from_ns(const struct pt_store *st);
+/* Earliest start / latest end among kept events (0/0 when empty). */
+uint64_t pt_store_first_ns(const struct pt_store *st);
+uint64_t pt_store_last_ns(const struct pt_store *st);
+size_t pt_store_mem_bytes(const struct pt_store *st);
+size_t pt_store_max_bytes(const struct pt_store *st);
+/* Number of track slots (highest track id seen + 1). */
+uint32_t pt_store_track_count(const struct pt_store *st);
+uint64_t pt_store_track_events(const struct pt_store *st, uint32_t track);
+
+/* Sorts every chunk not yet sorted. Iterators call it for their track. */
+void pt_store_sort(struct pt_store *st);
+
+/*
+ * Iterates one track in start order, restricted to events whose start lies
+ * in [t0_ns, t1_ns). Events are returned by pointer into the store and may
+ * be modified in place (not their start_ns or dur_ns). Call
+ * pt_store_iter_done() to release the iterator's merge heap.
+ */
+struct pt_store_iter {
+	struct pt_store *st;
+	uint32_t track;
+	uint64_t t0_ns, t1_ns;
+	uint32_t nheap;
+	struct pt_store_cursor *heap;
+};
+
+void pt_store_iter_init(struct pt_store_iter *it, struct pt_store *st, uint32_t track,
+			uint64_t t0_ns, uint64_t t1_ns);
+struct pt_event *pt_store_iter_next(struct pt_store_iter *it);
+void pt_store_iter_done(struct pt_store_iter *it);
+
+/* Visits every kept event in no particular order; stop by returning non-zero. */
+typedef int (*pt_store_visit_fn)(void *ctx, struct pt_event *ev);
+int pt_store_foreach(struct pt_store *st, pt_store_visit_fn fn, void *ctx);
+
+#endif

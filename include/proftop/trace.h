@@ -1,0 +1,113 @@
+/*
+ * trace.h - a session's data model, and the sink every source writes to.
+ *
+ * A struct pt_trace holds what is known about one profiled session (a file
+ * or, later, a live process): the interned strings, the tracks (host threads
+ * and device streams with their labels), the bounded event store, metadata
+ * read from the source, and counters of what was skipped or guessed.
+ *
+ * Sources call the pt_trace_* "sink" functions below; the aggregator and the
+ * faces (report, export, TUI) only read. Nothing here knows about files,
+ * shared memory, curses or vendor libraries.
+ *
+ * Threading: one writer at a time; readers only while no writer runs.
+ */
+#ifndef PROFTOP_TRACE_H
+#define PROFTOP_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proftop/event.h"
+#include "proftop/store.h"
+#include "proftop/strtab.h"
+
+/* What a source skipped or guessed. Keys are stable (JSON "warnings"). */
+enum pt_warn {
+	PT_WARN_BAD_EVENT = 0, /* event object with missing/mistyped fields */
+	PT_WARN_UNKNOWN_PHASE, /* "ph" proftop does not know */
+	PT_WARN_E_WITHOUT_B,   /* "E" with no open "B" on its thread */
+	PT_WARN_UNCLOSED_B,    /* "B" never closed by the end of the input */
+	PT_WARN_NEGATIVE_DUR,
+	PT_WARN_HUGE_DUR,      /* longer than PT_MAX_DUR_NS */
+	PT_WARN_BAD_TS,        /* negative or out-of-range timestamp */
+	PT_WARN_NONFINITE,     /* NaN or Infinity where a number belongs */
+	PT_WARN_BAD_UTF8,      /* name with invalid UTF-8 (kept, shown escaped) */
+	PT_WARN_FLOW_UNMATCHED,/* flow start/end with no partner or no slice */
+	PT_WARN_CHILD_OVERHANG,/* child ended after its parent, nested anyway */
+	PT_WARN_BAD_DEVICE_RECORD, /* device record with start 0 or end < start */
+	PT_WARN_STORE_DROPPED, /* events dropped by the memory cap */
+	PT_WARN_SOURCE_DROPPED,/* events the source itself lost (full rings) */
+	PT_WARN__COUNT
+};
+
+/* Durations past this are refused as corrupt (7 days). */
+#define PT_MAX_DUR_NS (7ull * 24 * 3600 * 1000000000ull)
+
+/* How a source names a thread: numbers, or strings ("Spans", "stream 7"). */
+struct pt_track_key {
+	int64_t pid, tid;
+	uint32_t pid_str, tid_str; /* interned string id when given as a string, else 0 */
+};
+
+struct pt_track {
+	struct pt_track_key key;
+	uint32_t label;         /* thread_name metadata (string id), 0 if none */
+	uint32_t process_label; /* process_name metadata, 0 if none */
+	int32_t device;         /* device index for device tracks, -1 for host */
+	int64_t stream;         /* stream id on device tracks */
+	int64_t sort_index;     /* thread_sort_index metadata, else 0 */
+	uint64_t events;        /* events ever added (kept or not) */
+};
+
+struct pt_trace {
+	struct pt_strtab *strings;
+	struct pt_store *store;
+	struct pt_track *tracks;
+	uint32_t ntracks, tracks_cap;
+	struct pt_track_map *track_map; /* private */
+	struct pt_label_map *labels;    /* private: labels seen before their track */
+
+	char *source;           /* file path or session description */
+	uint32_t display_unit;  /* 0 = default (ms), 1 = "ns" */
+	int64_t rank;           /* distributed rank, -1 when unknown */
+	int64_t world_size;     /* -1 when unknown */
+	uint64_t events_seen;   /* events added through the sink */
+	uint64_t first_ns, last_ns; /* over every event seen, kept or not */
+	uint64_t warnings[PT_WARN__COUNT];
+};
+
+struct pt_trace *pt_trace_new(size_t max_mem_bytes);
+void pt_trace_free(struct pt_trace *t);
+void pt_trace_set_source(struct pt_trace *t, const char *source);
+
+/* ---- the sink: what sources call ---- */
+uint32_t pt_trace_intern(struct pt_trace *t, const char *s, size_t len);
+/* Finds or creates the track for key; returns its id. */
+uint32_t pt_trace_track(struct pt_trace *t, const struct pt_track_key *key);
+/* Metadata: may arrive before or after the track's first event. */
+void pt_trace_set_thread_label(struct pt_trace *t, const struct pt_track_key *key, uint32_t label);
+void pt_trace_set_process_label(struct pt_trace *t, const struct pt_track_key *key, uint32_t label);
+void pt_trace_set_thread_sort(struct pt_trace *t, const struct pt_track_key *key, int64_t idx);
+/* Marks a track as a device stream. */
+void pt_trace_track_device(struct pt_trace *t, uint32_t track, int32_t device, int64_t stream);
+/* Adds one event (ev->track_id must come from pt_trace_track). */
+void pt_trace_add(struct pt_trace *t, const struct pt_event *ev);
+void pt_trace_warn(struct pt_trace *t, enum pt_warn w, uint64_t count);
+
+/* ---- readers ---- */
+static inline const char *pt_trace_str(const struct pt_trace *t, uint32_t id)
+{
+	return pt_strtab_get(t->strings, id);
+}
+static inline int pt_track_is_device(const struct pt_track *tr)
+{
+	return tr->device >= 0;
+}
+/* Writes a human label for a track ("python main thread", "GPU 0 stream 7"). */
+void pt_trace_track_label(const struct pt_trace *t, uint32_t track, char *buf, size_t len);
+const char *pt_warn_key(enum pt_warn w);  /* "bad_event", ... */
+const char *pt_warn_text(enum pt_warn w); /* "events with missing or mistyped fields" */
+uint64_t pt_trace_warn_total(const struct pt_trace *t);
+
+#endif

@@ -1,0 +1,364 @@
+/*
+ * store.c - the bounded event store.
+ *
+ * Each track owns a list of chunks (256, 1024, then 4096 events) so small
+ * tracks stay small. All chunks also sit on one global FIFO in creation
+ * order; when the memory cap would be passed, the FIFO's head goes. Because
+ * a track's chunks are created in order, the FIFO's head is always the head
+ * of its own track's list, so dropping is O(1).
+ *
+ * Chunks are sorted in place when read (start ascending, longer first, then
+ * kind, name and correlation so the order is total); an iterator merges a
+ * track's sorted chunks with a small heap.
+ */
+#include "proftop/store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+struct chunk {
+	struct chunk *next_in_track;
+	struct chunk *next_global;
+	uint32_t track;
+	uint32_t n, cap;
+	uint32_t sorted; /* events [0, sorted) are in order; == n when clean */
+	uint64_t seq;    /* creation order, breaks ties between chunks */
+	uint64_t min_start, max_end;
+	struct pt_event ev[];
+};
+
+struct tslot {
+	struct chunk *head, *tail;
+	uint64_t count;    /* kept */
+	uint32_t created;  /* chunks ever created, picks the next size */
+};
+
+struct pt_store {
+	struct tslot *tracks;
+	uint32_t ntracks, tracks_cap;
+	struct chunk *ghead, *gtail;
+	uint64_t next_seq;
+	uint64_t count, dropped;
+	uint64_t complete_from;
+	size_t mem, max_mem;
+};
+
+struct pt_store_cursor {
+	struct chunk *c;
+	uint32_t i;
+};
+
+static size_t chunk_bytes(uint32_t cap)
+{
+	return sizeof(struct chunk) + (size_t)cap * sizeof(struct pt_event);
+}
+
+struct pt_store *pt_store_new(size_t max_bytes)
+{
+	struct pt_store *st = pt_xcalloc(1, sizeof *st);
+	if (max_bytes == 0)
+		max_bytes = PT_STORE_DEFAULT_MAX_BYTES;
+	if (max_bytes < PT_STORE_MIN_MAX_BYTES)
+		max_bytes = PT_STORE_MIN_MAX_BYTES;
+	st->max_mem = max_bytes;
+	return st;
+}
+
+void pt_store_free(struct pt_store *st)
+{
+	if (!st)
+		return;
+	struct chunk *c = st->ghead;
+	while (c) {
+		struct chunk *next = c->next_global;
+		free(c);
+		c = next;
+	}
+	free(st->tracks);
+	free(st);
+}
+
+static void drop_oldest(struct pt_store *st)
+{
+	struct chunk *c = st->ghead;
+	if (!c)
+		return;
+	st->ghead = c->next_global;
+	if (!st->ghead)
+		st->gtail = NULL;
+	struct tslot *ts = &st->tracks[c->track];
+	/* c is the head of its track (see the file comment). */
+	ts->head = c->next_in_track;
+	if (!ts->head)
+		ts->tail = NULL;
+	ts->count -= c->n;
+	st->count -= c->n;
+	st->dropped += c->n;
+	if (c->n && c->max_end > st->complete_from)
+		st->complete_from = c->max_end;
+	st->mem -= chunk_bytes(c->cap);
+	free(c);
+}
+
+static struct tslot *slot_for(struct pt_store *st, uint32_t track)
+{
+	if (track >= st->ntracks) {
+		if (track >= st->tracks_cap) {
+			uint32_t cap = st->tracks_cap ? st->tracks_cap : 16;
+			while (cap <= track)
+				cap *= 2;
+			st->tracks = pt_xrealloc(st->tracks, (size_t)cap * sizeof *st->tracks);
+			memset(st->tracks + st->tracks_cap, 0,
+			       (size_t)(cap - st->tracks_cap) * sizeof *st->tracks);
+			st->mem += (size_t)(cap - st->tracks_cap) * sizeof *st->tracks;
+			st->tracks_cap = cap;
+		}
+		st->ntracks = track + 1;
+	}
+	return &st->tracks[track];
+}
+
+static struct chunk *new_chunk(struct pt_store *st, uint32_t track)
+{
+	struct tslot *ts = slot_for(st, track);
+	uint32_t cap = ts->created == 0 ? 256 : ts->created == 1 ? 1024 : 4096;
+	size_t bytes = chunk_bytes(cap);
+	while (st->ghead && st->mem + bytes > st->max_mem)
+		drop_oldest(st);
+	ts = &st->tracks[track]; /* dropping never reallocates, but stay explicit */
+	struct chunk *c = pt_xmalloc(bytes);
+	c->next_in_track = NULL;
+	c->next_global = NULL;
+	c->track = track;
+	c->n = 0;
+	c->cap = cap;
+	c->sorted = 0;
+	c->seq = st->next_seq++;
+	c->min_start = UINT64_MAX;
+	c->max_end = 0;
+	if (ts->tail)
+		ts->tail->next_in_track = c;
+	else
+		ts->head = c;
+	ts->tail = c;
+	ts->created++;
+	if (st->gtail)
+		st->gtail->next_global = c;
+	else
+		st->ghead = c;
+	st->gtail = c;
+	st->mem += bytes;
+	return c;
+}
+
+void pt_store_append(struct pt_store *st, const struct pt_event *ev)
+{
+	struct tslot *ts = slot_for(st, ev->track_id);
+	struct chunk *c = ts->tail;
+	if (!c || c->n == c->cap)
+		c = new_chunk(st, ev->track_id);
+	c->ev[c->n++] = *ev;
+	if (ev->start_ns < c->min_start)
+		c->min_start = ev->start_ns;
+	uint64_t end = pt_event_end(ev);
+	if (end > c->max_end)
+		c->max_end = end;
+	st->tracks[ev->track_id].count++;
+	st->count++;
+}
+
+uint64_t pt_store_count(const struct pt_store *st)
+{
+	return st->count;
+}
+
+uint64_t pt_store_dropped(const struct pt_store *st)
+{
+	return st->dropped;
+}
+
+uint64_t pt_store_complete_from_ns(const struct pt_store *st)
+{
+	return st->complete_from;
+}
+
+uint64_t pt_store_first_ns(const struct pt_store *st)
+{
+	uint64_t m = UINT64_MAX;
+	for (struct chunk *c = st->ghead; c; c = c->next_global)
+		if (c->n && c->min_start < m)
+			m = c->min_start;
+	return m == UINT64_MAX ? 0 : m;
+}
+
+uint64_t pt_store_last_ns(const struct pt_store *st)
+{
+	uint64_t m = 0;
+	for (struct chunk *c = st->ghead; c; c = c->next_global)
+		if (c->n && c->max_end > m)
+			m = c->max_end;
+	return m;
+}
+
+size_t pt_store_mem_bytes(const struct pt_store *st)
+{
+	return st->mem;
+}
+
+size_t pt_store_max_bytes(const struct pt_store *st)
+{
+	return st->max_mem;
+}
+
+uint32_t pt_store_track_count(const struct pt_store *st)
+{
+	return st->ntracks;
+}
+
+uint64_t pt_store_track_events(const struct pt_store *st, uint32_t track)
+{
+	return track < st->ntracks ? st->tracks[track].count : 0;
+}
+
+static int ev_cmp(const struct pt_event *a, const struct pt_event *b)
+{
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	if (a->dur_ns != b->dur_ns)
+		return a->dur_ns > b->dur_ns ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if (a->name_id != b->name_id)
+		return a->name_id < b->name_id ? -1 : 1;
+	if (a->corr != b->corr)
+		return a->corr < b->corr ? -1 : 1;
+	return 0;
+}
+
+static int ev_qcmp(const void *a, const void *b)
+{
+	return ev_cmp(a, b);
+}
+
+static int chunk_is_sorted(const struct chunk *c)
+{
+	for (uint32_t i = 1; i < c->n; i++)
+		if (ev_cmp(&c->ev[i - 1], &c->ev[i]) > 0)
+			return 0;
+	return 1;
+}
+
+static void sort_chunk(struct chunk *c)
+{
+	if (c->sorted == c->n)
+		return;
+	if (!chunk_is_sorted(c))
+		qsort(c->ev, c->n, sizeof c->ev[0], ev_qcmp);
+	c->sorted = c->n;
+}
+
+void pt_store_sort(struct pt_store *st)
+{
+	for (struct chunk *c = st->ghead; c; c = c->next_global)
+		sort_chunk(c);
+}
+
+/* First index in c whose start is >= t. */
+static uint32_t lower_bound(const struct chunk *c, uint64_t t)
+{
+	uint32_t lo = 0, hi = c->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (c->ev[mid].start_ns < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int cur_less(const struct pt_store_cursor *a, const struct pt_store_cursor *b)
+{
+	int r = ev_cmp(&a->c->ev[a->i], &b->c->ev[b->i]);
+	if (r)
+		return r < 0;
+	return a->c->seq < b->c->seq;
+}
+
+static void heap_down(struct pt_store_cursor *h, uint32_t n, uint32_t i)
+{
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && cur_less(&h[l], &h[m]))
+			m = l;
+		if (r < n && cur_less(&h[r], &h[m]))
+			m = r;
+		if (m == i)
+			return;
+		struct pt_store_cursor tmp = h[i];
+		h[i] = h[m];
+		h[m] = tmp;
+		i = m;
+	}
+}
+
+void pt_store_iter_init(struct pt_store_iter *it, struct pt_store *st, uint32_t track,
+			uint64_t t0_ns, uint64_t t1_ns)
+{
+	memset(it, 0, sizeof *it);
+	it->st = st;
+	it->track = track;
+	it->t0_ns = t0_ns;
+	it->t1_ns = t1_ns;
+	if (track >= st->ntracks)
+		return;
+	uint32_t nch = 0;
+	for (struct chunk *c = st->tracks[track].head; c; c = c->next_in_track)
+		nch++;
+	if (!nch)
+		return;
+	it->heap = pt_xmalloc(nch * sizeof *it->heap);
+	for (struct chunk *c = st->tracks[track].head; c; c = c->next_in_track) {
+		sort_chunk(c);
+		if (c->n == 0 || c->min_start >= t1_ns || c->max_end < t0_ns)
+			continue;
+		uint32_t i = lower_bound(c, t0_ns);
+		if (i < c->n && c->ev[i].start_ns < t1_ns)
+			it->heap[it->nheap++] = (struct pt_store_cursor){c, i};
+	}
+	for (uint32_t i = it->nheap / 2; i-- > 0;)
+		heap_down(it->heap, it->nheap, i);
+}
+
+struct pt_event *pt_store_iter_next(struct pt_store_iter *it)
+{
+	if (!it->nheap)
+		return NULL;
+	struct pt_store_cursor *top = &it->heap[0];
+	struct pt_event *ev = &top->c->ev[top->i];
+	top->i++;
+	if (top->i >= top->c->n || top->c->ev[top->i].start_ns >= it->t1_ns)
+		it->heap[0] = it->heap[--it->nheap];
+	heap_down(it->heap, it->nheap, 0);
+	return ev;
+}
+
+void pt_store_iter_done(struct pt_store_iter *it)
+{
+	free(it->heap);
+	it->heap = NULL;
+	it->nheap = 0;
+}
+
+int pt_store_foreach(struct pt_store *st, pt_store_visit_fn fn, void *ctx)
+{
+	for (struct chunk *c = st->ghead; c; c = c->next_global)
+		for (uint32_t i = 0; i < c->n; i++) {
+			int r = fn(ctx, &c->ev[i]);
+			if (r)
+				return r;
+		}
+	return 0;
+}

@@ -1,0 +1,309 @@
+/*
+ * trace.c - the session model and its sink: tracks keyed by (pid, tid) as
+ * the source names them, labels from metadata (which may come before or
+ * after a track's first event), and the warning counters.
+ */
+#include "proftop/trace.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* Open-addressing map from a track key to a 32-bit value (+1, 0 = empty). */
+struct kmap_ent {
+	struct pt_track_key key;
+	uint32_t val1;
+	int64_t extra;
+};
+
+struct kmap {
+	struct kmap_ent *e;
+	uint32_t mask, n;
+};
+
+struct pt_track_map {
+	struct kmap m;
+};
+struct pt_label_map {
+	struct kmap thread, process, sort;
+};
+
+static uint64_t key_hash(const struct pt_track_key *k)
+{
+	uint64_t h = pt_hash_u64((uint64_t)k->pid * 31 + k->pid_str);
+	return pt_hash_u64(h ^ ((uint64_t)k->tid * 0x9e3779b97f4a7c15ull) ^ k->tid_str);
+}
+
+static int key_eq(const struct pt_track_key *a, const struct pt_track_key *b)
+{
+	return a->pid == b->pid && a->tid == b->tid && a->pid_str == b->pid_str &&
+	       a->tid_str == b->tid_str;
+}
+
+static struct kmap_ent *kmap_slot(struct kmap *m, const struct pt_track_key *k, int insert)
+{
+	if (!m->e) {
+		if (!insert)
+			return NULL;
+		m->mask = 63;
+		m->e = pt_xcalloc(64, sizeof *m->e);
+	}
+	if (insert && (m->n + 1) * 4 > (m->mask + 1) * 3) {
+		uint32_t nmask = m->mask * 2 + 1;
+		struct kmap_ent *ne = pt_xcalloc((size_t)nmask + 1, sizeof *ne);
+		for (uint32_t i = 0; i <= m->mask; i++) {
+			if (!m->e[i].val1)
+				continue;
+			uint32_t j = (uint32_t)key_hash(&m->e[i].key) & nmask;
+			while (ne[j].val1)
+				j = (j + 1) & nmask;
+			ne[j] = m->e[i];
+		}
+		free(m->e);
+		m->e = ne;
+		m->mask = nmask;
+	}
+	uint32_t i = (uint32_t)key_hash(k) & m->mask;
+	for (;;) {
+		struct kmap_ent *e = &m->e[i];
+		if (!e->val1) {
+			if (!insert)
+				return NULL;
+			e->key = *k;
+			m->n++;
+			return e;
+		}
+		if (key_eq(&e->key, k))
+			return e;
+		i = (i + 1) & m->mask;
+	}
+}
+
+struct pt_trace *pt_trace_new(size_t max_mem_bytes)
+{
+	struct pt_trace *t = pt_xcalloc(1, sizeof *t);
+	t->strings = pt_strtab_new();
+	t->store = pt_store_new(max_mem_bytes);
+	t->track_map = pt_xcalloc(1, sizeof *t->track_map);
+	t->labels = pt_xcalloc(1, sizeof *t->labels);
+	t->rank = -1;
+	t->world_size = -1;
+	return t;
+}
+
+void pt_trace_free(struct pt_trace *t)
+{
+	if (!t)
+		return;
+	pt_strtab_free(t->strings);
+	pt_store_free(t->store);
+	free(t->tracks);
+	free(t->track_map->m.e);
+	free(t->track_map);
+	free(t->labels->thread.e);
+	free(t->labels->process.e);
+	free(t->labels->sort.e);
+	free(t->labels);
+	free(t->source);
+	free(t);
+}
+
+void pt_trace_set_source(struct pt_trace *t, const char *source)
+{
+	free(t->source);
+	t->source = source ? pt_xstrdup(source) : NULL;
+}
+
+uint32_t pt_trace_intern(struct pt_trace *t, const char *s, size_t len)
+{
+	return pt_strtab_intern(t->strings, s, len);
+}
+
+static struct pt_track_key process_key(const struct pt_track_key *k)
+{
+	struct pt_track_key p = {k->pid, 0, k->pid_str, 0};
+	return p;
+}
+
+uint32_t pt_trace_track(struct pt_trace *t, const struct pt_track_key *key)
+{
+	struct kmap_ent *e = kmap_slot(&t->track_map->m, key, 1);
+	if (e->val1)
+		return e->val1 - 1;
+	if (t->ntracks == t->tracks_cap) {
+		t->tracks_cap = t->tracks_cap ? t->tracks_cap * 2 : 16;
+		t->tracks = pt_xrealloc(t->tracks, (size_t)t->tracks_cap * sizeof *t->tracks);
+	}
+	uint32_t id = t->ntracks++;
+	e->val1 = id + 1;
+	struct pt_track *tr = &t->tracks[id];
+	memset(tr, 0, sizeof *tr);
+	tr->key = *key;
+	tr->device = -1;
+	struct kmap_ent *l = kmap_slot(&t->labels->thread, key, 0);
+	if (l)
+		tr->label = l->val1 - 1;
+	struct pt_track_key pk = process_key(key);
+	l = kmap_slot(&t->labels->process, &pk, 0);
+	if (l)
+		tr->process_label = l->val1 - 1;
+	l = kmap_slot(&t->labels->sort, key, 0);
+	if (l)
+		tr->sort_index = l->extra;
+	return id;
+}
+
+static struct pt_track *find_track(struct pt_trace *t, const struct pt_track_key *key)
+{
+	struct kmap_ent *e = kmap_slot(&t->track_map->m, key, 0);
+	return e ? &t->tracks[e->val1 - 1] : NULL;
+}
+
+void pt_trace_set_thread_label(struct pt_trace *t, const struct pt_track_key *key, uint32_t label)
+{
+	struct kmap_ent *e = kmap_slot(&t->labels->thread, key, 1);
+	e->val1 = label + 1;
+	struct pt_track *tr = find_track(t, key);
+	if (tr)
+		tr->label = label;
+}
+
+void pt_trace_set_process_label(struct pt_trace *t, const struct pt_track_key *key, uint32_t label)
+{
+	struct pt_track_key pk = process_key(key);
+	struct kmap_ent *e = kmap_slot(&t->labels->process, &pk, 1);
+	e->val1 = label + 1;
+	for (uint32_t i = 0; i < t->ntracks; i++)
+		if (t->tracks[i].key.pid == pk.pid && t->tracks[i].key.pid_str == pk.pid_str)
+			t->tracks[i].process_label = label;
+}
+
+void pt_trace_set_thread_sort(struct pt_trace *t, const struct pt_track_key *key, int64_t idx)
+{
+	struct kmap_ent *e = kmap_slot(&t->labels->sort, key, 1);
+	e->val1 = 1;
+	e->extra = idx;
+	struct pt_track *tr = find_track(t, key);
+	if (tr)
+		tr->sort_index = idx;
+}
+
+void pt_trace_track_device(struct pt_trace *t, uint32_t track, int32_t device, int64_t stream)
+{
+	if (track >= t->ntracks)
+		return;
+	t->tracks[track].device = device < 0 ? 0 : device;
+	t->tracks[track].stream = stream;
+}
+
+void pt_trace_add(struct pt_trace *t, const struct pt_event *ev)
+{
+	if (ev->track_id >= t->ntracks)
+		return;
+	if (t->events_seen == 0 || ev->start_ns < t->first_ns)
+		t->first_ns = ev->start_ns;
+	uint64_t end = pt_event_end(ev);
+	if (end > t->last_ns)
+		t->last_ns = end;
+	t->events_seen++;
+	t->tracks[ev->track_id].events++;
+	pt_store_append(t->store, ev);
+	t->warnings[PT_WARN_STORE_DROPPED] = pt_store_dropped(t->store);
+}
+
+void pt_trace_warn(struct pt_trace *t, enum pt_warn w, uint64_t count)
+{
+	if ((unsigned)w < PT_WARN__COUNT)
+		t->warnings[w] += count;
+}
+
+static void key_part(const struct pt_trace *t, int64_t num, uint32_t str, char *buf, size_t len)
+{
+	if (str) {
+		const char *s = pt_trace_str(t, str);
+		pt_escape_term(buf, len, s, strlen(s), 40, 0);
+	} else {
+		snprintf(buf, len, "%" PRId64, num);
+	}
+}
+
+void pt_trace_track_label(const struct pt_trace *t, uint32_t track, char *buf, size_t len)
+{
+	if (track >= t->ntracks) {
+		snprintf(buf, len, "track %u", track);
+		return;
+	}
+	const struct pt_track *tr = &t->tracks[track];
+	char p[160], th[160];
+	key_part(t, tr->key.pid, tr->key.pid_str, p, sizeof p);
+	key_part(t, tr->key.tid, tr->key.tid_str, th, sizeof th);
+	if (tr->label) {
+		const char *s = pt_trace_str(t, tr->label);
+		char esc[128];
+		pt_escape_term(esc, sizeof esc, s, strlen(s), 48, 0);
+		if (pt_track_is_device(tr))
+			snprintf(buf, len, "GPU %d %s", tr->device, esc);
+		else
+			snprintf(buf, len, "%s (pid %s)", esc, p);
+		return;
+	}
+	if (pt_track_is_device(tr))
+		snprintf(buf, len, "GPU %d stream %" PRId64, tr->device, tr->stream);
+	else
+		snprintf(buf, len, "pid %s tid %s", p, th);
+}
+
+static const char *const warn_keys[PT_WARN__COUNT] = {
+	[PT_WARN_BAD_EVENT] = "bad_event",
+	[PT_WARN_UNKNOWN_PHASE] = "unknown_phase",
+	[PT_WARN_E_WITHOUT_B] = "end_without_begin",
+	[PT_WARN_UNCLOSED_B] = "unclosed_begin",
+	[PT_WARN_NEGATIVE_DUR] = "negative_duration",
+	[PT_WARN_HUGE_DUR] = "huge_duration",
+	[PT_WARN_BAD_TS] = "bad_timestamp",
+	[PT_WARN_NONFINITE] = "non_finite_number",
+	[PT_WARN_BAD_UTF8] = "invalid_utf8_name",
+	[PT_WARN_FLOW_UNMATCHED] = "flow_unmatched",
+	[PT_WARN_CHILD_OVERHANG] = "child_overhang",
+	[PT_WARN_BAD_DEVICE_RECORD] = "bad_device_record",
+	[PT_WARN_STORE_DROPPED] = "dropped_by_memory_cap",
+	[PT_WARN_SOURCE_DROPPED] = "dropped_by_source",
+};
+
+static const char *const warn_texts[PT_WARN__COUNT] = {
+	[PT_WARN_BAD_EVENT] = "events with missing or mistyped fields skipped",
+	[PT_WARN_UNKNOWN_PHASE] = "events with an unknown phase skipped",
+	[PT_WARN_E_WITHOUT_B] = "end (E) events without a begin skipped",
+	[PT_WARN_UNCLOSED_B] = "begin (B) events never closed skipped",
+	[PT_WARN_NEGATIVE_DUR] = "events with a negative duration skipped",
+	[PT_WARN_HUGE_DUR] = "events longer than 7 days skipped",
+	[PT_WARN_BAD_TS] = "events with an out-of-range timestamp skipped",
+	[PT_WARN_NONFINITE] = "events with NaN or Infinity skipped",
+	[PT_WARN_BAD_UTF8] = "names with invalid UTF-8 (kept, shown escaped)",
+	[PT_WARN_FLOW_UNMATCHED] = "flow arrows without a partner or slice ignored",
+	[PT_WARN_CHILD_OVERHANG] = "children ending after their parent (rounding), nested anyway",
+	[PT_WARN_BAD_DEVICE_RECORD] = "device records with start 0 or end before start skipped",
+	[PT_WARN_STORE_DROPPED] = "oldest events dropped by the memory cap (--max-mem)",
+	[PT_WARN_SOURCE_DROPPED] = "events lost by the source (full rings)",
+};
+
+const char *pt_warn_key(enum pt_warn w)
+{
+	return (unsigned)w < PT_WARN__COUNT ? warn_keys[w] : "unknown";
+}
+
+const char *pt_warn_text(enum pt_warn w)
+{
+	return (unsigned)w < PT_WARN__COUNT ? warn_texts[w] : "unknown";
+}
+
+uint64_t pt_trace_warn_total(const struct pt_trace *t)
+{
+	uint64_t n = 0;
+	for (int i = 0; i < PT_WARN__COUNT; i++)
+		n += t->warnings[i];
+	return n;
+}

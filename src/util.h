@@ -1,0 +1,66 @@
+/*
+ * util.h - small helpers every module in src/ uses: allocation that aborts
+ * on exhaustion, hashing, growable byte buffers, and escaping of untrusted
+ * names for terminals and JSON.
+ */
+#ifndef PT_UTIL_H
+#define PT_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+void *pt_xmalloc(size_t n);
+void *pt_xcalloc(size_t n, size_t size);
+void *pt_xrealloc(void *p, size_t n);
+char *pt_xstrdup(const char *s);
+char *pt_xstrndup(const char *s, size_t n);
+
+uint64_t pt_hash_bytes(const void *p, size_t len);
+static inline uint64_t pt_hash_u64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+uint64_t pt_now_ns(void); /* CLOCK_MONOTONIC */
+
+/* Growable byte buffer. */
+struct pt_buf {
+	char *p;
+	size_t len, cap;
+};
+void pt_buf_reserve(struct pt_buf *b, size_t extra);
+void pt_buf_put(struct pt_buf *b, const void *p, size_t n);
+void pt_buf_putc(struct pt_buf *b, char c);
+void pt_buf_printf(struct pt_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void pt_buf_free(struct pt_buf *b);
+
+/* Escaping flags. */
+#define PT_ESC_ASCII 0x1u /* escape every non-ASCII byte too */
+
+/*
+ * Writes s (len bytes, untrusted) into dst (cap bytes, always NUL-terminated)
+ * so a terminal shows it literally: C0/C1 controls, DEL, invalid UTF-8 and
+ * bidirectional overrides become \xNN or \u{NNNN}. Stops at max_cols display
+ * columns (0 = no limit), ending with "..." when cut. Returns the number of
+ * columns written.
+ */
+size_t pt_escape_term(char *dst, size_t cap, const char *s, size_t len, size_t max_cols,
+		      unsigned flags);
+/* Columns s would take once escaped (no limit). */
+size_t pt_escape_term_cols(const char *s, size_t len, unsigned flags);
+/* Writes s as a JSON string literal (with quotes); invalid UTF-8 becomes U+FFFD. */
+void pt_json_str(FILE *f, const char *s, size_t len);
+void pt_buf_json_str(struct pt_buf *b, const char *s, size_t len);
+/* 1 if s is valid UTF-8. */
+int pt_utf8_valid(const char *s, size_t len);
+
+/* Parses "1G", "512M", "64k", "1000000" (bytes). Returns 0 or PT_EINVAL. */
+int pt_parse_size(const char *s, size_t *out);
+
+#endif

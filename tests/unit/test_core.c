@@ -1,0 +1,238 @@
+/*
+ * test_core.c - string table, event store (cap, drop order, sorted merge
+ * iteration, windows), trace sink (tracks, late labels), escaping.
+ */
+#include "testutil.h"
+
+#include "proftop/store.h"
+#include "proftop/strtab.h"
+#include "util.h"
+
+static void test_strtab_interns_once(void **state)
+{
+	(void)state;
+	struct pt_strtab *st = pt_strtab_new();
+	uint32_t a = pt_strtab_intern(st, "aten::mm", 8);
+	uint32_t b = pt_strtab_intern(st, "aten::addmm", 11);
+	assert_int_not_equal(a, b);
+	assert_int_equal(pt_strtab_intern(st, "aten::mm", 8), a);
+	assert_int_equal(pt_strtab_intern(st, "aten::mmX", 8), a); /* length bounds it */
+	assert_int_equal(pt_strtab_intern(st, "", 0), 0);
+	assert_string_equal(pt_strtab_get(st, b), "aten::addmm");
+	assert_string_equal(pt_strtab_get(st, 0), "");
+	assert_string_equal(pt_strtab_get(st, 99999), "");
+	assert_int_equal(pt_strtab_find(st, "nope", 4), 0);
+	/* many strings force the table to grow; ids stay stable */
+	char name[32];
+	for (int i = 0; i < 100000; i++) {
+		int n = snprintf(name, sizeof name, "op%d", i);
+		assert_int_equal(pt_strtab_intern(st, name, (size_t)n), (uint32_t)i + 3);
+	}
+	assert_int_equal(pt_strtab_intern(st, "aten::mm", 8), a);
+	assert_string_equal(pt_strtab_get(st, 3 + 77777), "op77777");
+	/* embedded NUL is part of the name */
+	uint32_t z = pt_strtab_intern(st, "a\0b", 3);
+	assert_int_equal(pt_strtab_len(st, z), 3);
+	assert_int_not_equal(z, pt_strtab_intern(st, "a", 1));
+	pt_strtab_free(st);
+}
+
+static struct pt_event mk(uint32_t track, uint64_t start, uint64_t dur)
+{
+	struct pt_event e = {0};
+	e.track_id = track;
+	e.start_ns = start;
+	e.dur_ns = dur;
+	e.kind = PT_KIND_OPERATOR;
+	return e;
+}
+
+static void test_store_merges_chunks_in_order(void **state)
+{
+	(void)state;
+	struct pt_store *st = pt_store_new(64 << 20);
+	/* 10000 events in reverse and interleaved order across chunks */
+	for (int i = 0; i < 10000; i++) {
+		uint64_t t = (uint64_t)((i * 7919) % 10000);
+		pt_store_append(st, &(struct pt_event){.track_id = 1, .start_ns = t * 10, .dur_ns = 5});
+	}
+	assert_int_equal(pt_store_count(st), 10000);
+	assert_int_equal(pt_store_track_events(st, 1), 10000);
+	assert_int_equal(pt_store_track_events(st, 0), 0);
+	struct pt_store_iter it;
+	pt_store_iter_init(&it, st, 1, 0, UINT64_MAX);
+	uint64_t expect = 0;
+	struct pt_event *ev;
+	while ((ev = pt_store_iter_next(&it))) {
+		assert_int_equal(ev->start_ns, expect);
+		expect += 10;
+	}
+	assert_int_equal(expect, 100000);
+	pt_store_iter_done(&it);
+	/* window [1000, 2000) */
+	pt_store_iter_init(&it, st, 1, 1000, 2000);
+	int n = 0;
+	while ((ev = pt_store_iter_next(&it))) {
+		assert_true(ev->start_ns >= 1000 && ev->start_ns < 2000);
+		n++;
+	}
+	assert_int_equal(n, 100);
+	pt_store_iter_done(&it);
+	/* an empty track iterates nothing */
+	pt_store_iter_init(&it, st, 7, 0, UINT64_MAX);
+	assert_null(pt_store_iter_next(&it));
+	pt_store_iter_done(&it);
+	pt_store_free(st);
+}
+
+static void test_store_ties_longer_first(void **state)
+{
+	(void)state;
+	struct pt_store *st = pt_store_new(0);
+	struct pt_event child = mk(0, 100, 10), parent = mk(0, 100, 50);
+	pt_store_append(st, &child);
+	pt_store_append(st, &parent);
+	struct pt_store_iter it;
+	pt_store_iter_init(&it, st, 0, 0, UINT64_MAX);
+	assert_int_equal(pt_store_iter_next(&it)->dur_ns, 50);
+	assert_int_equal(pt_store_iter_next(&it)->dur_ns, 10);
+	assert_null(pt_store_iter_next(&it));
+	pt_store_iter_done(&it);
+	pt_store_free(st);
+}
+
+static void test_store_cap_drops_oldest_first(void **state)
+{
+	(void)state;
+	size_t cap = 1 << 20; /* minimum cap */
+	struct pt_store *st = pt_store_new(cap);
+	uint64_t n = 200000; /* 8 MB of events into a 1 MB store */
+	for (uint64_t i = 0; i < n; i++) {
+		struct pt_event e = mk((uint32_t)(i % 3), i * 100, 50);
+		pt_store_append(st, &e);
+		assert_true(pt_store_mem_bytes(st) <= cap);
+	}
+	assert_true(pt_store_dropped(st) > 0);
+	assert_int_equal(pt_store_count(st) + pt_store_dropped(st), n);
+	/* what is kept is the newest: everything after complete_from is there */
+	uint64_t from = pt_store_complete_from_ns(st);
+	assert_true(from > 0);
+	assert_int_equal(pt_store_last_ns(st), (n - 1) * 100 + 50);
+	uint64_t kept_after = 0;
+	for (uint32_t tr = 0; tr < 3; tr++) {
+		struct pt_store_iter it;
+		pt_store_iter_init(&it, st, tr, from, UINT64_MAX);
+		while (pt_store_iter_next(&it))
+			kept_after++;
+		pt_store_iter_done(&it);
+	}
+	uint64_t expect_after = 0;
+	for (uint64_t i = 0; i < n; i++)
+		expect_after += i * 100 >= from;
+	assert_int_equal(kept_after, expect_after);
+	pt_store_free(st);
+}
+
+static void test_trace_tracks_and_late_labels(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new(0);
+	struct pt_track_key k1 = {10, 11, 0, 0};
+	uint32_t sp = pt_trace_intern(t, "Spans", 5);
+	struct pt_track_key k2 = {0, 1, sp, 0};
+	uint32_t a = pt_trace_track(t, &k1), b = pt_trace_track(t, &k2);
+	assert_int_not_equal(a, b);
+	assert_int_equal(pt_trace_track(t, &k1), a);
+	pt_trace_set_thread_label(t, &k1, pt_trace_intern(t, "python main thread", 18));
+	struct pt_track_key k3 = {10, 12, 0, 0};
+	pt_trace_set_process_label(t, &k3, pt_trace_intern(t, "python", 6)); /* before its track */
+	uint32_t c = pt_trace_track(t, &k3);
+	assert_string_equal(pt_trace_str(t, t->tracks[a].label), "python main thread");
+	assert_string_equal(pt_trace_str(t, t->tracks[a].process_label), "python");
+	assert_string_equal(pt_trace_str(t, t->tracks[c].process_label), "python");
+	char buf[128];
+	pt_trace_track_label(t, a, buf, sizeof buf);
+	assert_string_equal(buf, "python main thread (pid 10)");
+	pt_trace_track_label(t, b, buf, sizeof buf);
+	assert_string_equal(buf, "pid Spans tid 1");
+	pt_trace_track_device(t, c, 0, 7);
+	t->tracks[c].label = 0;
+	pt_trace_track_label(t, c, buf, sizeof buf);
+	assert_string_equal(buf, "GPU 0 stream 7");
+	tu_ev(t, a, PT_KIND_OPERATOR, "x", 5, 1, 0);
+	tu_ev(t, a, PT_KIND_OPERATOR, "x", 2, 1, 0);
+	assert_int_equal(t->events_seen, 2);
+	assert_int_equal(t->first_ns, 2000);
+	assert_int_equal(t->last_ns, 6000);
+	pt_trace_free(t);
+}
+
+static void test_escape_term(void **state)
+{
+	(void)state;
+	char out[256];
+	const char evil[] = "a\x1b]0;pwned\x07" "b\x9b" "c";
+	pt_escape_term(out, sizeof out, evil, sizeof evil - 1, 0, 0);
+	assert_null(strchr(out, 0x1b));
+	assert_null(strchr(out, 0x07));
+	assert_string_equal(out, "a\\e]0;pwned\\x07b\\x9bc");
+	/* C1 control encoded as UTF-8 (U+009B CSI) and an RTL override */
+	pt_escape_term(out, sizeof out, "x\xc2\x9by\xe2\x80\xaez", 8, 0, 0);
+	assert_string_equal(out, "x\\u{9b}y\\u{202e}z");
+	/* valid UTF-8 kept, ASCII mode escapes it */
+	pt_escape_term(out, sizeof out, "\xc3\xa9t\xc3\xa9", 5, 0, 0);
+	assert_string_equal(out, "\xc3\xa9t\xc3\xa9");
+	pt_escape_term(out, sizeof out, "\xc3\xa9", 2, 0, PT_ESC_ASCII);
+	assert_string_equal(out, "\\u{e9}");
+	/* cut to width with dots */
+	size_t cols = pt_escape_term(out, sizeof out, "abcdefghij", 10, 6, 0);
+	assert_string_equal(out, "abc...");
+	assert_int_equal(cols, 6);
+	cols = pt_escape_term(out, sizeof out, "abcdef", 6, 6, 0);
+	assert_string_equal(out, "abcdef");
+	/* tiny buffer stays terminated */
+	pt_escape_term(out, 4, "abcdefgh", 8, 0, 0);
+	assert_true(strlen(out) < 4);
+}
+
+static void test_json_str(void **state)
+{
+	(void)state;
+	struct pt_buf b = {0};
+	pt_buf_json_str(&b, "q\"\\\n\x01\xff\xc3\xa9", 8);
+	assert_string_equal(b.p, "\"q\\\"\\\\\\u000a\\u0001\\ufffd\xc3\xa9\"");
+	pt_buf_free(&b);
+	assert_true(pt_utf8_valid("\xc3\xa9", 2));
+	assert_false(pt_utf8_valid("\xc0\xaf", 2)); /* overlong */
+	assert_false(pt_utf8_valid("\xed\xa0\x80", 3)); /* surrogate */
+}
+
+static void test_parse_size(void **state)
+{
+	(void)state;
+	size_t v;
+	assert_int_equal(pt_parse_size("512M", &v), 0);
+	assert_int_equal(v, (size_t)512 << 20);
+	assert_int_equal(pt_parse_size("2GiB", &v), 0);
+	assert_int_equal(v, (size_t)2 << 30);
+	assert_int_equal(pt_parse_size("1000", &v), 0);
+	assert_int_equal(v, 1000);
+	assert_int_not_equal(pt_parse_size("lots", &v), 0);
+	assert_int_not_equal(pt_parse_size("-1G", &v), 0);
+	assert_int_not_equal(pt_parse_size("1X", &v), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_strtab_interns_once),
+		cmocka_unit_test(test_store_merges_chunks_in_order),
+		cmocka_unit_test(test_store_ties_longer_first),
+		cmocka_unit_test(test_store_cap_drops_oldest_first),
+		cmocka_unit_test(test_trace_tracks_and_late_labels),
+		cmocka_unit_test(test_escape_term),
+		cmocka_unit_test(test_json_str),
+		cmocka_unit_test(test_parse_size),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

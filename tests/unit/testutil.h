@@ -1,0 +1,70 @@
+/*
+ * testutil.h - shared helpers for the cmocka unit tests: where fixtures and
+ * the shared real traces live, and a terse way to build small traces whose
+ * answers are computed by hand.
+ */
+#ifndef PT_TESTUTIL_H
+#define PT_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "proftop/trace.h"
+
+/* Directory of the project's fixtures (PT_FIXTURES, else "fixtures"). */
+static inline const char *tu_fixtures(void)
+{
+	const char *d = getenv("PT_FIXTURES");
+	return d && *d ? d : "fixtures";
+}
+
+/* Directory of the shared real traces (PT_TRACES, else "../shared/traces"). */
+static inline const char *tu_traces(void)
+{
+	const char *d = getenv("PT_TRACES");
+	return d && *d ? d : "../shared/traces";
+}
+
+static inline char *tu_path(const char *dir, const char *name)
+{
+	static char buf[4][1024];
+	static int k;
+	char *b = buf[k++ & 3];
+	snprintf(b, sizeof buf[0], "%s/%s", dir, name);
+	return b;
+}
+
+/* A host thread (pid, tid) or, with device >= 0, a device stream. */
+static inline uint32_t tu_track(struct pt_trace *t, int64_t pid, int64_t tid, int device)
+{
+	struct pt_track_key k = {pid, tid, 0, 0};
+	uint32_t id = pt_trace_track(t, &k);
+	if (device >= 0)
+		pt_trace_track_device(t, id, device, tid);
+	return id;
+}
+
+/* Adds an event; times in microseconds for readability. */
+static inline void tu_ev(struct pt_trace *t, uint32_t track, enum pt_kind kind, const char *name,
+			 double start_us, double dur_us, uint32_t corr)
+{
+	struct pt_event ev = {0};
+	ev.start_ns = (uint64_t)(start_us * 1000.0 + 0.5);
+	ev.dur_ns = (uint64_t)(dur_us * 1000.0 + 0.5);
+	ev.name_id = pt_trace_intern(t, name, strlen(name));
+	ev.track_id = track;
+	ev.corr = corr;
+	ev.kind = (uint8_t)kind;
+	pt_trace_add(t, &ev);
+}
+
+#define US(x) ((uint64_t)((x) * 1000.0 + 0.5))
+
+#endif
