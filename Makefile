@@ -74,8 +74,15 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libproftop_core.a
 
 tests: $(UNIT_BIN) $(BUILD)/proftop
 
+# A plain `make check` also builds the sanitizer tree and runs the suites again
+# under ASan+UBSan (PT_CHECK_FAST=1 skips that second pass).
 check: tests
+ifeq ($(SAN)$(PT_CHECK_FAST),)
+	@$(MAKE) --no-print-directory SAN=1 tests
+	@BUILD=$(BUILD) SAN_BUILD=build-san tests/run.sh
+else
 	@BUILD=$(BUILD) SAN=$(SAN) tests/run.sh
+endif
 
 golden: $(BUILD)/proftop
 	@BUILD=$(BUILD) tests/golden/update.sh

@@ -211,7 +211,12 @@ void pt_trace_add(struct pt_trace *t, const struct pt_event *ev)
 	t->events_seen++;
 	t->tracks[ev->track_id].events++;
 	pt_store_append(t->store, ev);
-	t->warnings[PT_WARN_STORE_DROPPED] = pt_store_dropped(t->store);
+	/* Added, not assigned: a re-read export brings earlier drops along. */
+	uint64_t dropped = pt_store_dropped(t->store);
+	if (dropped != t->store_dropped_seen) {
+		t->warnings[PT_WARN_STORE_DROPPED] += dropped - t->store_dropped_seen;
+		t->store_dropped_seen = dropped;
+	}
 }
 
 void pt_trace_warn(struct pt_trace *t, enum pt_warn w, uint64_t count)

@@ -19,6 +19,7 @@
 #define PROFTOP_CHROME_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "proftop/agg.h"
 #include "proftop/trace.h"
@@ -36,6 +37,7 @@ int pt_chrome_read_mem(struct pt_trace *t, const void *buf, size_t len, const ch
 struct pt_export_opts {
 	int force;                       /* overwrite an existing file */
 	const struct pt_summary *summary;/* optional: embedded as "proftop" metadata */
+	uint64_t t0_ns, t1_ns;           /* window on event start; t1_ns 0 = no limit */
 };
 
 int pt_chrome_export(struct pt_trace *t, const char *path, const struct pt_export_opts *o,

@@ -41,6 +41,8 @@ enum pt_kind {
 #define PT_EVF_GLOBAL 0x04u   /* instant with global or process scope */
 #define PT_EVF_FLOW_SRC 0x08u /* corr came from a flow start ("s") */
 #define PT_EVF_FLOW_DST 0x10u /* corr came from a flow end ("f") */
+#define PT_EVF_AUTOGRAD 0x20u /* autograd node (AddmmBackward0, CudnnConvolutionBackward):
+                                 an operator that also marks the Backward phase */
 
 /*
  * One event, 40 bytes. start_ns is on the session clock (for imported

@@ -75,6 +75,7 @@ struct pt_trace {
 	uint64_t events_seen;   /* events added through the sink */
 	uint64_t first_ns, last_ns; /* over every event seen, kept or not */
 	uint64_t warnings[PT_WARN__COUNT];
+	uint64_t store_dropped_seen; /* private: store drops already counted */
 };
 
 struct pt_trace *pt_trace_new(size_t max_mem_bytes);

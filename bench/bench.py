@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""bench/bench.py - end-to-end benchmarks of the proftop binary.
+
+import:  `proftop report FILE --json` (read + aggregate + print) on PyTorch
+         traces, in MB/s of JSON text, beside bench/ref_optable.py (json.load +
+         the per-operator table) on the same file: the ratio is the speed-up.
+memory:  peak RSS of that run against the budget of 64 bytes per kept event
+         plus 32 MiB.
+export:  `proftop export` events per second, beside `cat` of the output
+         (a floor for writing the same bytes).
+Each figure is the best of --runs runs.
+"""
+import argparse
+import gzip
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+BIG = [
+    "hta/trace_diff__control__control.json.gz",
+    "hta/df_index_resolver__df_index_resolver.json.gz",
+    "kineto_tb_plugin/samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz",
+]
+
+
+def run(cmd, stdout=subprocess.DEVNULL):
+    """Runs cmd, returns (wall seconds, peak RSS bytes of the child, stdout)."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE if stdout is None else stdout)
+    out = p.stdout.read() if stdout is None else b""
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit("benchmark command failed: %s" % " ".join(cmd))
+    return wall, ru.ru_maxrss * 1024, out
+
+
+def best(cmd, runs, stdout=subprocess.DEVNULL):
+    res = [run(cmd, stdout) for _ in range(runs)]
+    return min(res, key=lambda r: r[0])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    proftop = os.path.join(args.build, "proftop")
+    traces = os.environ.get("PT_TRACES", "../shared/traces")
+    tmp = tempfile.mkdtemp(prefix="proftop-bench.")
+    try:
+        print("== import + aggregate (proftop report --json) vs python json.load + operator table")
+        print("%-44s %9s %10s %10s %10s %7s" % ("file (uncompressed)", "MB", "proftop", "MB/s", "python", "ratio"))
+        for rel in BIG:
+            src = os.path.join(traces, rel)
+            if not os.path.exists(src):
+                print("%-44s skipped (not found)" % rel)
+                continue
+            plain = os.path.join(tmp, os.path.basename(rel)[:-3])
+            with gzip.open(src, "rb") as fi, open(plain, "wb") as fo:
+                shutil.copyfileobj(fi, fo)
+            mb = os.path.getsize(plain) / 1e6
+            tp, rss, out = best([proftop, "report", plain, "--json"], args.runs, stdout=None)
+            rep = json.loads(out)
+            tr, _, _ = best([sys.executable, "bench/ref_optable.py", plain], args.runs)
+            kept = rep.get("events", 0)
+            print("%-44s %9.1f %9.3fs %10.0f %9.3fs %6.1fx" % (os.path.basename(plain)[:44], mb, tp, mb / tp, tr, tr / tp))
+            budget = kept * 64 + 32 * 2**20
+            print("%-44s %9s peak RSS %.1f MiB for %d events = %.0f B/event; budget %.1f MiB (%.2f of it)"
+                  % ("", "", rss / 2**20, kept, rss / max(kept, 1), budget / 2**20, rss / budget))
+        src = os.path.join(traces, BIG[0])
+        if os.path.exists(src):
+            print()
+            print("== export (proftop export) vs cat of the same output")
+            out = os.path.join(tmp, "out.json")
+            t, _, _ = best([proftop, "export", src, "-o", out, "--force"], args.runs)
+            rep = json.loads(run([proftop, "report", src, "--json"], stdout=None)[2])
+            n = rep.get("events", 0)
+            tc, _, _ = best(["sh", "-c", "cat %s > %s.copy" % (out, out)], args.runs)
+            print("events %d, export %.3fs (read + write) = %.2f M events/s; cat of the %.1f MB output %.3fs"
+                  % (n, t, n / t / 1e6, os.path.getsize(out) / 1e6, tc))
+    finally:
+        shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,436 @@
+/*
+ * agg_steps.c - per-step settling at pt_agg_finish: which step each phase
+ * event, launch and orphan device activity belongs to, the CPU and GPU time
+ * of each phase per step (the rules are written beside their code and
+ * copied in the README), the Model Summary and the Perf Summary. Also
+ * pt_summarize, which picks the window for a step range and feeds a trace's
+ * store through an aggregator, host tracks first.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "agg_internal.h"
+#include "util.h"
+
+/* The trailing integer of a step's name ("ProfilerStep#552" -> 552,
+ * "Iteration 3" -> 3); -1 when there is none. Once per step. */
+static int64_t step_number(const struct pt_trace *t, uint32_t name_id)
+{
+	const char *s = t ? pt_trace_str(t, name_id) : "";
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	size_t e = n;
+	while (n && s[n - 1] >= '0' && s[n - 1] <= '9' && e - n < 18)
+		n--;
+	if (n == e)
+		return -1;
+	int64_t v = 0;
+	for (size_t i = n; i < e; i++)
+		v = v * 10 + (s[i] - '0');
+	return v;
+}
+
+static uint64_t u64_min(uint64_t x, uint64_t y)
+{
+	return x < y ? x : y;
+}
+static uint64_t u64_max(uint64_t x, uint64_t y)
+{
+	return x > y ? x : y;
+}
+
+struct sorted_step {
+	uint64_t start_ns, end_ns;
+	uint32_t fid;
+};
+
+static int sstep_cmp(const void *pa, const void *pb)
+{
+	const struct sorted_step *a = pa, *b = pb;
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	if (a->end_ns != b->end_ns)
+		return a->end_ns > b->end_ns ? -1 : 1;
+	return a->fid < b->fid ? -1 : a->fid > b->fid;
+}
+
+static int phase_cmp(const void *pa, const void *pb)
+{
+	const struct phase_rec *a = pa, *b = pb;
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	return a->kind < b->kind ? -1 : a->kind > b->kind;
+}
+
+/* Per-step working state. */
+struct sacc {
+	uint64_t cur_end[PT_MS__COUNT]; /* running union end per phase */
+	uint64_t cpu[PT_MS__COUNT], gpu[PT_MS__COUNT];
+	uint64_t data_end, bwd_start, bwd_min, bwd_max, opt_after;
+	int has_dl, has_fwd, has_bwd, has_opt_after;
+};
+
+struct steps_ctx {
+	struct sorted_step *ss;
+	uint64_t *pmax_end; /* max end over ss[0..i] */
+	size_t n;
+};
+
+/* The step whose [start, end) holds t; with overlapping steps (several
+ * threads), the latest-starting one. SIZE_MAX when none. */
+static size_t find_step(const struct steps_ctx *c, uint64_t t)
+{
+	size_t lo = 0, hi = c->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->ss[mid].start_ns <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0;) {
+		if (c->pmax_end[i] <= t)
+			break; /* no earlier step reaches t */
+		if (c->ss[i].end_ns > t)
+			return i;
+	}
+	return SIZE_MAX;
+}
+
+/* Adds [s, e) to a per-step union fed in start order. */
+static void union_add(struct sacc *sa, int row, uint64_t s, uint64_t e)
+{
+	if (s < sa->cur_end[row])
+		s = sa->cur_end[row];
+	if (e > s) {
+		sa->cpu[row] += e - s;
+		sa->cur_end[row] = e;
+	}
+}
+
+static int phase_row(uint8_t kind)
+{
+	switch (kind) {
+	case PT_KIND_DATALOADER:
+		return PT_MS_DATALOADER;
+	case PT_KIND_FORWARD:
+		return PT_MS_FORWARD;
+	case PT_KIND_BACKWARD:
+		return PT_MS_BACKWARD;
+	case PT_KIND_OPTIMIZATION:
+		return PT_MS_OPTIMIZATION;
+	default:
+		return -1;
+	}
+}
+
+static void settle_cpu(struct pt_agg *a, const struct steps_ctx *c, struct sacc *acc)
+{
+	if (a->nphases > 1)
+		qsort(a->phases, a->nphases, sizeof *a->phases, phase_cmp);
+	for (size_t i = 0; i < a->nphases; i++) {
+		const struct phase_rec *p = &a->phases[i];
+		size_t si = find_step(c, p->start_ns);
+		if (si == SIZE_MAX)
+			continue;
+		struct sacc *sa = &acc[si];
+		uint64_t cs = u64_max(p->start_ns, c->ss[si].start_ns);
+		uint64_t ce = u64_min(p->end_ns, c->ss[si].end_ns);
+		int row = phase_row(p->kind);
+		if (row < 0)
+			continue;
+		if (p->kind == PT_KIND_BACKWARD) {
+			/* Backward = from the earliest start to the latest end of
+			 * the step's BACKWARD events, on any thread (autograd
+			 * workers too), clipped to the step. */
+			sa->bwd_min = sa->has_bwd ? u64_min(sa->bwd_min, cs) : cs;
+			sa->bwd_max = sa->has_bwd ? u64_max(sa->bwd_max, ce) : ce;
+			sa->has_bwd = 1;
+			continue;
+		}
+		/* Dataloader / Optimization / explicit Forward = union of the
+		 * step's outermost events of that kind, clipped to the step. */
+		union_add(sa, row, cs, ce);
+		if (p->kind == PT_KIND_DATALOADER) {
+			sa->data_end = sa->has_dl ? u64_max(sa->data_end, ce) : ce;
+			sa->has_dl = 1;
+		} else if (p->kind == PT_KIND_FORWARD) {
+			sa->has_fwd = 1;
+		}
+	}
+	for (size_t si = 0; si < c->n; si++) {
+		struct sacc *sa = &acc[si];
+		if (sa->has_bwd)
+			sa->cpu[PT_MS_BACKWARD] = sa->bwd_max - sa->bwd_min;
+		/* data_end: end of the step's last DATALOADER interval, else
+		 * the step's start. */
+		if (!sa->has_dl)
+			sa->data_end = c->ss[si].start_ns;
+	}
+	/* The first OPTIMIZATION that starts at or after data_end (for
+	 * steps without any BACKWARD). */
+	for (size_t i = 0; i < a->nphases; i++) {
+		const struct phase_rec *p = &a->phases[i];
+		if (p->kind != PT_KIND_OPTIMIZATION)
+			continue;
+		size_t si = find_step(c, p->start_ns);
+		if (si == SIZE_MAX || p->start_ns < acc[si].data_end || acc[si].has_opt_after)
+			continue;
+		acc[si].opt_after = p->start_ns;
+		acc[si].has_opt_after = 1;
+	}
+	/* bwd_start: the first BACKWARD start, else the first OPTIMIZATION
+	 * start after data_end, else the step's end. */
+	for (size_t si = 0; si < c->n; si++) {
+		struct sacc *sa = &acc[si];
+		sa->bwd_start = sa->has_bwd	    ? sa->bwd_min
+				: sa->has_opt_after ? sa->opt_after
+						    : c->ss[si].end_ns;
+	}
+	/* Derived Forward (PyTorch has no forward event): the step's
+	 * top-level work after its data is loaded and before its first
+	 * backward event = sum over the step's direct children on its own
+	 * track that are not phase events of |child ∩ [data_end, bwd_start)|. */
+	uint32_t *pos = pt_xmalloc((a->nsteps ? a->nsteps : 1) * sizeof *pos);
+	for (size_t si = 0; si < c->n; si++)
+		pos[c->ss[si].fid] = (uint32_t)si;
+	for (size_t i = 0; i < a->nchildren; i++) {
+		const struct step_child *ch = &a->children[i];
+		struct sacc *sa = &acc[pos[ch->step_fid]];
+		if (sa->has_fwd)
+			continue;
+		uint64_t s = u64_max(ch->start_ns, sa->data_end);
+		uint64_t e = u64_min(ch->end_ns, sa->bwd_start);
+		if (e > s)
+			sa->cpu[PT_MS_FORWARD] += e - s;
+	}
+	free(pos);
+	/* Others = step duration minus the four phases, clamped at 0. */
+	for (size_t si = 0; si < c->n; si++) {
+		struct sacc *sa = &acc[si];
+		uint64_t dur = c->ss[si].end_ns - c->ss[si].start_ns;
+		uint64_t sum = sa->cpu[PT_MS_DATALOADER] + sa->cpu[PT_MS_FORWARD] +
+			       sa->cpu[PT_MS_BACKWARD] + sa->cpu[PT_MS_OPTIMIZATION];
+		sa->cpu[PT_MS_STEP] = dur;
+		sa->cpu[PT_MS_OTHERS] = dur > sum ? dur - sum : 0;
+	}
+}
+
+static void settle_gpu(struct pt_agg *a, const struct steps_ctx *c, struct sacc *acc)
+{
+	/* A launch belongs to the step holding its start; its phase is the
+	 * innermost phase event open on the launching thread; without one,
+	 * a launch on the step's own track inside [data_end, bwd_start) of a
+	 * step whose Forward is derived is Forward; anything else is Others. */
+	for (size_t i = 0; i < a->nlaunches; i++) {
+		const struct launch *l = &a->launches[i];
+		if (!l->gpu_ns)
+			continue;
+		size_t si = find_step(c, l->start_ns);
+		if (si == SIZE_MAX)
+			continue;
+		struct sacc *sa = &acc[si];
+		int row = phase_row(l->phase);
+		if (row < 0) {
+			const struct step_rec *st = &a->steps[c->ss[si].fid];
+			if (!sa->has_fwd && l->track == st->track && l->start_ns >= sa->data_end &&
+			    l->start_ns < sa->bwd_start)
+				row = PT_MS_FORWARD;
+			else
+				row = PT_MS_OTHERS;
+		}
+		sa->gpu[PT_MS_STEP] += l->gpu_ns;
+		sa->gpu[row] += l->gpu_ns;
+	}
+	/* Device activities with no known launch: the step whose span holds
+	 * the activity's own start, as Others. */
+	for (size_t i = 0; i < a->npending; i++) {
+		const struct pt_event *ev = &a->pending[i];
+		size_t si = find_step(c, ev->start_ns);
+		if (si == SIZE_MAX)
+			continue;
+		acc[si].gpu[PT_MS_STEP] += ev->dur_ns;
+		acc[si].gpu[PT_MS_OTHERS] += ev->dur_ns;
+	}
+}
+
+static void settle_model(struct pt_summary *s)
+{
+	for (int r = 0; r < PT_MS__COUNT; r++) {
+		s->model[r].cpu.min_ns = UINT64_MAX;
+		s->model[r].gpu.min_ns = UINT64_MAX;
+	}
+	for (size_t i = 0; i < s->nsteps; i++) {
+		const struct pt_step *st = &s->steps[i];
+		for (int r = 0; r < PT_MS__COUNT; r++) {
+			/* ProfileStep and Others count every step; a phase
+			 * counts (and is averaged over) the steps where it took
+			 * CPU or GPU time. */
+			if (r != PT_MS_STEP && r != PT_MS_OTHERS && !st->cpu_ns[r] &&
+			    !st->gpu_ns[r])
+				continue;
+			s->model[r].calls++;
+			pt_stat_add(&s->model[r].cpu, st->cpu_ns[r]);
+			pt_stat_add(&s->model[r].gpu, st->gpu_ns[r]);
+		}
+	}
+}
+
+static void settle_perf(struct pt_summary *s)
+{
+	struct pt_perf *p = &s->perf;
+	p->reader.min_ns = p->batch.min_ns = UINT64_MAX;
+	p->steps = s->nsteps;
+	if (!s->nsteps)
+		return;
+	/* ips in samples/s only when every step knows its sample count. */
+	p->ips_samples = 1;
+	for (size_t i = 0; i < s->nsteps; i++)
+		if (!s->steps[i].samples)
+			p->ips_samples = 0;
+	uint64_t work = 0;
+	int first = 1;
+	for (size_t i = 0; i < s->nsteps; i++) {
+		const struct pt_step *st = &s->steps[i];
+		/* reader_cost = the step's Dataloader time, batch_cost = its
+		 * duration. */
+		pt_stat_add(&p->reader, st->cpu_ns[PT_MS_DATALOADER]);
+		pt_stat_add(&p->batch, st->dur_ns);
+		uint64_t w = p->ips_samples ? st->samples : 1;
+		work += w;
+		if (!st->dur_ns)
+			continue;
+		double ips = (double)w * 1e9 / (double)st->dur_ns;
+		if (first || ips > p->ips_max)
+			p->ips_max = ips;
+		if (first || ips < p->ips_min)
+			p->ips_min = ips;
+		first = 0;
+	}
+	if (p->batch.total_ns) {
+		p->reader_ratio_pct =
+		    100.0 * (double)p->reader.total_ns / (double)p->batch.total_ns;
+		p->ips_avg = (double)work * 1e9 / (double)p->batch.total_ns;
+	}
+}
+
+void agg_settle_steps(struct pt_agg *a, struct pt_summary *s)
+{
+	struct steps_ctx c = {0};
+	c.n = a->nsteps;
+	c.ss = pt_xmalloc((c.n ? c.n : 1) * sizeof *c.ss);
+	c.pmax_end = pt_xmalloc((c.n ? c.n : 1) * sizeof *c.pmax_end);
+	for (size_t i = 0; i < c.n; i++)
+		c.ss[i] = (struct sorted_step){
+		    a->steps[i].start_ns, a->steps[i].start_ns + a->steps[i].dur_ns, (uint32_t)i};
+	if (c.n > 1)
+		qsort(c.ss, c.n, sizeof *c.ss, sstep_cmp);
+	for (size_t i = 0; i < c.n; i++)
+		c.pmax_end[i] = i ? u64_max(c.pmax_end[i - 1], c.ss[i].end_ns) : c.ss[i].end_ns;
+
+	struct sacc *acc = pt_xcalloc(c.n ? c.n : 1, sizeof *acc);
+	settle_cpu(a, &c, acc);
+	settle_gpu(a, &c, acc);
+
+	s->nsteps = c.n;
+	s->steps = c.n ? pt_xcalloc(c.n, sizeof *s->steps) : NULL;
+	for (size_t i = 0; i < c.n; i++) {
+		const struct step_rec *r = &a->steps[c.ss[i].fid];
+		struct pt_step *st = &s->steps[i];
+		int64_t num = step_number(a->t, r->name_id);
+		/* Without a number in the name: the ordinal among steps. */
+		st->number = num >= 0 ? num : a->ordinal_base + (int64_t)i;
+		st->start_ns = r->start_ns;
+		st->dur_ns = r->dur_ns;
+		st->samples = r->samples;
+		st->track = r->track;
+		memcpy(st->cpu_ns, acc[i].cpu, sizeof st->cpu_ns);
+		memcpy(st->gpu_ns, acc[i].gpu, sizeof st->gpu_ns);
+	}
+	free(acc);
+	free(c.ss);
+	free(c.pmax_end);
+	settle_model(s);
+	settle_perf(s);
+}
+
+/* ---- pt_summarize ---- */
+
+struct scan_ctx {
+	uint64_t t0_ns, t1_ns;
+	struct sorted_step *v;
+	size_t n, cap;
+};
+
+static int scan_step(void *ctx, struct pt_event *ev)
+{
+	struct scan_ctx *c = ctx;
+	if (ev->kind != PT_KIND_PROFILE_STEP || ev->start_ns < c->t0_ns || ev->start_ns >= c->t1_ns)
+		return 0;
+	c->v = agg_grow(c->v, &c->cap, c->n, sizeof *c->v);
+	c->v[c->n++] = (struct sorted_step){ev->start_ns, pt_event_end(ev), ev->name_id};
+	return 0;
+}
+
+struct pt_summary *pt_summarize(struct pt_trace *t, const struct pt_agg_opts *o)
+{
+	struct pt_agg_opts opts;
+	if (o)
+		opts = *o;
+	else
+		pt_agg_opts_init(&opts);
+	pt_store_sort(t->store);
+	int64_t ordinal_base = 0;
+	if (opts.step_first != INT64_MIN || opts.step_last != INT64_MAX) {
+		/* A step range becomes a time window: [first selected step's
+		 * start, last selected step's end), within t0/t1. (The fid
+		 * field carries the name id here.) */
+		struct scan_ctx c = {opts.t0_ns, opts.t1_ns, NULL, 0, 0};
+		pt_store_foreach(t->store, scan_step, &c);
+		if (c.n > 1)
+			qsort(c.v, c.n, sizeof *c.v, sstep_cmp);
+		uint64_t w0 = 0, w1 = 0;
+		int any = 0;
+		for (size_t i = 0; i < c.n; i++) {
+			int64_t num = step_number(t, c.v[i].fid);
+			if (num < 0)
+				num = (int64_t)i;
+			if (num < opts.step_first || num > opts.step_last)
+				continue;
+			if (!any)
+				ordinal_base = (int64_t)i;
+			w0 = any ? u64_min(w0, c.v[i].start_ns) : c.v[i].start_ns;
+			w1 = any ? u64_max(w1, c.v[i].end_ns) : c.v[i].end_ns;
+			any = 1;
+		}
+		free(c.v);
+		if (!any)
+			w0 = w1 = 0; /* nothing selected: an empty window */
+		opts.t0_ns = u64_max(opts.t0_ns, w0);
+		opts.t1_ns = u64_min(opts.t1_ns, w1);
+		if (opts.t1_ns < opts.t0_ns)
+			opts.t1_ns = opts.t0_ns;
+	}
+	struct pt_agg *a = pt_agg_new(t, &opts);
+	a->ordinal_base = ordinal_base;
+	uint32_t ntr = pt_store_track_count(t->store);
+	if (t->ntracks > ntr)
+		ntr = t->ntracks;
+	/* Host tracks first, so launches are usually known before the
+	 * device activities they started. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < ntr; i++) {
+			int dev = i < t->ntracks && pt_track_is_device(&t->tracks[i]);
+			if (dev != pass)
+				continue;
+			struct pt_store_iter it;
+			pt_store_iter_init(&it, t->store, i, opts.t0_ns, opts.t1_ns);
+			struct pt_event *ev;
+			while ((ev = pt_store_iter_next(&it)))
+				pt_agg_feed(a, ev);
+			pt_store_iter_done(&it);
+		}
+	}
+	return pt_agg_finish(a);
+}

@@ -1,0 +1,247 @@
+/*
+ * agg_tables.c - settles the per-name tables at pt_agg_finish: folds the
+ * device time of every launch into the op / user-defined / memory-call
+ * instances on its stack (per-call GPU stats), orders the Operator,
+ * op-detail (pre-order tree), Kernel, Memory and UserDefined tables, and
+ * merges the per-track interval lists into the Overview unions, the
+ * Distributed Summary (communication / computation / overlap) and the
+ * Device Summary (busy time per device across its streams).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "agg_internal.h"
+#include "util.h"
+
+/* Default row order: CPU total desc, then GPU total desc, then name id. */
+static int row_cmp(const void *pa, const void *pb)
+{
+	const struct pt_row *a = pa, *b = pb;
+	if (a->cpu.total_ns != b->cpu.total_ns)
+		return a->cpu.total_ns > b->cpu.total_ns ? -1 : 1;
+	if (a->gpu.total_ns != b->gpu.total_ns)
+		return a->gpu.total_ns > b->gpu.total_ns ? -1 : 1;
+	if (a->is_device != b->is_device)
+		return a->is_device < b->is_device ? -1 : 1;
+	return a->name_id < b->name_id ? -1 : a->name_id > b->name_id;
+}
+
+/* Moves a row vector into a table (sorted; depth 0, no parents). */
+static void table_from(struct pt_table *t, struct rowvec *rv)
+{
+	t->rows = rv->v;
+	t->n = rv->n;
+	rv->v = NULL;
+	rv->n = rv->cap = 0;
+	if (t->n > 1)
+		qsort(t->rows, t->n, sizeof *t->rows, row_cmp);
+}
+
+/* Per-call GPU time: each launch's device time goes to the innermost
+ * instance open at the launch; instances are created parent first, so one
+ * backward sweep adds every child's sum into its parent and each instance
+ * ends up with the device time launched anywhere below it. */
+static void settle_instances(struct pt_agg *a)
+{
+	for (size_t i = 0; i < a->nlaunches; i++) {
+		const struct launch *l = &a->launches[i];
+		if (l->inst != AGG_NONE)
+			a->inst[l->inst].gpu_ns += l->gpu_ns;
+	}
+	for (size_t i = a->ninst; i-- > 0;) {
+		const struct inst *in = &a->inst[i];
+		if (in->parent != AGG_NONE)
+			a->inst[in->parent].gpu_ns += in->gpu_ns;
+	}
+	for (size_t i = 0; i < a->ninst; i++) {
+		const struct inst *in = &a->inst[i];
+		struct rowvec *rv = NULL;
+		if (in->row != AGG_NONE) {
+			if (in->kind == PT_KIND_OPERATOR)
+				rv = &a->ops;
+			else if (in->kind == PT_KIND_USER_DEFINED)
+				rv = &a->ud;
+			else if (in->kind == PT_KIND_CUDA_RUNTIME)
+				rv = &a->memory;
+		}
+		if (rv)
+			pt_stat_add(&rv->v[in->row].gpu, in->gpu_ns);
+		if (in->detail != AGG_NONE)
+			pt_stat_add(&a->detail.v[in->detail].gpu, in->gpu_ns);
+	}
+}
+
+struct dkey {
+	uint32_t parent;
+	uint8_t is_device;
+	uint64_t cpu_total, gpu_total;
+	uint32_t name_id, idx;
+};
+
+/* Siblings together; op rows by CPU total desc, then device rows by GPU
+ * total desc. */
+static int dkey_cmp(const void *pa, const void *pb)
+{
+	const struct dkey *a = pa, *b = pb;
+	if (a->parent != b->parent)
+		return a->parent < b->parent ? -1 : 1;
+	if (a->is_device != b->is_device)
+		return a->is_device < b->is_device ? -1 : 1;
+	if (a->cpu_total != b->cpu_total)
+		return a->cpu_total > b->cpu_total ? -1 : 1;
+	if (a->gpu_total != b->gpu_total)
+		return a->gpu_total > b->gpu_total ? -1 : 1;
+	if (a->name_id != b->name_id)
+		return a->name_id < b->name_id ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* Lays the op-detail rows out in pre-order: each parent before its
+ * children, siblings grouped and ordered as dkey_cmp says. */
+static void settle_detail(struct pt_agg *a, struct pt_table *t)
+{
+	size_t n = a->detail.n;
+	t->n = n;
+	if (!n)
+		return;
+	const struct pt_row *in = a->detail.v;
+	struct dkey *k = pt_xmalloc(n * sizeof *k);
+	for (size_t i = 0; i < n; i++)
+		k[i] = (struct dkey){in[i].parent,	 in[i].is_device, in[i].cpu.total_ns,
+				     in[i].gpu.total_ns, in[i].name_id,	  (uint32_t)i};
+	qsort(k, n, sizeof *k, dkey_cmp);
+	/* first[p]: where p's children start in k; roots sort last. */
+	uint32_t *first = pt_xmalloc((n + 1) * sizeof *first);
+	uint32_t *count = pt_xcalloc(n + 1, sizeof *count);
+	for (size_t i = n; i-- > 0;) {
+		size_t p = k[i].parent == AGG_NONE ? n : k[i].parent;
+		first[p] = (uint32_t)i;
+		count[p]++;
+	}
+	uint32_t *newidx = pt_xmalloc(n * sizeof *newidx);
+	uint32_t *stack = pt_xmalloc(n * sizeof *stack);
+	size_t sp = 0, out = 0;
+	t->rows = pt_xmalloc(n * sizeof *t->rows);
+	for (uint32_t c = count[n]; c-- > 0;)
+		stack[sp++] = k[first[n] + c].idx;
+	while (sp) {
+		uint32_t r = stack[--sp];
+		newidx[r] = (uint32_t)out;
+		t->rows[out] = in[r];
+		if (in[r].parent != AGG_NONE)
+			t->rows[out].parent = newidx[in[r].parent];
+		out++;
+		for (uint32_t c = count[r]; c-- > 0;)
+			stack[sp++] = k[first[r] + c].idx;
+	}
+	t->n = out;
+	free(k);
+	free(first);
+	free(count);
+	free(newidx);
+	free(stack);
+}
+
+/* Union of list slot ls over every track (device tracks only when
+ * dev >= 0, and only that device's). */
+static uint64_t union_of(struct pt_agg *a, int ls, int dev_only, int32_t dev, struct ivl_list *out)
+{
+	struct ivl_list **lists = pt_xmalloc((a->ntracks ? a->ntracks : 1) * sizeof *lists);
+	size_t k = 0;
+	for (size_t i = 0; i < a->ntracks; i++) {
+		struct track_state *ts = &a->tracks[i];
+		if (!ts->used || (dev_only && (!ts->is_device || ts->device != dev)))
+			continue;
+		if (ts->lists[ls].n)
+			lists[k++] = &ts->lists[ls];
+	}
+	uint64_t total = ivl_union(lists, k, out);
+	free(lists);
+	return total;
+}
+
+static void settle_overview(struct pt_agg *a, struct pt_summary *s)
+{
+	for (int kind = 0; kind < PT_KIND__COUNT; kind++) {
+		s->overview[kind].calls = a->calls[kind];
+		if (kind == PT_KIND_INSTANT || kind == PT_KIND_COUNTER)
+			continue;
+		/* Overlaps counted once: merged across threads / streams. */
+		s->overview[kind].union_ns = union_of(a, kind, 0, 0, NULL);
+	}
+
+	struct pt_distributed *d = &s->dist;
+	d->step_ns = s->overview[PT_KIND_PROFILE_STEP].union_ns;
+	if (!a->calls[PT_KIND_PROFILE_STEP])
+		d->step_ns = s->t1_ns - s->t0_ns;
+	struct ivl_list comm = {0}, comp = {0};
+	d->comm_ns = union_of(a, PT_KIND_COMMUNICATION, 0, 0, &comm);
+	if (!a->calls[PT_KIND_COMMUNICATION]) {
+		/* No device collectives: host communication calls (nccl:,
+		 * gloo, c10d annotations) stand in for them. */
+		ivl_free(&comm);
+		d->comm_ns = union_of(a, LS_HOSTCOMM, 0, 0, &comm);
+		d->comm_from_host = comm.n > 0;
+	}
+	d->comp_ns = union_of(a, PT_KIND_KERNEL, 0, 0, &comp);
+	d->overlap_ns = ivl_intersect_len(&comm, &comp);
+	ivl_free(&comm);
+	ivl_free(&comp);
+
+	s->ndevices = a->ndevs;
+	s->devices = a->ndevs ? pt_xcalloc(a->ndevs, sizeof *s->devices) : NULL;
+	for (size_t i = 0; i < a->ndevs; i++) {
+		struct pt_device_row *r = &s->devices[i];
+		const struct dev_acc *da = &a->devs[i];
+		r->device = da->device;
+		/* Busy = kernels and collectives merged across the streams. */
+		r->busy_ns = union_of(a, LS_BUSY, 1, da->device, NULL);
+		r->span_ns = s->t1_ns - s->t0_ns;
+		r->util_pct = r->span_ns ? 100.0 * (double)r->busy_ns / (double)r->span_ns : 0.0;
+		r->kernels = da->kernels;
+		r->memcpys = da->memcpys;
+		r->memsets = da->memsets;
+		r->memcpy_bytes = da->memcpy_bytes;
+	}
+	/* Devices in id order. */
+	for (size_t i = 1; i < s->ndevices; i++)
+		for (size_t j = i; j > 0 && s->devices[j - 1].device > s->devices[j].device; j--) {
+			struct pt_device_row tmp = s->devices[j];
+			s->devices[j] = s->devices[j - 1];
+			s->devices[j - 1] = tmp;
+		}
+}
+
+void agg_settle_tables(struct pt_agg *a, struct pt_summary *s)
+{
+	settle_instances(a);
+
+	/* Ratios of the memory and user-defined tables are taken over the
+	 * profiled steps (their summed durations), or the span without steps. */
+	uint64_t steps_total = 0;
+	for (size_t i = 0; i < a->nsteps; i++)
+		steps_total += a->steps[i].dur_ns;
+	uint64_t host_base = a->nsteps ? steps_total : s->t1_ns - s->t0_ns;
+
+	table_from(&s->operators, &a->ops);
+	/* Top-level operator instances only, so top-level ratios sum to 100%. */
+	s->operators.cpu_base_ns = a->op_top_cpu_ns;
+	s->operators.gpu_base_ns = a->device_total_ns;
+
+	settle_detail(a, &s->op_detail);
+	s->op_detail.cpu_base_ns = a->op_top_cpu_ns;
+	s->op_detail.gpu_base_ns = a->device_total_ns;
+
+	table_from(&s->kernels, &a->kernels);
+	s->kernels.gpu_base_ns = a->kernel_total_ns;
+
+	table_from(&s->memory, &a->memory);
+	s->memory.cpu_base_ns = host_base;
+	s->memory.gpu_base_ns = a->device_total_ns;
+
+	table_from(&s->user_defined, &a->ud);
+	s->user_defined.cpu_base_ns = host_base;
+	s->user_defined.gpu_base_ns = a->device_total_ns;
+
+	settle_overview(a, s);
+}

@@ -1,0 +1,67 @@
+/*
+ * cli.h - what the command-line front end's files share: the version, usage
+ * texts, option parsers (--steps, --max-mem, numbers), the one-line error
+ * conventions (usage errors exit 2 with "Try 'proftop --help'.", file errors
+ * exit 1 with the reader's message) and loading + summarizing a trace.
+ * Implemented in src/main.c; the commands live in src/cli_<command>.c.
+ */
+#ifndef PT_CLI_H
+#define PT_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "proftop/agg.h"
+#include "proftop/trace.h"
+#include "version.h"
+
+/* Exit codes. */
+#define CLI_OK 0
+#define CLI_FAIL 1  /* the command ran and failed (file errors, no such steps) */
+#define CLI_USAGE 2 /* bad command line */
+
+/* Options every trace-loading command takes. */
+struct cli_load_opts {
+	size_t max_mem_bytes;
+	int threads;
+	int has_steps;
+	int64_t step_first, step_last; /* inclusive */
+	const char *steps_text;        /* as given, for messages */
+};
+void cli_load_opts_init(struct cli_load_opts *o);
+
+/* Prints "proftop: MSG" and "Try 'proftop --help'." to stderr; returns CLI_USAGE. */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "proftop: MSG" to stderr; returns CLI_FAIL. */
+int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A getopt_long failure ('?' or ':' with optind past the culprit) as a usage error. */
+int cli_getopt_error(int c, char **argv);
+
+/* "A:B", "A:", ":B", "A" (inclusive). Returns 0, or -1 when malformed. */
+int cli_parse_steps(const char *s, int64_t *first, int64_t *last);
+/* Non-negative decimal integer that fits in max. Returns 0 or -1. */
+int cli_parse_count(const char *s, uint64_t max, uint64_t *out);
+/* --steps, --max-mem, --threads: 0, or CLI_USAGE after printing the error. */
+int cli_opt_steps(struct cli_load_opts *o, const char *arg);
+int cli_opt_max_mem(struct cli_load_opts *o, const char *arg);
+int cli_opt_threads(struct cli_load_opts *o, const char *arg);
+
+/* Reads path into a new trace; on failure prints the error, returns CLI_FAIL. */
+int cli_load_trace(const char *path, const struct cli_load_opts *o, struct pt_trace **out);
+/*
+ * Summarizes t over the steps in o (all when none given). A step range with
+ * no steps in the trace prints "no steps in A:B; the trace has steps X to Y"
+ * and returns CLI_FAIL.
+ */
+int cli_summarize(struct pt_trace *t, const struct cli_load_opts *o, struct pt_summary **out);
+
+void cli_usage_main(FILE *f);
+void cli_usage_report(FILE *f);
+void cli_usage_export(FILE *f);
+
+int cli_report(int argc, char **argv);
+int cli_export(int argc, char **argv);
+
+#endif

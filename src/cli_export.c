@@ -1,0 +1,120 @@
+/*
+ * cli_export.c - `proftop export IN -o OUT.json`: loads a trace and writes
+ * it as Chrome Trace Event Format JSON (Perfetto, chrome://tracing, and
+ * proftop again), optionally only the time of steps A to B.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "proftop/chrome.h"
+#include "proftop/error.h"
+#include "util.h"
+
+void cli_usage_export(FILE *f)
+{
+	fputs("Usage: proftop export IN -o OUT.json [OPTIONS]\n"
+	      "\n"
+	      "Write the trace IN (any format proftop reads) as Chrome Trace Event Format\n"
+	      "JSON that opens in Perfetto (ui.perfetto.dev) and chrome://tracing, with\n"
+	      "process and thread names and arrows from CPU launches to GPU kernels.\n"
+	      "The file is written beside OUT and renamed into place (mode 0600).\n"
+	      "\n"
+	      "Options:\n"
+	      "  -o, --output OUT    the file to write (required)\n"
+	      "  -f, --force         overwrite OUT if it exists\n"
+	      "      --steps A:B     only events that start within steps A to B (inclusive)\n"
+	      "      --max-mem SIZE  memory for kept events (default 1G; e.g. 512M, 2G)\n"
+	      "      --threads N     parser threads (default: one per CPU, at most 4)\n"
+	      "  -h, --help          show this help\n",
+	      f);
+}
+
+enum { OPT_STEPS = 256, OPT_MAXMEM, OPT_THREADS };
+
+int cli_export(int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"force", no_argument, NULL, 'f'},
+		{"steps", required_argument, NULL, OPT_STEPS},
+		{"max-mem", required_argument, NULL, OPT_MAXMEM},
+		{"threads", required_argument, NULL, OPT_THREADS},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct cli_load_opts lo;
+	struct pt_export_opts eo = {0};
+	const char *outp = NULL;
+	int c, rc;
+	cli_load_opts_init(&lo);
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":ho:f", longs, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			cli_usage_export(stdout);
+			return CLI_OK;
+		case 'o':
+			outp = optarg;
+			break;
+		case 'f':
+			eo.force = 1;
+			break;
+		case OPT_STEPS:
+			if ((rc = cli_opt_steps(&lo, optarg)))
+				return rc;
+			break;
+		case OPT_MAXMEM:
+			if ((rc = cli_opt_max_mem(&lo, optarg)))
+				return rc;
+			break;
+		case OPT_THREADS:
+			if ((rc = cli_opt_threads(&lo, optarg)))
+				return rc;
+			break;
+		default:
+			return cli_getopt_error(c, argv);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("export: missing IN");
+	if (argc - optind > 1)
+		return cli_usage_error("export: one IN at a time");
+	if (!outp || !*outp)
+		return cli_usage_error("export: missing -o OUT");
+
+	struct pt_trace *t = NULL;
+	struct pt_summary *s = NULL;
+	if ((rc = cli_load_trace(argv[optind], &lo, &t)))
+		return rc;
+	if (lo.has_steps) {
+		/* the window: from the first selected step's start to the last one's end */
+		if ((rc = cli_summarize(t, &lo, &s)))
+			goto out;
+		eo.t0_ns = UINT64_MAX;
+		for (size_t i = 0; i < s->nsteps; i++) {
+			uint64_t a = s->steps[i].start_ns, b = a + s->steps[i].dur_ns;
+			if (a < eo.t0_ns)
+				eo.t0_ns = a;
+			if (b > eo.t1_ns)
+				eo.t1_ns = b;
+		}
+		if (eo.t1_ns <= eo.t0_ns)
+			eo.t1_ns = eo.t0_ns + 1;
+	}
+	char err[600] = "";
+	int erc = pt_chrome_export(t, outp, &eo, err, sizeof err);
+	if (erc < 0) {
+		char esc[700];
+		if (!err[0])
+			snprintf(err, sizeof err, "%s: %s", outp, pt_strerror(erc));
+		pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
+		rc = cli_fail("%s", esc);
+	}
+out:
+	pt_summary_free(s);
+	pt_trace_free(t);
+	return rc;
+}

@@ -1,0 +1,129 @@
+/*
+ * cli_report.c - `proftop report FILE`: loads a trace, summarizes it (all
+ * steps or --steps A:B) and prints Paddle's summary tables, or with --json
+ * one JSON object (schema proftop.report/1).
+ */
+#include <getopt.h>
+#include <string.h>
+
+#include "cli.h"
+#include "proftop/report.h"
+#include "util.h"
+
+void cli_usage_report(FILE *f)
+{
+	fputs("Usage: proftop report FILE [OPTIONS]\n"
+	      "\n"
+	      "Print the summary tables of a trace, in the layout of Paddle's profiler:\n"
+	      "Device, Overview, Model, Distributed, Operator, Kernel, Memory Manipulation,\n"
+	      "UserDefined and the Perf Summary (reader ratio, batch cost, ips).\n"
+	      "\n"
+	      "Options:\n"
+	      "      --json          print one JSON object (schema proftop.report/1)\n"
+	      "      --top N         rows per table (default: all)\n"
+	      "      --sort KEY      order rows by total (default), avg, max, calls, gpu or name\n"
+	      "      --steps A:B     only steps A to B, inclusive (also A:, :B, A)\n"
+	      "      --detail        show inner ops and the kernels under each operator\n"
+	      "      --max-mem SIZE  memory for kept events (default 1G; e.g. 512M, 2G)\n"
+	      "      --threads N     parser threads (default: one per CPU, at most 4)\n"
+	      "  -h, --help          show this help\n",
+	      f);
+}
+
+static int parse_sort(const char *s, enum pt_sort_key *out)
+{
+	static const struct {
+		const char *name;
+		enum pt_sort_key key;
+	} keys[] = {
+		{"total", PT_SORT_TOTAL}, {"avg", PT_SORT_AVG},   {"max", PT_SORT_MAX},
+		{"calls", PT_SORT_CALLS}, {"gpu", PT_SORT_GPU},   {"name", PT_SORT_NAME},
+	};
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		if (!strcmp(s, keys[i].name)) {
+			*out = keys[i].key;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+enum { OPT_JSON = 256, OPT_TOP, OPT_SORT, OPT_STEPS, OPT_DETAIL, OPT_MAXMEM, OPT_THREADS };
+
+int cli_report(int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{"json", no_argument, NULL, OPT_JSON},
+		{"top", required_argument, NULL, OPT_TOP},
+		{"sort", required_argument, NULL, OPT_SORT},
+		{"steps", required_argument, NULL, OPT_STEPS},
+		{"detail", no_argument, NULL, OPT_DETAIL},
+		{"max-mem", required_argument, NULL, OPT_MAXMEM},
+		{"threads", required_argument, NULL, OPT_THREADS},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct cli_load_opts lo;
+	struct pt_report_opts ro;
+	int json = 0, c, rc;
+	uint64_t n;
+	cli_load_opts_init(&lo);
+	pt_report_opts_init(&ro);
+	optind = 0; /* GNU: full re-initialization */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			cli_usage_report(stdout);
+			return CLI_OK;
+		case OPT_JSON:
+			json = 1;
+			break;
+		case OPT_TOP:
+			if (cli_parse_count(optarg, SIZE_MAX, &n))
+				return cli_usage_error("--top: '%s' is not a number", optarg);
+			ro.top = (size_t)n;
+			break;
+		case OPT_SORT:
+			if (parse_sort(optarg, &ro.sort))
+				return cli_usage_error("--sort: unknown key '%s' (total, avg, max, "
+						       "calls, gpu, name)",
+						       optarg);
+			break;
+		case OPT_STEPS:
+			if ((rc = cli_opt_steps(&lo, optarg)))
+				return rc;
+			break;
+		case OPT_DETAIL:
+			ro.op_detail = 1;
+			break;
+		case OPT_MAXMEM:
+			if ((rc = cli_opt_max_mem(&lo, optarg)))
+				return rc;
+			break;
+		case OPT_THREADS:
+			if ((rc = cli_opt_threads(&lo, optarg)))
+				return rc;
+			break;
+		default:
+			return cli_getopt_error(c, argv);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("report: missing FILE");
+	if (argc - optind > 1)
+		return cli_usage_error("report: one FILE at a time");
+
+	struct pt_trace *t = NULL;
+	struct pt_summary *s = NULL;
+	if ((rc = cli_load_trace(argv[optind], &lo, &t)))
+		return rc;
+	if ((rc = cli_summarize(t, &lo, &s)) == CLI_OK) {
+		int wrc = json ? pt_report_json(stdout, t, s, &ro) : pt_report_text(stdout, t, s, &ro);
+		if (wrc)
+			rc = cli_fail("writing the report: %s", "output error");
+	}
+	pt_summary_free(s);
+	pt_trace_free(t);
+	return rc;
+}

@@ -1,0 +1,508 @@
+/*
+ * json_event.c - one Chrome trace event object to a raw record: walks the
+ * object's members once, picks out the fields the reader uses by key (ph,
+ * name, cat, pid, tid, ts, dur, id, bp, s and a few args), converts times
+ * exactly, and skips every other value with the iterative skipper of
+ * json_scan.c. Strings stay slices of the chunk unless they need unescaping.
+ */
+#include <string.h>
+
+#include "json_scan.h"
+#include "proftop/trace.h"
+
+static inline int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* ---- the event parser ---- */
+
+struct pctx {
+	const char *base, *end;
+	struct pt_raw_event *ev;
+	struct pt_json_side *side;
+	struct pt_json_err *err;
+};
+
+static inline void set_warn(struct pt_raw_event *ev, enum pt_warn w)
+{
+	if (!ev->warn)
+		ev->warn = (uint8_t)(w + 1);
+}
+
+/* Parses the string at p (on '"') into a slice; returns the byte after it. */
+static const char *str_slice(struct pctx *c, const char *p, struct pt_jslice *out)
+{
+	int esc = 0;
+	const char *bad = NULL;
+	const char *e = pt_json_str_end(p + 1, c->end, &esc, &bad);
+	if (!e) {
+		c->err->at = bad ? bad : p;
+		c->err->msg = bad ? "invalid escape in string" : "unterminated string";
+		return NULL;
+	}
+	if (!esc) {
+		out->off = (uint32_t)(p + 1 - c->base);
+		out->len = (uint32_t)(e - p - 1);
+	} else {
+		size_t at = c->side->strs.len;
+		pt_json_unescape(p + 1, (size_t)(e - p - 1), &c->side->strs);
+		out->off = (uint32_t)at;
+		out->len = (uint32_t)(c->side->strs.len - at) | PT_JSL_SIDE;
+	}
+	return e + 1;
+}
+
+/* A number token at p as int64 (integers exactly, others truncated). */
+static const char *num_i64(struct pctx *c, const char *p, int64_t *out, int *nonfinite)
+{
+	const char *e = pt_json_num_end(p, c->end, nonfinite);
+	if (!e) {
+		c->err->at = p;
+		c->err->msg = "expected a value";
+		return NULL;
+	}
+	if (*nonfinite)
+		return e;
+	const char *q = p;
+	int neg = *q == '-';
+	q += neg;
+	uint64_t v = 0;
+	int nd = 0;
+	while (q < e && is_digit(*q) && nd < 19) {
+		v = v * 10 + (uint64_t)(*q - '0');
+		q++;
+		nd++;
+	}
+	if (q == e && v <= (uint64_t)INT64_MAX) {
+		*out = neg ? -(int64_t)v : (int64_t)v;
+		return e;
+	}
+	double d = pt_json_num_double(p, e);
+	*out = d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN : (int64_t)d;
+	return e;
+}
+
+static const char *skip(struct pctx *c, const char *p)
+{
+	return pt_json_skip_value(p, c->end, c->err);
+}
+
+/* "25738" names the same thread as 25738. */
+static int numeric_string(const char *s, size_t n, int64_t *out)
+{
+	size_t i = 0;
+	int neg = 0;
+	if (n && s[0] == '-') {
+		neg = 1;
+		i = 1;
+	}
+	if (i == n || n - i > 18)
+		return 0;
+	int64_t v = 0;
+	for (; i < n; i++) {
+		if (!is_digit(s[i]))
+			return 0;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = neg ? -v : v;
+	return 1;
+}
+
+/* pid / tid / id: a number, or a string kept as a slice. */
+static const char *id_value(struct pctx *c, const char *p, int64_t *num, struct pt_jslice *s,
+			    uint32_t str_bit)
+{
+	if (*p == '"') {
+		p = str_slice(c, p, s);
+		if (p && !(s->len & PT_JSL_SIDE) && numeric_string(c->base + s->off, s->len, num))
+			return p;
+		if (p)
+			c->ev->have |= str_bit;
+		return p;
+	}
+	if (*p == '-' || is_digit(*p) || *p == 'N' || *p == 'I') {
+		int nf = 0;
+		p = num_i64(c, p, num, &nf);
+		if (p && nf)
+			set_warn(c->ev, PT_WARN_NONFINITE);
+		return p;
+	}
+	if (*p != 'n') /* null: absent */
+		set_warn(c->ev, PT_WARN_BAD_EVENT);
+	return skip(c, p);
+}
+
+/* ts / dur in µs -> ns. */
+static const char *time_value(struct pctx *c, const char *p, int64_t *ns, uint32_t bit)
+{
+	if (!(*p == '-' || is_digit(*p) || *p == 'N' || *p == 'I')) {
+		set_warn(c->ev, PT_WARN_BAD_EVENT);
+		return skip(c, p);
+	}
+	int nf = 0;
+	const char *e = pt_json_num_end(p, c->end, &nf);
+	if (!e) {
+		c->err->at = p;
+		c->err->msg = "expected a value";
+		return NULL;
+	}
+	if (nf) {
+		set_warn(c->ev, PT_WARN_NONFINITE);
+		return e;
+	}
+	enum pt_jnum_status st = pt_json_us_to_ns(p, e, ns);
+	if (st != PT_JNUM_OK) {
+		/* only a timestamp can be "absurd"; a duration is "huge" */
+		set_warn(c->ev, bit == PT_RAW_TS ? PT_WARN_BAD_TS : PT_WARN_HUGE_DUR);
+		if (*p == '-' && bit == PT_RAW_DUR)
+			c->ev->warn = PT_WARN_NEGATIVE_DUR + 1;
+		return e;
+	}
+	c->ev->have |= bit;
+	return e;
+}
+
+/* A one-letter string ("ph", "bp", "s"). */
+static const char *letter_value(struct pctx *c, const char *p, uint8_t *out, int is_ph)
+{
+	if (*p != '"') {
+		set_warn(c->ev, PT_WARN_BAD_EVENT);
+		return skip(c, p);
+	}
+	struct pt_jslice s;
+	p = str_slice(c, p, &s);
+	if (!p)
+		return NULL;
+	size_t n = PT_JSL_LEN(s);
+	const char *sp = (s.len & PT_JSL_SIDE) ? c->side->strs.p + s.off : c->base + s.off;
+	if (n == 1 && (uint8_t)sp[0] > PT_RAW_PH_LONG)
+		*out = (uint8_t)sp[0];
+	else
+		*out = is_ph ? PT_RAW_PH_LONG : (n ? (uint8_t)sp[0] : 0);
+	return p;
+}
+
+#define KEY_IS(k, kl, lit) ((kl) == sizeof(lit) - 1 && memcmp((k), (lit), sizeof(lit) - 1) == 0)
+
+/* A numeric argument; anything else is skipped quietly. */
+static const char *arg_num(struct pctx *c, const char *p, int64_t *out, uint32_t bit)
+{
+	if (!(*p == '-' || is_digit(*p)))
+		return skip(c, p);
+	int nf = 0;
+	p = num_i64(c, p, out, &nf);
+	if (p && !nf)
+		c->ev->have |= bit;
+	return p;
+}
+
+static const char *arg_str(struct pctx *c, const char *p, struct pt_jslice *s, uint32_t bit)
+{
+	if (*p != '"')
+		return skip(c, p);
+	p = str_slice(c, p, s);
+	if (p)
+		c->ev->have |= bit;
+	return p;
+}
+
+/* Reads a key at p (on '"'), then the ':' and whitespace; k and kl give the key
+ * (unescaped into kbuf when needed). Returns the value's first byte. */
+static const char *read_key(struct pctx *c, const char *p, const char **k, size_t *kl, char *kbuf,
+			    size_t kcap)
+{
+	if (p >= c->end || *p != '"') {
+		c->err->at = p;
+		c->err->msg = p >= c->end ? "unexpected end of object" : "expected a string key";
+		return NULL;
+	}
+	int esc = 0;
+	const char *bad = NULL;
+	const char *e = pt_json_str_end(p + 1, c->end, &esc, &bad);
+	if (!e) {
+		c->err->at = bad ? bad : p;
+		c->err->msg = bad ? "invalid escape in string" : "unterminated string";
+		return NULL;
+	}
+	*k = p + 1;
+	*kl = (size_t)(e - p - 1);
+	if (esc) {
+		struct pt_buf b = {0};
+		pt_json_unescape(p + 1, *kl, &b);
+		*kl = b.len < kcap ? b.len : kcap;
+		memcpy(kbuf, b.p, *kl);
+		pt_buf_free(&b);
+		*k = kbuf;
+	}
+	p = pt_json_ws(e + 1, c->end);
+	if (p >= c->end || *p != ':') {
+		c->err->at = p;
+		c->err->msg = "expected ':'";
+		return NULL;
+	}
+	p = pt_json_ws(p + 1, c->end);
+	if (p >= c->end) {
+		c->err->at = p;
+		c->err->msg = "unexpected end of object";
+		return NULL;
+	}
+	return p;
+}
+
+/* After a member: ',' (returns next key start) or the closing brace. */
+static const char *next_member(struct pctx *c, const char *p, int *done)
+{
+	p = pt_json_ws(p, c->end);
+	if (p < c->end && *p == ',')
+		return pt_json_ws(p + 1, c->end);
+	if (p < c->end && *p == '}') {
+		*done = 1;
+		return p + 1;
+	}
+	c->err->at = p;
+	c->err->msg = "expected ',' or '}'";
+	return NULL;
+}
+
+static const char *parse_args(struct pctx *c, const char *p)
+{
+	struct pt_raw_event *ev = c->ev;
+	char kbuf[64];
+	p = pt_json_ws(p + 1, c->end);
+	if (p < c->end && *p == '}')
+		return p + 1;
+	for (;;) {
+		const char *k;
+		size_t kl;
+		p = read_key(c, p, &k, &kl, kbuf, sizeof kbuf);
+		if (!p)
+			return NULL;
+		int64_t v;
+		switch (kl) {
+		case 4:
+			if (KEY_IS(k, kl, "name"))
+				p = arg_str(c, p, &ev->arg_name, PT_RAW_ARGNAME);
+			else
+				p = skip(c, p);
+			break;
+		case 5:
+			if (KEY_IS(k, kl, "bytes")) {
+				p = arg_num(c, p, &v, PT_RAW_BYTES);
+				ev->bytes = v > 0 ? (uint64_t)v : 0;
+			} else {
+				p = skip(c, p);
+			}
+			break;
+		case 6:
+			if (KEY_IS(k, kl, "device"))
+				p = arg_num(c, p, &ev->device, PT_RAW_DEVICE);
+			else if (KEY_IS(k, kl, "stream"))
+				p = arg_num(c, p, &ev->stream, PT_RAW_STREAM);
+			else if (KEY_IS(k, kl, "labels"))
+				p = arg_str(c, p, &ev->arg_labels, PT_RAW_LABELS);
+			else
+				p = skip(c, p);
+			break;
+		case 7:
+			if (KEY_IS(k, kl, "samples")) {
+				p = arg_num(c, p, &v, PT_RAW_SAMPLES);
+				ev->samples = v > 0 ? (uint64_t)v : 0;
+			} else {
+				p = skip(c, p);
+			}
+			break;
+		case 8:
+			if (KEY_IS(k, kl, "grid_dim"))
+				ev->have |= PT_RAW_DEV_HINT;
+			p = skip(c, p);
+			break;
+		case 9:
+			if (KEY_IS(k, kl, "block_dim") || KEY_IS(k, kl, "Task Type"))
+				ev->have |= PT_RAW_DEV_HINT;
+			p = skip(c, p);
+			break;
+		case 10:
+			if (KEY_IS(k, kl, "sort_index"))
+				p = arg_num(c, p, &ev->sort_index, PT_RAW_SORT);
+			else
+				p = skip(c, p);
+			break;
+		case 11:
+			if (KEY_IS(k, kl, "correlation")) {
+				int64_t corr = 0;
+				p = arg_num(c, p, &corr, 0);
+				ev->corr = (uint32_t)(uint64_t)corr;
+			} else if (KEY_IS(k, kl, "num_samples")) {
+				p = arg_num(c, p, &v, PT_RAW_SAMPLES);
+				ev->samples = v > 0 ? (uint64_t)v : 0;
+			} else {
+				p = skip(c, p);
+			}
+			break;
+		default:
+			p = skip(c, p);
+			break;
+		}
+		if (!p)
+			return NULL;
+		int done = 0;
+		p = next_member(c, p, &done);
+		if (!p || done)
+			return p;
+	}
+}
+
+/* Second walk over args for a "C" event: every numeric member is a series. */
+static int parse_counters(struct pctx *c, const char *p)
+{
+	struct pt_raw_event *ev = c->ev;
+	struct pt_json_side *sd = c->side;
+	char kbuf[64];
+	ev->ctr_first = sd->nctr;
+	p = pt_json_ws(p + 1, c->end);
+	if (p < c->end && *p == '}')
+		return 0;
+	for (;;) {
+		const char *k;
+		size_t kl;
+		const char *ks = p;
+		p = read_key(c, p, &k, &kl, kbuf, sizeof kbuf);
+		if (!p)
+			return -1;
+		if (*p == '-' || is_digit(*p) || *p == 'N' || *p == 'I') {
+			int nf = 0;
+			const char *e = pt_json_num_end(p, c->end, &nf);
+			if (!e) {
+				c->err->at = p;
+				c->err->msg = "expected a value";
+				return -1;
+			}
+			if (nf) {
+				set_warn(ev, PT_WARN_NONFINITE);
+			} else {
+				if (sd->nctr == sd->ctr_cap) {
+					sd->ctr_cap = sd->ctr_cap ? sd->ctr_cap * 2 : 64;
+					sd->ctr =
+					    pt_xrealloc(sd->ctr, sd->ctr_cap * sizeof *sd->ctr);
+				}
+				struct pt_jcounter *jc = &sd->ctr[sd->nctr++];
+				if (str_slice(c, ks, &jc->key) == NULL)
+					return -1;
+				jc->value = pt_json_num_double(p, e);
+				ev->nctr++;
+			}
+			p = e;
+		} else {
+			p = skip(c, p);
+			if (!p)
+				return -1;
+		}
+		int done = 0;
+		p = next_member(c, p, &done);
+		if (!p)
+			return -1;
+		if (done)
+			return 0;
+	}
+}
+
+int pt_json_parse_event(const char *base, const char *p, const char *end, struct pt_raw_event *ev,
+			struct pt_json_side *side, struct pt_json_err *err)
+{
+	struct pctx c = {base, end, ev, side, err};
+	const char *args = NULL;
+	char kbuf[64];
+	memset(ev, 0, sizeof *ev);
+	p = pt_json_ws(p + 1, end);
+	if (p < end && *p == '}') {
+		p++;
+		goto done;
+	}
+	for (;;) {
+		const char *k;
+		size_t kl;
+		p = read_key(&c, p, &k, &kl, kbuf, sizeof kbuf);
+		if (!p)
+			return -1;
+		switch (kl) {
+		case 1:
+			if (k[0] == 's')
+				p = letter_value(&c, p, &ev->scope, 0);
+			else
+				p = skip(&c, p);
+			break;
+		case 2:
+			if (KEY_IS(k, kl, "ph"))
+				p = letter_value(&c, p, &ev->ph, 1);
+			else if (KEY_IS(k, kl, "ts"))
+				p = time_value(&c, p, &ev->ts_ns, PT_RAW_TS);
+			else if (KEY_IS(k, kl, "id")) {
+				p = id_value(&c, p, &ev->id, &ev->id_s, PT_RAW_ID_STR);
+				ev->have |= PT_RAW_ID;
+			} else if (KEY_IS(k, kl, "bp"))
+				p = letter_value(&c, p, &ev->bp, 0);
+			else
+				p = skip(&c, p);
+			break;
+		case 3:
+			if (KEY_IS(k, kl, "pid"))
+				p = id_value(&c, p, &ev->pid, &ev->pid_s, PT_RAW_PID_STR);
+			else if (KEY_IS(k, kl, "tid"))
+				p = id_value(&c, p, &ev->tid, &ev->tid_s, PT_RAW_TID_STR);
+			else if (KEY_IS(k, kl, "cat")) {
+				if (*p == '"') {
+					p = str_slice(&c, p, &ev->cat);
+					ev->have |= PT_RAW_CAT;
+				} else {
+					p = skip(&c, p);
+				}
+			} else if (KEY_IS(k, kl, "dur"))
+				p = time_value(&c, p, &ev->dur_ns, PT_RAW_DUR);
+			else
+				p = skip(&c, p);
+			break;
+		case 4:
+			if (KEY_IS(k, kl, "name")) {
+				if (*p == '"') {
+					p = str_slice(&c, p, &ev->name);
+					ev->have |= PT_RAW_NAME;
+				} else {
+					if (*p != 'n')
+						set_warn(ev, PT_WARN_BAD_EVENT);
+					p = skip(&c, p);
+				}
+			} else if (KEY_IS(k, kl, "args")) {
+				if (*p == '{') {
+					args = p;
+					p = parse_args(&c, p);
+				} else {
+					p = skip(&c, p);
+				}
+			} else {
+				p = skip(&c, p);
+			}
+			break;
+		default:
+			p = skip(&c, p);
+			break;
+		}
+		if (!p)
+			return -1;
+		int fin = 0;
+		p = next_member(&c, p, &fin);
+		if (!p)
+			return -1;
+		if (fin)
+			break;
+	}
+done:
+	if (p != end) {
+		err->at = p;
+		err->msg = "unexpected data after an event object";
+		return -1;
+	}
+	if (ev->ph == 'C' && args && parse_counters(&c, args) < 0)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,518 @@
+/*
+ * json_scan.c - the JSON tokenizer of the Chrome-trace reader: string scanning
+ * (SSE2 where available), iterative value skipping, exact µs->ns number
+ * conversion and the object splitter (json_event.c parses one object). Nothing
+ * here allocates per event except the side buffer for strings that carried
+ * escapes; nothing recurses, so nesting depth only costs a byte per level.
+ */
+#include "json_scan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proftop/trace.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define PT_HAVE_SSE2 1
+#endif
+
+void pt_json_side_reset(struct pt_json_side *s)
+{
+	s->strs.len = 0;
+	s->nctr = 0;
+}
+
+void pt_json_side_free(struct pt_json_side *s)
+{
+	pt_buf_free(&s->strs);
+	free(s->ctr);
+	memset(s, 0, sizeof *s);
+}
+
+static inline int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static inline int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* ---- strings ---- */
+
+/* First '"' or '\\' in [p, end), or end. */
+static inline const char *find_quote_or_bs(const char *p, const char *end)
+{
+#ifdef PT_HAVE_SSE2
+	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
+	while (end - p >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		int m =
+		    _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, bs)));
+		if (m)
+			return p + __builtin_ctz((unsigned)m);
+		p += 16;
+	}
+#endif
+	while (p < end && *p != '"' && *p != '\\')
+		p++;
+	return p;
+}
+
+const char *pt_json_str_end(const char *p, const char *end, int *has_esc, const char **bad)
+{
+	for (;;) {
+		p = find_quote_or_bs(p, end);
+		if (p >= end)
+			return NULL;
+		if (*p == '"')
+			return p;
+		*has_esc = 1;
+		if (p + 1 >= end)
+			return NULL;
+		switch (p[1]) {
+		case '"':
+		case '\\':
+		case '/':
+		case 'b':
+		case 'f':
+		case 'n':
+		case 'r':
+		case 't':
+			p += 2;
+			break;
+		case 'u':
+			if (end - p < 6)
+				return NULL;
+			for (int k = 2; k < 6; k++)
+				if (hexval(p[k]) < 0) {
+					*bad = p;
+					return NULL;
+				}
+			p += 6;
+			break;
+		default:
+			*bad = p;
+			return NULL;
+		}
+	}
+}
+
+static void put_utf8(struct pt_buf *out, uint32_t cp)
+{
+	char b[4];
+	size_t n;
+	if (cp < 0x80) {
+		b[0] = (char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		b[0] = (char)(0xc0 | (cp >> 6));
+		b[1] = (char)(0x80 | (cp & 0x3f));
+		n = 2;
+	} else if (cp < 0x10000) {
+		b[0] = (char)(0xe0 | (cp >> 12));
+		b[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		b[2] = (char)(0x80 | (cp & 0x3f));
+		n = 3;
+	} else {
+		b[0] = (char)(0xf0 | (cp >> 18));
+		b[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+		b[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		b[3] = (char)(0x80 | (cp & 0x3f));
+		n = 4;
+	}
+	pt_buf_put(out, b, n);
+}
+
+static uint32_t hex4(const char *p)
+{
+	return (uint32_t)(hexval(p[0]) << 12 | hexval(p[1]) << 8 | hexval(p[2]) << 4 |
+			  hexval(p[3]));
+}
+
+void pt_json_unescape(const char *p, size_t len, struct pt_buf *out)
+{
+	const char *end = p + len;
+	pt_buf_reserve(out, len);
+	while (p < end) {
+		const char *bs = memchr(p, '\\', (size_t)(end - p));
+		if (!bs) {
+			pt_buf_put(out, p, (size_t)(end - p));
+			return;
+		}
+		pt_buf_put(out, p, (size_t)(bs - p));
+		char c = bs[1];
+		p = bs + 2;
+		switch (c) {
+		case 'b':
+			pt_buf_putc(out, '\b');
+			break;
+		case 'f':
+			pt_buf_putc(out, '\f');
+			break;
+		case 'n':
+			pt_buf_putc(out, '\n');
+			break;
+		case 'r':
+			pt_buf_putc(out, '\r');
+			break;
+		case 't':
+			pt_buf_putc(out, '\t');
+			break;
+		case 'u': {
+			uint32_t cp = hex4(p);
+			p += 4;
+			if (cp >= 0xd800 && cp <= 0xdbff) {
+				/* a high surrogate needs its low half right after */
+				if (end - p >= 6 && p[0] == '\\' && p[1] == 'u') {
+					uint32_t lo = hex4(p + 2);
+					if (lo >= 0xdc00 && lo <= 0xdfff) {
+						cp =
+						    0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+						p += 6;
+					} else {
+						cp = 0xfffd;
+					}
+				} else {
+					cp = 0xfffd;
+				}
+			} else if (cp >= 0xdc00 && cp <= 0xdfff) {
+				cp = 0xfffd; /* lone low surrogate */
+			}
+			put_utf8(out, cp);
+			break;
+		}
+		default:
+			pt_buf_putc(out, c);
+			break; /* " \ / */
+		}
+	}
+}
+
+/* ---- numbers ---- */
+
+const char *pt_json_num_end(const char *p, const char *end, int *nonfinite)
+{
+	const char *q = p;
+	if (q < end && *q == '-')
+		q++;
+	if (q < end && (*q == 'I' || *q == 'N')) {
+		const char *w = *q == 'I' ? "Infinity" : "NaN";
+		size_t n = strlen(w);
+		if (*q == 'N' && q != p)
+			return NULL; /* "-NaN" is not a token */
+		if ((size_t)(end - q) < n || memcmp(q, w, n) != 0)
+			return NULL;
+		*nonfinite = 1;
+		return q + n;
+	}
+	if (q >= end || !is_digit(*q))
+		return NULL;
+	while (q < end && is_digit(*q))
+		q++;
+	if (q < end && *q == '.') {
+		q++;
+		if (q >= end || !is_digit(*q))
+			return NULL;
+		while (q < end && is_digit(*q))
+			q++;
+	}
+	if (q < end && (*q == 'e' || *q == 'E')) {
+		q++;
+		if (q < end && (*q == '+' || *q == '-'))
+			q++;
+		if (q >= end || !is_digit(*q))
+			return NULL;
+		while (q < end && is_digit(*q))
+			q++;
+	}
+	return q;
+}
+
+double pt_json_num_double(const char *p, const char *e)
+{
+	char tmp[64];
+	size_t n = (size_t)(e - p);
+	if (n < sizeof tmp) {
+		memcpy(tmp, p, n);
+		tmp[n] = 0;
+		return strtod(tmp, NULL);
+	}
+	char *h = pt_xstrndup(p, n);
+	double d = strtod(h, NULL);
+	free(h);
+	return d;
+}
+
+enum pt_jnum_status pt_json_us_to_ns(const char *p, const char *e, int64_t *ns)
+{
+	const char *q = p;
+	int neg = 0;
+	if (q < e && *q == '-') {
+		neg = 1;
+		q++;
+	}
+	if (q < e && (*q == 'I' || *q == 'N'))
+		return PT_JNUM_NONFINITE;
+	uint64_t ip = 0;
+	int nd = 0;
+	while (q < e && is_digit(*q)) {
+		if (nd || *q != '0') {
+			ip = ip * 10 + (uint64_t)(*q - '0');
+			nd++;
+		}
+		q++;
+		if (nd > 16)
+			goto slow;
+	}
+	uint64_t frac = 0;
+	int nf = 0, round_up = 0;
+	if (q < e && *q == '.') {
+		q++;
+		while (q < e && is_digit(*q)) {
+			if (nf < 3)
+				frac = frac * 10 + (uint64_t)(*q - '0');
+			else if (nf == 3)
+				round_up = *q >= '5';
+			nf++;
+			q++;
+		}
+	}
+	if (q < e)
+		goto slow; /* exponent */
+	for (; nf < 3; nf++)
+		frac *= 10;
+	/* ip < 10^16, so this cannot wrap a uint64 */
+	uint64_t v = ip * 1000 + frac + (uint64_t)round_up;
+	if (v > (uint64_t)INT64_MAX)
+		return PT_JNUM_RANGE;
+	*ns = neg ? -(int64_t)v : (int64_t)v;
+	return PT_JNUM_OK;
+slow : {
+	double d = pt_json_num_double(p, e) * 1000.0;
+	if (!isfinite(d))
+		return PT_JNUM_RANGE;
+	if (!(d < 9.2e18 && d > -9.2e18))
+		return PT_JNUM_RANGE;
+	*ns = llround(d);
+	return PT_JNUM_OK;
+}
+}
+
+/* ---- skipping values ---- */
+
+static const char *match_lit(const char *p, const char *end, const char *lit, size_t n)
+{
+	if ((size_t)(end - p) < n || memcmp(p, lit, n) != 0)
+		return NULL;
+	return p + n;
+}
+
+/* A scalar cut by the end of the buffer (more text may complete it)? */
+static int ran_out(const char *p, const char *end)
+{
+	for (; p < end; p++)
+		if (!strchr("0123456789+-.eEtrufalsnNIiy", *p) || !*p)
+			return 0;
+	return 1;
+}
+
+/* Skips a scalar at p (string, number, literal). NULL with err on failure;
+ * err->at == end when the input stopped inside it. */
+static const char *skip_scalar(const char *p, const char *end, struct pt_json_err *err)
+{
+	const char *q;
+	int dummy = 0;
+	switch (*p) {
+	case '"': {
+		const char *bad = NULL;
+		q = pt_json_str_end(p + 1, end, &dummy, &bad);
+		if (!q) {
+			err->at = bad ? bad : end;
+			err->msg = bad ? "invalid escape in string" : "unterminated string";
+			return NULL;
+		}
+		return q + 1;
+	}
+	case 't':
+		q = match_lit(p, end, "true", 4);
+		break;
+	case 'f':
+		q = match_lit(p, end, "false", 5);
+		break;
+	case 'n':
+		q = match_lit(p, end, "null", 4);
+		break;
+	default:
+		q = pt_json_num_end(p, end, &dummy);
+		break;
+	}
+	if (!q) {
+		int out = ran_out(p, end);
+		err->at = out ? end : p;
+		err->msg = out ? "unexpected end of input" : "expected a value";
+	}
+	return q;
+}
+
+const char *pt_json_skip_value(const char *p, const char *end, struct pt_json_err *err)
+{
+	uint8_t small[256];
+	uint8_t *stk = small; /* 1 = object, 0 = array */
+	size_t depth = 0, cap = sizeof small;
+	const char *ret = NULL;
+
+value:
+	p = pt_json_ws(p, end);
+	if (p >= end) {
+		err->at = p;
+		err->msg = "unexpected end of input";
+		goto out;
+	}
+	if (*p == '{' || *p == '[') {
+		if (depth == cap) {
+			cap *= 2;
+			if (stk == small) {
+				stk = pt_xmalloc(cap);
+				memcpy(stk, small, sizeof small);
+			} else {
+				stk = pt_xrealloc(stk, cap);
+			}
+		}
+		uint8_t obj = *p == '{';
+		stk[depth++] = obj;
+		p = pt_json_ws(p + 1, end);
+		if (p < end && *p == (obj ? '}' : ']')) {
+			p++;
+			depth--;
+			goto after;
+		}
+		if (obj)
+			goto key;
+		goto value;
+	}
+	p = skip_scalar(p, end, err);
+	if (!p)
+		goto out;
+after:
+	if (depth == 0) {
+		ret = p;
+		goto out;
+	}
+	p = pt_json_ws(p, end);
+	if (p < end && *p == ',') {
+		p++;
+		if (stk[depth - 1])
+			goto key;
+		goto value;
+	}
+	if (p < end && *p == (stk[depth - 1] ? '}' : ']')) {
+		p++;
+		depth--;
+		goto after;
+	}
+	err->at = p;
+	err->msg = p >= end	    ? "unexpected end of input"
+		   : stk[depth - 1] ? "expected ',' or '}'"
+				    : "expected ',' or ']'";
+	goto out;
+key:
+	p = pt_json_ws(p, end);
+	if (p >= end || *p != '"') {
+		err->at = p;
+		err->msg = p >= end ? "unexpected end of input" : "expected a string key";
+		goto out;
+	}
+	p = skip_scalar(p, end, err);
+	if (!p)
+		goto out;
+	p = pt_json_ws(p, end);
+	if (p >= end || *p != ':') {
+		err->at = p;
+		err->msg = p >= end ? "unexpected end of input" : "expected ':'";
+		goto out;
+	}
+	p++;
+	goto value;
+out:
+	if (stk != small)
+		free(stk);
+	return ret;
+}
+
+/* ---- the splitter ---- */
+
+/* One byte of the object scan; returns 1 when the object closed. */
+static inline int split_byte(struct pt_json_split *s, char c)
+{
+	if (s->in_str) {
+		if (c == '\\')
+			s->esc = 1;
+		else if (c == '"')
+			s->in_str = 0;
+		return 0;
+	}
+	if (c == '"')
+		s->in_str = 1;
+	else if (c == '{')
+		s->depth++;
+	else if (c == '}' && s->depth && --s->depth == 0)
+		return 1;
+	return 0;
+}
+
+size_t pt_json_split_scan(struct pt_json_split *s, const char *buf, size_t n)
+{
+	size_t i = 0;
+#ifdef PT_HAVE_SSE2
+	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
+	const __m128i lb = _mm_set1_epi8('{'), rb = _mm_set1_epi8('}');
+#endif
+	while (i < n) {
+		if (s->esc) {
+			s->esc = 0;
+			i++;
+			continue;
+		}
+#ifdef PT_HAVE_SSE2
+		if (n - i >= 16) {
+			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(buf + i));
+			__m128i m1 = _mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, bs));
+			__m128i m2 = _mm_or_si128(_mm_cmpeq_epi8(v, lb), _mm_cmpeq_epi8(v, rb));
+			unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(m1, m2));
+			size_t next = i + 16;
+			while (m) {
+				unsigned b = (unsigned)__builtin_ctz(m);
+				m &= m - 1;
+				if (split_byte(s, buf[i + b]))
+					return i + b + 1;
+				if (s->esc) {
+					/* the escaped byte is never special */
+					s->esc = 0;
+					if (b + 1 < 16) {
+						m &= ~(1u << (b + 1));
+					} else {
+						next = i + b + 2;
+						break;
+					}
+				}
+			}
+			i = next;
+			continue;
+		}
+#endif
+		if (split_byte(s, buf[i]))
+			return i + 1;
+		i++;
+	}
+	return PT_JSON_SPLIT_MORE;
+}

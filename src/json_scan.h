@@ -1,0 +1,154 @@
+/*
+ * json_scan.h - a fast, strict JSON tokenizer for Chrome traces: string and
+ * value skipping (iterative, no recursion however deep the nesting), exact
+ * microsecond-to-nanosecond number conversion, the splitter that finds where
+ * each top-level event object ends in a stream of chunks, and the parser
+ * that turns one event object into a compact raw record without building a
+ * DOM. Strings in a raw record are slices of the caller's chunk, or of a
+ * side buffer when they had to be unescaped.
+ *
+ * Threading: every function is reentrant; the parser writes only to the
+ * record and the side buffer it is given, so workers can parse chunks in
+ * parallel.
+ */
+#ifndef PT_JSON_SCAN_H
+#define PT_JSON_SCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+/* A string: offset and length in the chunk, or in the side buffer when
+ * PT_JSL_SIDE is set in len (it had escapes). */
+struct pt_jslice {
+	uint32_t off, len;
+};
+#define PT_JSL_SIDE   0x80000000u
+#define PT_JSL_LEN(s) ((s).len & ~PT_JSL_SIDE)
+
+/* One numeric counter value of a "C" event. */
+struct pt_jcounter {
+	struct pt_jslice key;
+	double value;
+};
+
+/* What a parser writes besides records: unescaped strings and counters. */
+struct pt_json_side {
+	struct pt_buf strs;
+	struct pt_jcounter *ctr;
+	uint32_t nctr, ctr_cap;
+};
+void pt_json_side_reset(struct pt_json_side *s);
+void pt_json_side_free(struct pt_json_side *s);
+
+/* have bits of a raw record */
+#define PT_RAW_TS	0x0001u
+#define PT_RAW_DUR	0x0002u
+#define PT_RAW_PID_STR	0x0004u
+#define PT_RAW_TID_STR	0x0008u
+#define PT_RAW_ID	0x0010u
+#define PT_RAW_ID_STR	0x0020u
+#define PT_RAW_DEVICE	0x0040u
+#define PT_RAW_STREAM	0x0080u
+#define PT_RAW_BYTES	0x0100u
+#define PT_RAW_SAMPLES	0x0200u
+#define PT_RAW_SORT	0x0400u
+#define PT_RAW_ARGNAME	0x0800u
+#define PT_RAW_LABELS	0x1000u
+#define PT_RAW_NAME	0x2000u
+#define PT_RAW_CAT	0x4000u
+#define PT_RAW_DEV_HINT 0x8000u /* args look like a device task (grid, block_dim...) */
+
+/* ph value when "ph" was missing / not one character */
+#define PT_RAW_PH_NONE 0
+#define PT_RAW_PH_LONG 1
+
+/*
+ * One event object, parsed but not interpreted. ts_ns/dur_ns are exact
+ * (microseconds times 1000, fractions kept, rounded to the nearest ns);
+ * a negative duration stays negative so the caller can say so.
+ */
+struct pt_raw_event {
+	int64_t ts_ns, dur_ns;
+	int64_t pid, tid, id;
+	int64_t device, stream, sort_index;
+	uint64_t bytes, samples;
+	struct pt_jslice name, cat, pid_s, tid_s, id_s, arg_name, arg_labels;
+	uint32_t corr;
+	uint32_t have;	    /* PT_RAW_* */
+	uint32_t ctr_first; /* counters in side->ctr[ctr_first, +nctr) */
+	uint32_t nctr;
+	uint8_t ph;	   /* 'X', 'B', ... or PT_RAW_PH_* */
+	uint8_t bp, scope; /* first letters of "bp" and "s", 0 when absent */
+	uint8_t warn;	   /* enum pt_warn + 1 when the event must be skipped */
+};
+
+/* Where a parse failed and why (a file-level syntax error). */
+struct pt_json_err {
+	const char *at;
+	const char *msg;
+};
+
+/* Results of converting a number's text to nanoseconds. */
+enum pt_jnum_status { PT_JNUM_OK = 0, PT_JNUM_RANGE, PT_JNUM_NONFINITE };
+
+static inline int pt_json_is_ws(char c)
+{
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+static inline const char *pt_json_ws(const char *p, const char *end)
+{
+	while (p < end && pt_json_is_ws(*p))
+		p++;
+	return p;
+}
+
+/* p is just past an opening quote: returns the closing quote, or NULL if the
+ * string does not end before end (or has a malformed escape; *err says). */
+const char *pt_json_str_end(const char *p, const char *end, int *has_esc, const char **bad);
+/* Appends the unescaped form of the string body [p, p+len) (escapes already
+ * validated) to out. \uXXXX surrogate pairs become one UTF-8 sequence. */
+void pt_json_unescape(const char *p, size_t len, struct pt_buf *out);
+
+/*
+ * Lexes one number token (JSON syntax, plus NaN, Infinity and -Infinity).
+ * Returns the end of the token or NULL if p does not start a valid number.
+ */
+const char *pt_json_num_end(const char *p, const char *end, int *nonfinite);
+/* Number text (already lexed) to double. */
+double pt_json_num_double(const char *p, const char *e);
+/* Number text (already lexed) in microseconds to exact integer nanoseconds. */
+enum pt_jnum_status pt_json_us_to_ns(const char *p, const char *e, int64_t *ns);
+
+/*
+ * Skips one value of any kind starting at p (after whitespace), validating
+ * its syntax without recursion. Returns the first byte after it, or NULL
+ * with err filled in. Nesting depth is bounded only by memory.
+ */
+const char *pt_json_skip_value(const char *p, const char *end, struct pt_json_err *err);
+
+/*
+ * The splitter: finds the end of one object in a stream given in pieces.
+ * Start with a zeroed state positioned on the object's '{'. Returns the index
+ * just past the closing '}' within buf[0, n), or PT_JSON_SPLIT_MORE when the
+ * object goes on (the state remembers where it was). Does not validate: the
+ * parser does.
+ */
+#define PT_JSON_SPLIT_MORE ((size_t)-1)
+struct pt_json_split {
+	uint32_t depth;
+	uint8_t in_str, esc;
+};
+size_t pt_json_split_scan(struct pt_json_split *s, const char *buf, size_t n);
+
+/*
+ * Parses the event object [p, end) (p on '{', end just past its '}');
+ * base is the chunk start that slices are relative to. Returns 0, or -1 on a
+ * syntax error (err filled in). Events that are valid JSON but not a usable
+ * event come back with ev->warn set.
+ */
+int pt_json_parse_event(const char *base, const char *p, const char *end, struct pt_raw_event *ev,
+			struct pt_json_side *side, struct pt_json_err *err);
+
+#endif

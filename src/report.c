@@ -1,0 +1,578 @@
+/*
+ * report.c - the summary as text, in the layout of Paddle's profiler tables
+ * (pt_report_text): a header, then Device, Overview, Model, Distributed,
+ * Operator, Kernel, Memory Manipulation and UserDefined summaries, the Perf
+ * Summary benchmark block and the warnings, each only when it has data.
+ *
+ * Layout follows Paddle's profiler_statistic output: every column is left
+ * aligned in a fixed width and followed by two spaces, tables open with a
+ * title centred in dashes over the table's width, "Time unit: ms", and rows
+ * of dashes around the header; combined columns read
+ * "Total / Avg / Max / Min / Ratio(%)" with two decimals and widen when the
+ * numbers need it. Trailing blanks are not printed. Every name from a trace
+ * goes through pt_escape_term and is cut to its column with "...".
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proftop/error.h"
+#include "proftop/report.h"
+#include "report_int.h"
+#include "util.h"
+
+#define NAME_W_DEFAULT 52   /* Operator, Memory, UserDefined */
+#define KERNEL_W_DEFAULT 90 /* Kernel Summary: kernel names are long */
+#define COMBINED_W 40
+#define CELL 64             /* a formatted number cell */
+#define NAME_CAP 1024       /* escaped, cut name */
+
+static const char *const dash5 = "- / - / - / - / -";
+
+static const char *const ms_names[PT_MS__COUNT] = {
+	"ProfileStep", "Dataloader", "Forward", "Backward", "Optimization", "Others",
+};
+
+static double ms_of(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+static void put_n(FILE *out, char c, int n)
+{
+	for (int i = 0; i < n; i++)
+		putc(c, out);
+}
+
+/* A title centred in `fill` over total columns, as Paddle's add_title. */
+static void put_title(FILE *out, const char *title, int total, char fill)
+{
+	int len = (int)strlen(title);
+	int left = total > len ? (total - len) / 2 : 0;
+	int right = total > len ? total - len - left : 0;
+	put_n(out, fill, left);
+	fputs(title, out);
+	put_n(out, fill, right);
+	putc('\n', out);
+}
+
+static int total_width(const int *w, int n)
+{
+	int sum = 2 * (n - 1);
+	for (int i = 0; i < n; i++)
+		sum += w[i];
+	return sum;
+}
+
+static void put_sep(FILE *out, const int *w, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (i)
+			fputs("  ", out);
+		put_n(out, '-', w[i]);
+	}
+	putc('\n', out);
+}
+
+/*
+ * One row: cells left aligned in their widths, two spaces apart, no
+ * trailing blanks. cols0 is the display width of cells[0] (escaped names
+ * may hold multi-byte characters), or -1 to use its length.
+ */
+static void put_row(FILE *out, const int *w, int n, const char *const *cells, int cols0)
+{
+	int pending = 0; /* blanks owed before the next non-empty cell */
+	for (int i = 0; i < n; i++) {
+		const char *c = cells[i] ? cells[i] : "";
+		int cols = i == 0 && cols0 >= 0 ? cols0 : (int)strlen(c);
+		if (*c) {
+			put_n(out, ' ', pending);
+			fputs(c, out);
+			pending = 0;
+		} else {
+			cols = 0;
+		}
+		pending += (w[i] > cols ? w[i] - cols : 0) + 2;
+	}
+	putc('\n', out);
+}
+
+/* "total / avg / max / min / ratio" in ms, ratio of base. */
+static void fmt_combined(char *buf, const struct pt_stat *st, uint64_t base)
+{
+	uint64_t n = st->n;
+	double avg = n ? ms_of(st->total_ns) / (double)n : 0.0;
+	snprintf(buf, CELL, "%.2f / %.2f / %.2f / %.2f / %.2f", ms_of(st->total_ns), avg,
+		 ms_of(st->max_ns), ms_of(pt_stat_min(st)), pt_pct(st->total_ns, base));
+}
+
+/* Escaped name cut to max_cols; returns its display columns. */
+static int fmt_name(char *buf, const struct pt_trace *t, uint32_t id, int indent, int max_cols)
+{
+	int k = 0;
+	for (; k < indent && k < 64; k++)
+		buf[k] = ' ';
+	const char *s = pt_trace_str(t, id);
+	size_t len = pt_strtab_len(t->strings, id);
+	int room = max_cols - k;
+	if (room < 4)
+		room = 4;
+	return k + (int)pt_escape_term(buf + k, NAME_CAP - (size_t)k, s, len, (size_t)room, 0);
+}
+
+static int max_i(int a, int b)
+{
+	return a > b ? a : b;
+}
+
+/* ---- header ---- */
+
+static void put_header(FILE *out, const struct pt_trace *t, const struct pt_summary *s)
+{
+	char src[NAME_CAP];
+	const char *source = t->source ? t->source : "(unnamed)";
+	pt_escape_term(src, sizeof src, source, strlen(source), 200, 0);
+	fprintf(out, "proftop report: %s\n", src);
+	uint64_t kept = pt_store_count(t->store);
+	fprintf(out, "Events: %" PRIu64 " kept of %" PRIu64 " seen", kept, t->events_seen);
+	if (s->events != kept)
+		fprintf(out, " (%" PRIu64 " summarized)", s->events);
+	uint64_t span = s->t1_ns > s->t0_ns ? s->t1_ns - s->t0_ns : 0;
+	fprintf(out, ", span %.2f ms", ms_of(span));
+	if (s->nsteps) {
+		int64_t lo = s->steps[0].number, hi = s->steps[0].number;
+		for (size_t i = 1; i < s->nsteps; i++) {
+			if (s->steps[i].number < lo)
+				lo = s->steps[i].number;
+			if (s->steps[i].number > hi)
+				hi = s->steps[i].number;
+		}
+		fprintf(out, ", %zu step%s (%" PRId64 " to %" PRId64 ")", s->nsteps,
+			s->nsteps == 1 ? "" : "s", lo, hi);
+	} else {
+		fputs(", no steps", out);
+	}
+	if (t->rank >= 0) {
+		fprintf(out, ", rank %" PRId64, t->rank);
+		if (t->world_size > 0)
+			fprintf(out, " of %" PRId64, t->world_size);
+	}
+	putc('\n', out);
+	uint64_t dropped = pt_store_dropped(t->store);
+	if (dropped) {
+		uint64_t from = pt_store_complete_from_ns(t->store);
+		uint64_t rel = from > t->first_ns ? from - t->first_ns : 0;
+		fprintf(out,
+			"Note: the memory cap (--max-mem) dropped the %" PRIu64
+			" oldest events; the data is complete only from %.2f ms after the "
+			"trace's start.\n",
+			dropped, ms_of(rel));
+	}
+	putc('\n', out);
+}
+
+/* ---- Device Summary ---- */
+
+static void put_device(FILE *out, const struct pt_summary *s)
+{
+	if (!s->ndevices) {
+		fputs("Device Summary: no GPU activity found\n\n", out);
+		return;
+	}
+	int w[2] = {30, 20};
+	int tw = total_width(w, 2);
+	put_title(out, "Device Summary", tw, '-');
+	put_sep(out, w, 2);
+	put_row(out, w, 2, (const char *const[]){"Device", "Utilization (%)"}, -1);
+	put_sep(out, w, 2);
+	for (size_t i = 0; i < s->ndevices; i++) {
+		char dev[32], util[CELL];
+		snprintf(dev, sizeof dev, "GPU%" PRId32, s->devices[i].device);
+		double u = s->devices[i].util_pct;
+		snprintf(util, sizeof util, "%.2f", u == u ? u : 0.0);
+		put_row(out, w, 2, (const char *const[]){dev, util}, -1);
+	}
+	put_sep(out, w, 2);
+	fputs("Note:\nGPU Utilization = Current process GPU time / elapsed time.\n", out);
+	put_n(out, '-', tw);
+	fputs("\n\n", out);
+}
+
+/* ---- Overview Summary ---- */
+
+static int kind_shown(int k)
+{
+	return k != PT_KIND_INSTANT && k != PT_KIND_COUNTER && k != PT_KIND_OTHER;
+}
+
+static void put_overview(FILE *out, const struct pt_summary *s)
+{
+	int host[PT_KIND__COUNT], nh = 0, ndev = 0;
+	for (int k = 0; k < PT_KIND__COUNT; k++) {
+		if (!s->overview[k].calls || !kind_shown(k))
+			continue;
+		if (pt_kind_is_device((enum pt_kind)k))
+			ndev++;
+		else if (k != PT_KIND_PROFILE_STEP)
+			host[nh++] = k;
+	}
+	int has_step = s->overview[PT_KIND_PROFILE_STEP].calls > 0;
+	if (!nh && !ndev && !has_step)
+		return;
+	/* other host kinds by time, largest first (insertion sort: a dozen at most) */
+	for (int i = 1; i < nh; i++) {
+		int k = host[i], j = i;
+		while (j > 0 && s->overview[host[j - 1]].union_ns < s->overview[k].union_ns) {
+			host[j] = host[j - 1];
+			j--;
+		}
+		host[j] = k;
+	}
+	uint64_t base = has_step ? s->overview[PT_KIND_PROFILE_STEP].union_ns
+				 : (s->t1_ns > s->t0_ns ? s->t1_ns - s->t0_ns : 0);
+	int w[4] = {25, 25, 25, 25};
+	int tw = total_width(w, 4);
+	const char *ind = has_step ? "  " : "";
+	char name[64], calls[CELL], tm[CELL], ratio[CELL];
+	put_title(out, "Overview Summary", tw, '-');
+	fputs("Time unit: ms\n", out);
+	put_sep(out, w, 4);
+	put_row(out, w, 4, (const char *const[]){"Event Type", "Calls", "CPU Time", "Ratio (%)"}, -1);
+	put_sep(out, w, 4);
+	for (int i = -1; i < nh; i++) {
+		int k = i < 0 ? PT_KIND_PROFILE_STEP : host[i];
+		if (i < 0 && !has_step)
+			continue;
+		snprintf(name, sizeof name, "%s%s", i < 0 ? "" : ind, pt_kind_name((enum pt_kind)k));
+		snprintf(calls, sizeof calls, "%" PRIu64, s->overview[k].calls);
+		snprintf(tm, sizeof tm, "%.2f", ms_of(s->overview[k].union_ns));
+		snprintf(ratio, sizeof ratio, "%.2f", pt_pct(s->overview[k].union_ns, base));
+		put_row(out, w, 4, (const char *const[]){name, calls, tm, ratio}, -1);
+	}
+	put_sep(out, w, 4);
+	if (ndev) {
+		put_row(out, w, 4, (const char *const[]){"", "Calls", "GPU Time", "Ratio (%)"}, -1);
+		put_sep(out, w, 4);
+		static const int dev_kinds[] = {PT_KIND_KERNEL, PT_KIND_MEMCPY, PT_KIND_MEMSET,
+						PT_KIND_COMMUNICATION};
+		for (size_t i = 0; i < sizeof dev_kinds / sizeof dev_kinds[0]; i++) {
+			int k = dev_kinds[i];
+			if (!s->overview[k].calls)
+				continue;
+			snprintf(name, sizeof name, "  %s", pt_kind_name((enum pt_kind)k));
+			snprintf(calls, sizeof calls, "%" PRIu64, s->overview[k].calls);
+			snprintf(tm, sizeof tm, "%.2f", ms_of(s->overview[k].union_ns));
+			snprintf(ratio, sizeof ratio, "%.2f", pt_pct(s->overview[k].union_ns, base));
+			put_row(out, w, 4, (const char *const[]){name, calls, tm, ratio}, -1);
+		}
+		put_sep(out, w, 4);
+	}
+	fputs("Note:\n"
+	      "In this table, We sum up all collected events in terms of event type.\n"
+	      "The time of events collected on host are presented as CPU Time, and as GPU Time if "
+	      "on device.\n"
+	      "Events with different types may overlap or inclusion, e.g. Operator includes "
+	      "OperatorInner, so the sum of ratios is not 100%.\n"
+	      "The time of events in the same type with overlap will not calculate twice, and all "
+	      "time is summed after merged.\n",
+	      out);
+	if (!has_step)
+		fputs("No ProfileStep in this trace: ratios are of the trace's span.\n", out);
+	put_n(out, '-', tw);
+	fputs("\n\n", out);
+}
+
+/* ---- Model Summary ---- */
+
+static void model_cells(const struct pt_summary *s, int r, char *calls, char *cpu, char *gpu)
+{
+	const struct pt_model_row *m = &s->model[r];
+	uint64_t cbase = s->model[PT_MS_STEP].cpu.total_ns;
+	uint64_t gbase = s->model[PT_MS_STEP].gpu.total_ns;
+	if (r == PT_MS_OTHERS) {
+		strcpy(calls, "-");
+		snprintf(cpu, CELL, "%.2f / - / - / - / %.2f", ms_of(m->cpu.total_ns),
+			 pt_pct(m->cpu.total_ns, cbase));
+		snprintf(gpu, CELL, "%.2f / - / - / - / %.2f", ms_of(m->gpu.total_ns),
+			 pt_pct(m->gpu.total_ns, gbase));
+		return;
+	}
+	snprintf(calls, CELL, "%" PRIu64, m->calls);
+	fmt_combined(cpu, &m->cpu, cbase);
+	fmt_combined(gpu, &m->gpu, gbase);
+}
+
+static void put_model(FILE *out, const struct pt_summary *s)
+{
+	if (!s->nsteps && !s->model[PT_MS_STEP].calls) {
+		fputs("Model Summary: no steps found\n\n", out);
+		return;
+	}
+	char calls[CELL], cpu[CELL], gpu[CELL], name[32];
+	int w[4] = {15, 6, COMBINED_W, COMBINED_W};
+	for (int r = 0; r < PT_MS__COUNT; r++) {
+		model_cells(s, r, calls, cpu, gpu);
+		w[1] = max_i(w[1], (int)strlen(calls));
+		w[2] = max_i(w[2], (int)strlen(cpu));
+		w[3] = max_i(w[3], (int)strlen(gpu));
+	}
+	int tw = total_width(w, 4);
+	put_title(out, "Model Summary", tw, '-');
+	fputs("Time unit: ms\n", out);
+	put_sep(out, w, 4);
+	put_row(out, w, 4,
+		(const char *const[]){"Name", "Calls", "CPU Total / Avg / Max / Min / Ratio(%)",
+				      "GPU Total / Avg / Max / Min / Ratio(%)"},
+		-1);
+	put_sep(out, w, 4);
+	for (int r = 0; r < PT_MS__COUNT; r++) {
+		model_cells(s, r, calls, cpu, gpu);
+		snprintf(name, sizeof name, "%s%s", r ? "  " : "", ms_names[r]);
+		put_row(out, w, 4, (const char *const[]){name, calls, cpu, gpu}, -1);
+	}
+	put_sep(out, w, 4);
+	putc('\n', out);
+}
+
+/* ---- Distributed Summary ---- */
+
+static void put_distributed(FILE *out, const struct pt_summary *s)
+{
+	const struct pt_distributed *d = &s->dist;
+	if (!d->comm_ns)
+		return;
+	int w[3] = {25, 25, 25};
+	int tw = total_width(w, 3);
+	char tm[CELL], ratio[CELL];
+	put_title(out, "Distributed Summary", tw, '-');
+	fputs("Time unit: ms\n", out);
+	put_sep(out, w, 3);
+	put_row(out, w, 3, (const char *const[]){"Name", "Total Time", "Ratio (%)"}, -1);
+	put_sep(out, w, 3);
+	const char *names[4] = {"ProfileStep", "  Communication", "  Computation", "  Overlap"};
+	uint64_t vals[4] = {d->step_ns, d->comm_ns, d->comp_ns, d->overlap_ns};
+	for (int i = 0; i < 4; i++) {
+		snprintf(tm, sizeof tm, "%.2f", ms_of(vals[i]));
+		snprintf(ratio, sizeof ratio, "%.2f", pt_pct(vals[i], d->step_ns));
+		put_row(out, w, 3, (const char *const[]){names[i], tm, ratio}, -1);
+	}
+	put_sep(out, w, 3);
+	if (d->comm_from_host)
+		fputs("Note: no communication kernels on a device; Communication is the time of "
+		      "host-side communication calls.\n",
+		      out);
+	putc('\n', out);
+}
+
+/* ---- the row tables: Operator, Kernel, Memory Manipulation, UserDefined ---- */
+
+struct tspec {
+	const char *title;
+	int name_w;      /* name column; cut names to it */
+	int fit_names;   /* shrink the name column to the longest name */
+	int with_cpu;
+	int thread_line; /* "Thread: All threads merged" */
+};
+
+/* Cells of row i of a sorted view; returns the name's display columns. */
+static int row_cells(const struct pt_trace *t, const struct pt_table *v, size_t i, int name_w,
+		     char *name, char *calls, char *cpu, char *gpu)
+{
+	const struct pt_row *r = &v->rows[i];
+	uint64_t cbase = v->cpu_base_ns, gbase = v->gpu_base_ns;
+	if (r->depth > 0 && r->parent < v->n) {
+		/* as Paddle: a child's ratio is of its parent's time */
+		cbase = v->rows[r->parent].cpu.total_ns;
+		gbase = v->rows[r->parent].gpu.total_ns;
+	}
+	int cols = fmt_name(name, t, r->name_id, 2 * r->depth, name_w);
+	snprintf(calls, CELL, "%" PRIu64, pt_row_calls(r));
+	if (r->is_device)
+		strcpy(cpu, dash5);
+	else
+		fmt_combined(cpu, &r->cpu, cbase);
+	fmt_combined(gpu, &r->gpu, gbase);
+	return cols;
+}
+
+static void put_table(FILE *out, const struct pt_trace *t, const struct pt_table *v,
+		      const struct tspec *sp)
+{
+	char name[NAME_CAP], calls[CELL], cpu[CELL], gpu[CELL];
+	int name_w = sp->name_w;
+	if (sp->fit_names) {
+		int longest = 4;
+		for (size_t i = 0; i < v->n; i++)
+			longest = max_i(longest, row_cells(t, v, i, name_w, name, calls, cpu, gpu));
+		name_w = longest < name_w ? longest : name_w;
+	}
+	int w[4] = {name_w, 6, COMBINED_W, COMBINED_W};
+	for (size_t i = 0; i < v->n; i++) {
+		row_cells(t, v, i, name_w, name, calls, cpu, gpu);
+		w[1] = max_i(w[1], (int)strlen(calls));
+		w[2] = max_i(w[2], (int)strlen(cpu));
+		w[3] = max_i(w[3], (int)strlen(gpu));
+	}
+	int nc = 4;
+	if (!sp->with_cpu) { /* Name, Calls, GPU */
+		w[2] = w[3];
+		nc = 3;
+	}
+	int tw = total_width(w, nc);
+	put_title(out, sp->title, tw, '-');
+	fputs("Time unit: ms\n", out);
+	put_sep(out, w, nc);
+	if (sp->with_cpu)
+		put_row(out, w, nc,
+			(const char *const[]){"Name", "Calls", "CPU Total / Avg / Max / Min / Ratio(%)",
+					      "GPU Total / Avg / Max / Min / Ratio(%)"},
+			-1);
+	else
+		put_row(out, w, nc,
+			(const char *const[]){"Name", "Calls", "GPU Total / Avg / Max / Min / Ratio(%)"},
+			-1);
+	put_sep(out, w, nc);
+	if (sp->thread_line)
+		put_title(out, "Thread: All threads merged", tw, '-');
+	for (size_t i = 0; i < v->n; i++) {
+		int cols = row_cells(t, v, i, name_w, name, calls, cpu, gpu);
+		if (sp->with_cpu)
+			put_row(out, w, nc, (const char *const[]){name, calls, cpu, gpu}, cols);
+		else
+			put_row(out, w, nc, (const char *const[]){name, calls, gpu}, cols);
+	}
+	put_sep(out, w, nc);
+	putc('\n', out);
+}
+
+/* ---- Perf Summary ---- */
+
+/* Python's str.center: the odd blank goes left when the width is odd. */
+static void put_centered(FILE *out, const char *s, int width)
+{
+	int len = (int)strlen(s);
+	int marg = width - len;
+	if (marg < 0)
+		marg = 0;
+	int left = marg / 2 + (marg & width & 1);
+	put_n(out, ' ', left);
+	fputs(s, out);
+	put_n(out, ' ', marg - left);
+}
+
+static void put_perf_cells(FILE *out, const char *const *cells)
+{
+	putc('|', out);
+	for (int i = 0; i < 4; i++) {
+		put_centered(out, cells[i], 17);
+		putc('|', out);
+	}
+	putc('\n', out);
+}
+
+static void put_perf_row(FILE *out, const char *name, double avg, double max, double min)
+{
+	char a[CELL], b[CELL], c[CELL];
+	snprintf(a, sizeof a, "%.5f", avg == avg ? avg : 0.0);
+	snprintf(b, sizeof b, "%.5f", max == max ? max : 0.0);
+	snprintf(c, sizeof c, "%.5f", min == min ? min : 0.0);
+	put_perf_cells(out, (const char *const[]){name, a, b, c});
+}
+
+static double sec_of(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+static double stat_avg_s(const struct pt_stat *st)
+{
+	return st->n ? sec_of(st->total_ns) / (double)st->n : 0.0;
+}
+
+static void put_perf(FILE *out, const struct pt_summary *s)
+{
+	const struct pt_perf *p = &s->perf;
+	if (!p->steps) {
+		fputs("Perf Summary: no steps found\n\n", out);
+		return;
+	}
+	double rr = p->reader_ratio_pct;
+	put_title(out, "Perf Summary", 100, '=');
+	fprintf(out, "Reader Ratio: %.3f%%\n", rr == rr ? rr : 0.0);
+	fprintf(out, "Time Unit: s, IPS Unit: %s\n", p->ips_samples ? "samples/s" : "steps/s");
+	put_perf_cells(out, (const char *const[]){"", "avg", "max", "min"});
+	put_perf_row(out, "reader_cost", stat_avg_s(&p->reader), sec_of(p->reader.max_ns),
+		     sec_of(pt_stat_min(&p->reader)));
+	put_perf_row(out, "batch_cost", stat_avg_s(&p->batch), sec_of(p->batch.max_ns),
+		     sec_of(pt_stat_min(&p->batch)));
+	put_perf_row(out, "ips", p->ips_avg, p->ips_max, p->ips_min);
+	putc('\n', out);
+}
+
+/* ---- warnings ---- */
+
+static void put_warnings(FILE *out, const struct pt_trace *t)
+{
+	if (!pt_trace_warn_total(t))
+		return;
+	fputs("Warnings:\n", out);
+	for (int w = 0; w < PT_WARN__COUNT; w++)
+		if (t->warnings[w])
+			fprintf(out, "  %" PRIu64 " %s\n", t->warnings[w], pt_warn_text((enum pt_warn)w));
+}
+
+int pt_report_text(FILE *out, const struct pt_trace *t, const struct pt_summary *s,
+		   const struct pt_report_opts *o)
+{
+	struct pt_report_opts defaults;
+	if (!o) {
+		pt_report_opts_init(&defaults);
+		o = &defaults;
+	}
+	int name_w = o->width > 0 ? o->width : NAME_W_DEFAULT;
+	int kernel_w = o->width > 0 ? o->width : KERNEL_W_DEFAULT;
+
+	put_header(out, t, s);
+	put_device(out, s);
+	put_overview(out, s);
+	put_model(out, s);
+	put_distributed(out, s);
+
+	const struct pt_table *ops = o->op_detail && s->op_detail.n ? &s->op_detail : &s->operators;
+	struct pt_table v = pt_table_view(ops, o->sort, o->top, t);
+	if (v.n) {
+		struct tspec sp = {"Operator Summary", name_w, 0, 1, 1};
+		put_table(out, t, &v, &sp);
+	} else {
+		fputs("Operator Summary: no operators found\n\n", out);
+	}
+	pt_table_view_free(&v);
+
+	v = pt_table_view(&s->kernels, o->sort, o->top, t);
+	if (v.n) {
+		struct tspec sp = {"Kernel Summary", kernel_w, 0, 0, 0};
+		put_table(out, t, &v, &sp);
+	} else {
+		fputs("Kernel Summary: no GPU kernels found\n\n", out);
+	}
+	pt_table_view_free(&v);
+
+	v = pt_table_view(&s->memory, o->sort, o->top, t);
+	if (v.n) {
+		struct tspec sp = {"Memory Manipulation Summary", name_w, 1, 1, 0};
+		put_table(out, t, &v, &sp);
+	}
+	pt_table_view_free(&v);
+
+	v = pt_table_view(&s->user_defined, o->sort, o->top, t);
+	if (v.n) {
+		struct tspec sp = {"UserDefined Summary", name_w, 1, 1, 1};
+		put_table(out, t, &v, &sp);
+	}
+	pt_table_view_free(&v);
+
+	put_perf(out, s);
+	put_warnings(out, t);
+	fflush(out);
+	return ferror(out) ? PT_EIO : 0;
+}

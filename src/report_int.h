@@ -1,0 +1,42 @@
+/*
+ * report_int.h - what the report faces (report.c text, report_json.c JSON,
+ * export.c's embedded summary) share: row keys and calls, sorted copies of
+ * summary tables with the --top cut applied, and exact number formatting.
+ */
+#ifndef PT_REPORT_INT_H
+#define PT_REPORT_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proftop/report.h"
+#include "util.h"
+
+/* Calls of a row: CPU calls for host rows, device activities for device rows. */
+static inline uint64_t pt_row_calls(const struct pt_row *r)
+{
+	return r->is_device ? r->gpu.n : r->cpu.n;
+}
+
+/* Min of a stat, 0 when empty (never UINT64_MAX). */
+static inline uint64_t pt_stat_min(const struct pt_stat *s)
+{
+	return s->n ? s->min_ns : 0;
+}
+
+/* a / b * 100, 0 when b is 0. */
+static inline double pt_pct(uint64_t a, uint64_t b)
+{
+	return b ? (double)a * 100.0 / (double)b : 0.0;
+}
+
+/* A sorted copy of a table, cut to top (0 = all; trees: top-level rows). */
+struct pt_table pt_table_view(const struct pt_table *src, enum pt_sort_key key, size_t top,
+			      const struct pt_trace *t);
+void pt_table_view_free(struct pt_table *v);
+
+/* JSON body of the report into b (no trailing newline). */
+void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct pt_summary *s,
+			const struct pt_report_opts *o);
+
+#endif

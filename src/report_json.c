@@ -1,0 +1,406 @@
+/*
+ * report_json.c - the summary as one JSON object (pt_report_json), for
+ * machines: CI checks, dashboards, diffs between runs. The schema is stable;
+ * additions get new keys, changes a new "schema" value.
+ *
+ * Schema "proftop.report/1" (times in ms with up to 6 decimals, exact from
+ * nanoseconds; percentages 0-100; a missing minimum is 0; never NaN):
+ *
+ * {
+ *   "schema": "proftop.report/1",
+ *   "source": "path or session",
+ *   "events": N,               events kept in the store
+ *   "events_seen": N,          events the source delivered
+ *   "span_ms": x,              time covered by the summarized events
+ *   "steps": N,                ProfileSteps summarized
+ *   "rank": N | null, "world_size": N | null,
+ *   "model_summary": [         always these six rows, in this order:
+ *     {"name": "ProfileStep" | "Dataloader" | "Forward" | "Backward" |
+ *              "Optimization" | "Others",
+ *      "calls", "cpu_total_ms", "cpu_avg_ms", "cpu_max_ms", "cpu_min_ms",
+ *      "cpu_ratio_pct", "gpu_total_ms", "gpu_avg_ms", "gpu_max_ms",
+ *      "gpu_min_ms", "gpu_ratio_pct"} ],  ratios are shares of ProfileStep's total
+ *   "perf_summary": {"reader_ratio_pct", "reader_cost_ms": {"avg","max","min"},
+ *      "batch_cost_ms": {"avg","max","min"}, "ips": {"avg","max","min"},
+ *      "ips_unit": "steps/s" | "samples/s"},
+ *   "operators", "kernels", "user_defined", "memory": [
+ *     {"name", "calls", "cpu_total_ms", "cpu_self_ms", "cpu_avg_ms", "cpu_max_ms",
+ *      "cpu_min_ms", "cpu_ratio_pct", "gpu_total_ms", "gpu_avg_ms", "gpu_max_ms",
+ *      "gpu_min_ms", "gpu_ratio_pct"} ],  sorted by --sort, cut to --top
+ *   "op_detail": [ {"name", "depth", "kind", "calls", "cpu_total_ms",
+ *      "gpu_total_ms"} ],      operator tree in pre-order (--top cuts top-level ops)
+ *   "overview": {"<kind>": {"calls", "cpu_ms" (host kinds) | "gpu_ms" (device
+ *      kinds), "ratio_pct"}, ...},  one key per kind with calls, Paddle's names
+ *   "distributed": {"step_ms", "communication_ms", "computation_ms", "overlap_ms",
+ *      "communication_pct", "computation_pct", "overlap_pct", "from_host_calls"},
+ *   "device": [ {"device", "utilization_pct", "busy_ms", "kernels", "memcpys",
+ *      "memsets", "memcpy_bytes"} ],
+ *   "steps_detail": [ {"number", "start_ms" (from the span's start),
+ *      "batch_cost_ms", "reader_cost_ms", "samples"} ],
+ *   "warnings": {"<key>": count, ...},  non-zero counters only
+ *   "events_dropped": N        by the memory cap and by the source
+ * }
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "proftop/error.h"
+#include "proftop/report.h"
+#include "report_int.h"
+#include "util.h"
+
+static const char *const ms_names[PT_MS__COUNT] = {
+	"ProfileStep", "Dataloader", "Forward", "Backward", "Optimization", "Others",
+};
+
+/* Drops trailing zeros (and a bare '.') of a fixed-point number at p. */
+static void trim_zeros(struct pt_buf *b, size_t start)
+{
+	char *p = b->p + start;
+	if (!strchr(p, '.'))
+		return;
+	size_t n = b->len - start;
+	while (n > 1 && p[n - 1] == '0')
+		n--;
+	if (n > 1 && p[n - 1] == '.')
+		n--;
+	b->len = start + n;
+	b->p[b->len] = 0;
+}
+
+/* Exact ns -> ms with up to 6 decimals. */
+static void j_ms(struct pt_buf *b, uint64_t ns)
+{
+	size_t start = b->len;
+	pt_buf_printf(b, "%" PRIu64 ".%06" PRIu64, ns / 1000000, ns % 1000000);
+	trim_zeros(b, start);
+}
+
+static void j_num(struct pt_buf *b, double v)
+{
+	if (!(v == v) || v > 1e300 || v < -1e300)
+		v = 0; /* JSON has no NaN or Infinity */
+	size_t start = b->len;
+	pt_buf_printf(b, "%.6f", v);
+	trim_zeros(b, start);
+	if (!strcmp(b->p + start, "-0")) {
+		b->len = start;
+		pt_buf_putc(b, '0');
+	}
+}
+
+static void j_key(struct pt_buf *b, int *first, const char *key)
+{
+	if (!*first)
+		pt_buf_putc(b, ',');
+	*first = 0;
+	pt_buf_printf(b, "\"%s\":", key);
+}
+
+/* A top-level key on a line of its own. */
+static void top_key(struct pt_buf *b, int *first, const char *key)
+{
+	pt_buf_put(b, *first ? "\n  " : ",\n  ", *first ? 3 : 4);
+	*first = 0;
+	pt_buf_printf(b, "\"%s\": ", key);
+}
+
+static void list_close(struct pt_buf *b, size_t n)
+{
+	if (n)
+		pt_buf_put(b, "\n  ]", 4);
+	else
+		pt_buf_putc(b, ']');
+}
+
+static void kv_ms(struct pt_buf *b, int *first, const char *key, uint64_t ns)
+{
+	j_key(b, first, key);
+	j_ms(b, ns);
+}
+
+static void kv_num(struct pt_buf *b, int *first, const char *key, double v)
+{
+	j_key(b, first, key);
+	j_num(b, v);
+}
+
+static void kv_u64(struct pt_buf *b, int *first, const char *key, uint64_t v)
+{
+	j_key(b, first, key);
+	pt_buf_printf(b, "%" PRIu64, v);
+}
+
+static void kv_name(struct pt_buf *b, int *first, const struct pt_trace *t, uint32_t id)
+{
+	j_key(b, first, "name");
+	pt_buf_json_str(b, pt_trace_str(t, id), pt_strtab_len(t->strings, id));
+}
+
+static double avg_ms(const struct pt_stat *st)
+{
+	return st->n ? (double)st->total_ns / 1e6 / (double)st->n : 0.0;
+}
+
+/* The five stat columns with a ratio of base; prefix "cpu" or "gpu". */
+static void kv_stat(struct pt_buf *b, int *first, const char *prefix, const struct pt_stat *st,
+		    uint64_t base, int with_avg)
+{
+	char key[32];
+	snprintf(key, sizeof key, "%s_total_ms", prefix);
+	kv_ms(b, first, key, st->total_ns);
+	if (with_avg) {
+		snprintf(key, sizeof key, "%s_avg_ms", prefix);
+		kv_num(b, first, key, avg_ms(st));
+		snprintf(key, sizeof key, "%s_max_ms", prefix);
+		kv_ms(b, first, key, st->max_ns);
+		snprintf(key, sizeof key, "%s_min_ms", prefix);
+		kv_ms(b, first, key, pt_stat_min(st));
+	} else { /* Others: no per-step spread */
+		snprintf(key, sizeof key, "%s_avg_ms", prefix);
+		kv_num(b, first, key, 0);
+		snprintf(key, sizeof key, "%s_max_ms", prefix);
+		kv_num(b, first, key, 0);
+		snprintf(key, sizeof key, "%s_min_ms", prefix);
+		kv_num(b, first, key, 0);
+	}
+	snprintf(key, sizeof key, "%s_ratio_pct", prefix);
+	kv_num(b, first, key, pt_pct(st->total_ns, base));
+}
+
+static void j_model(struct pt_buf *b, const struct pt_summary *s)
+{
+	uint64_t cbase = s->model[PT_MS_STEP].cpu.total_ns;
+	uint64_t gbase = s->model[PT_MS_STEP].gpu.total_ns;
+	pt_buf_put(b, ",\n  \"model_summary\": [", 22);
+	for (int r = 0; r < PT_MS__COUNT; r++) {
+		const struct pt_model_row *m = &s->model[r];
+		int first = 1;
+		pt_buf_put(b, r ? ",\n    {" : "\n    {", r ? 7 : 6);
+		j_key(b, &first, "name");
+		pt_buf_printf(b, "\"%s\"", ms_names[r]);
+		kv_u64(b, &first, "calls", m->calls);
+		kv_stat(b, &first, "cpu", &m->cpu, cbase, r != PT_MS_OTHERS);
+		kv_stat(b, &first, "gpu", &m->gpu, gbase, r != PT_MS_OTHERS);
+		pt_buf_putc(b, '}');
+	}
+	list_close(b, PT_MS__COUNT);
+}
+
+static void j_minmax(struct pt_buf *b, int *first, const char *key, double avg, double max,
+		     double min)
+{
+	j_key(b, first, key);
+	int f = 1;
+	pt_buf_putc(b, '{');
+	kv_num(b, &f, "avg", avg);
+	kv_num(b, &f, "max", max);
+	kv_num(b, &f, "min", min);
+	pt_buf_putc(b, '}');
+}
+
+static void j_perf(struct pt_buf *b, const struct pt_summary *s)
+{
+	const struct pt_perf *p = &s->perf;
+	int first = 1;
+	pt_buf_put(b, ",\n  \"perf_summary\": {", 21);
+	kv_num(b, &first, "reader_ratio_pct", p->reader_ratio_pct);
+	j_minmax(b, &first, "reader_cost_ms", avg_ms(&p->reader), (double)p->reader.max_ns / 1e6,
+		 (double)pt_stat_min(&p->reader) / 1e6);
+	j_minmax(b, &first, "batch_cost_ms", avg_ms(&p->batch), (double)p->batch.max_ns / 1e6,
+		 (double)pt_stat_min(&p->batch) / 1e6);
+	j_minmax(b, &first, "ips", p->ips_avg, p->ips_max, p->ips_min);
+	j_key(b, &first, "ips_unit");
+	pt_buf_printf(b, "\"%s\"", p->ips_samples ? "samples/s" : "steps/s");
+	pt_buf_putc(b, '}');
+}
+
+static void j_rows(struct pt_buf *b, const char *key, const struct pt_trace *t,
+		   const struct pt_table *src, const struct pt_report_opts *o)
+{
+	struct pt_table v = pt_table_view(src, o->sort, o->top, t);
+	pt_buf_printf(b, ",\n  \"%s\": [", key);
+	for (size_t i = 0; i < v.n; i++) {
+		const struct pt_row *r = &v.rows[i];
+		int first = 1;
+		pt_buf_put(b, i ? ",\n    {" : "\n    {", i ? 7 : 6);
+		kv_name(b, &first, t, r->name_id);
+		kv_u64(b, &first, "calls", pt_row_calls(r));
+		kv_ms(b, &first, "cpu_total_ms", r->cpu.total_ns);
+		kv_ms(b, &first, "cpu_self_ms", r->cpu_self_ns);
+		kv_num(b, &first, "cpu_avg_ms", avg_ms(&r->cpu));
+		kv_ms(b, &first, "cpu_max_ms", r->cpu.max_ns);
+		kv_ms(b, &first, "cpu_min_ms", pt_stat_min(&r->cpu));
+		kv_num(b, &first, "cpu_ratio_pct", pt_pct(r->cpu.total_ns, v.cpu_base_ns));
+		kv_stat(b, &first, "gpu", &r->gpu, v.gpu_base_ns, 1);
+		pt_buf_putc(b, '}');
+	}
+	list_close(b, v.n);
+	pt_table_view_free(&v);
+}
+
+static void j_op_detail(struct pt_buf *b, const struct pt_trace *t, const struct pt_summary *s,
+			const struct pt_report_opts *o)
+{
+	struct pt_table v = pt_table_view(&s->op_detail, o->sort, o->top, t);
+	pt_buf_put(b, ",\n  \"op_detail\": [", 18);
+	for (size_t i = 0; i < v.n; i++) {
+		const struct pt_row *r = &v.rows[i];
+		int first = 1;
+		pt_buf_put(b, i ? ",\n    {" : "\n    {", i ? 7 : 6);
+		kv_name(b, &first, t, r->name_id);
+		kv_u64(b, &first, "depth", r->depth);
+		j_key(b, &first, "kind");
+		pt_buf_printf(b, "\"%s\"", pt_kind_name((enum pt_kind)r->kind));
+		kv_u64(b, &first, "calls", pt_row_calls(r));
+		kv_ms(b, &first, "cpu_total_ms", r->cpu.total_ns);
+		kv_ms(b, &first, "gpu_total_ms", r->gpu.total_ns);
+		pt_buf_putc(b, '}');
+	}
+	list_close(b, v.n);
+	pt_table_view_free(&v);
+}
+
+static void j_overview(struct pt_buf *b, const struct pt_summary *s)
+{
+	uint64_t base = s->overview[PT_KIND_PROFILE_STEP].union_ns;
+	if (!base)
+		base = s->t1_ns > s->t0_ns ? s->t1_ns - s->t0_ns : 0;
+	pt_buf_put(b, ",\n  \"overview\": {", 17);
+	int n = 0;
+	for (int k = 0; k < PT_KIND__COUNT; k++) {
+		const struct pt_overview_row *r = &s->overview[k];
+		if (!r->calls)
+			continue;
+		int first = 1;
+		pt_buf_printf(b, "%s\n    \"%s\": {", n++ ? "," : "", pt_kind_name((enum pt_kind)k));
+		kv_u64(b, &first, "calls", r->calls);
+		kv_ms(b, &first, pt_kind_is_device((enum pt_kind)k) ? "gpu_ms" : "cpu_ms", r->union_ns);
+		kv_num(b, &first, "ratio_pct", pt_pct(r->union_ns, base));
+		pt_buf_putc(b, '}');
+	}
+	pt_buf_put(b, n ? "\n  }" : "}", n ? 4 : 1);
+}
+
+static void j_distributed(struct pt_buf *b, const struct pt_summary *s)
+{
+	const struct pt_distributed *d = &s->dist;
+	int first = 1;
+	pt_buf_put(b, ",\n  \"distributed\": {", 20);
+	kv_ms(b, &first, "step_ms", d->step_ns);
+	kv_ms(b, &first, "communication_ms", d->comm_ns);
+	kv_ms(b, &first, "computation_ms", d->comp_ns);
+	kv_ms(b, &first, "overlap_ms", d->overlap_ns);
+	kv_num(b, &first, "communication_pct", pt_pct(d->comm_ns, d->step_ns));
+	kv_num(b, &first, "computation_pct", pt_pct(d->comp_ns, d->step_ns));
+	kv_num(b, &first, "overlap_pct", pt_pct(d->overlap_ns, d->step_ns));
+	j_key(b, &first, "from_host_calls");
+	pt_buf_printf(b, "%s", d->comm_from_host ? "true" : "false");
+	pt_buf_putc(b, '}');
+}
+
+static void j_devices(struct pt_buf *b, const struct pt_summary *s)
+{
+	pt_buf_put(b, ",\n  \"device\": [", 15);
+	for (size_t i = 0; i < s->ndevices; i++) {
+		const struct pt_device_row *d = &s->devices[i];
+		int first = 1;
+		pt_buf_put(b, i ? ",\n    {" : "\n    {", i ? 7 : 6);
+		j_key(b, &first, "device");
+		pt_buf_printf(b, "%" PRId32, d->device);
+		kv_num(b, &first, "utilization_pct", d->util_pct);
+		kv_ms(b, &first, "busy_ms", d->busy_ns);
+		kv_u64(b, &first, "kernels", d->kernels);
+		kv_u64(b, &first, "memcpys", d->memcpys);
+		kv_u64(b, &first, "memsets", d->memsets);
+		kv_u64(b, &first, "memcpy_bytes", d->memcpy_bytes);
+		pt_buf_putc(b, '}');
+	}
+	list_close(b, s->ndevices);
+}
+
+static void j_steps(struct pt_buf *b, const struct pt_summary *s)
+{
+	pt_buf_put(b, ",\n  \"steps_detail\": [", 21);
+	for (size_t i = 0; i < s->nsteps; i++) {
+		const struct pt_step *st = &s->steps[i];
+		int first = 1;
+		pt_buf_put(b, i ? ",\n    {" : "\n    {", i ? 7 : 6);
+		j_key(b, &first, "number");
+		pt_buf_printf(b, "%" PRId64, st->number);
+		kv_ms(b, &first, "start_ms", st->start_ns > s->t0_ns ? st->start_ns - s->t0_ns : 0);
+		kv_ms(b, &first, "batch_cost_ms", st->dur_ns);
+		kv_ms(b, &first, "reader_cost_ms", st->cpu_ns[PT_MS_DATALOADER]);
+		kv_u64(b, &first, "samples", st->samples);
+		pt_buf_putc(b, '}');
+	}
+	list_close(b, s->nsteps);
+}
+
+void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct pt_summary *s,
+			const struct pt_report_opts *o)
+{
+	struct pt_report_opts defaults;
+	if (!o) {
+		pt_report_opts_init(&defaults);
+		o = &defaults;
+	}
+	int first = 1;
+	pt_buf_putc(b, '{');
+	top_key(b, &first, "schema");
+	pt_buf_put(b, "\"proftop.report/1\"", 18);
+	top_key(b, &first, "source");
+	const char *src = t->source ? t->source : "";
+	pt_buf_json_str(b, src, strlen(src));
+	top_key(b, &first, "events");
+	pt_buf_printf(b, "%" PRIu64, pt_store_count(t->store));
+	top_key(b, &first, "events_seen");
+	pt_buf_printf(b, "%" PRIu64, t->events_seen);
+	top_key(b, &first, "span_ms");
+	j_ms(b, s->t1_ns > s->t0_ns ? s->t1_ns - s->t0_ns : 0);
+	top_key(b, &first, "steps");
+	pt_buf_printf(b, "%zu", s->nsteps);
+	top_key(b, &first, "rank");
+	if (t->rank >= 0)
+		pt_buf_printf(b, "%" PRId64, t->rank);
+	else
+		pt_buf_put(b, "null", 4);
+	top_key(b, &first, "world_size");
+	if (t->world_size >= 0)
+		pt_buf_printf(b, "%" PRId64, t->world_size);
+	else
+		pt_buf_put(b, "null", 4);
+	j_model(b, s);
+	j_perf(b, s);
+	j_rows(b, "operators", t, &s->operators, o);
+	j_rows(b, "kernels", t, &s->kernels, o);
+	j_rows(b, "user_defined", t, &s->user_defined, o);
+	j_rows(b, "memory", t, &s->memory, o);
+	j_op_detail(b, t, s, o);
+	j_overview(b, s);
+	j_distributed(b, s);
+	j_devices(b, s);
+	j_steps(b, s);
+	pt_buf_put(b, ",\n  \"warnings\": {", 17);
+	int n = 0;
+	for (int w = 0; w < PT_WARN__COUNT; w++)
+		if (t->warnings[w])
+			pt_buf_printf(b, "%s\"%s\":%" PRIu64, n++ ? "," : "",
+				      pt_warn_key((enum pt_warn)w), t->warnings[w]);
+	pt_buf_putc(b, '}');
+	top_key(b, &first, "events_dropped");
+	pt_buf_printf(b, "%" PRIu64, t->warnings[PT_WARN_STORE_DROPPED] + t->warnings[PT_WARN_SOURCE_DROPPED]);
+	pt_buf_put(b, "\n}", 2);
+}
+
+int pt_report_json(FILE *out, const struct pt_trace *t, const struct pt_summary *s,
+		   const struct pt_report_opts *o)
+{
+	struct pt_buf b = {0};
+	pt_report_json_buf(&b, t, s, o);
+	pt_buf_putc(&b, '\n');
+	fwrite(b.p, 1, b.len, out);
+	pt_buf_free(&b);
+	fflush(out);
+	return ferror(out) ? PT_EIO : 0;
+}
