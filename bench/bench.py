@@ -45,6 +45,34 @@ def best(cmd, runs, stdout=subprocess.DEVNULL):
     return min(res, key=lambda r: r[0])
 
 
+def synth(path, n_events):
+    """A PyTorch-style trace of about n_events events: steps with dataloader,
+    nested operators with runtime launches, and kernels on one stream."""
+    with open(path, "w") as f:
+        f.write('{"traceEvents":[\n')
+        ts, corr, n, first = 1_000_000.0, 1, 0, True
+        step = 0
+        while n < n_events:
+            f.write('%s{"ph":"X","cat":"user_annotation","name":"ProfilerStep#%d","pid":1,"tid":1,"ts":%.3f,"dur":%.3f}'
+                    % ("" if first else ",", step, ts, 2000.0))
+            first = False
+            f.write(',{"ph":"X","cat":"user_annotation","name":"enumerate(DataLoader)#_Iter.__next__","pid":1,"tid":1,"ts":%.3f,"dur":100.0}\n' % (ts + 1))
+            t = ts + 110
+            n += 2
+            for i in range(150):
+                f.write(',{"ph":"X","cat":"cpu_op","name":"aten::op%d","pid":1,"tid":1,"ts":%.3f,"dur":10.5,"args":{"External id":%d}}'
+                        ',{"ph":"X","cat":"cpu_op","name":"aten::inner%d","pid":1,"tid":1,"ts":%.3f,"dur":5.25}'
+                        ',{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":%.3f,"dur":2.0,"args":{"correlation":%d}}'
+                        ',{"ph":"X","cat":"kernel","name":"kernel_%d","pid":0,"tid":7,"ts":%.3f,"dur":8.0,"args":{"device":0,"stream":7,"correlation":%d}}\n'
+                        % (i % 40, t, corr, i % 40, t + 1, t + 2, corr, i % 60, t + 5, corr))
+                t += 12
+                corr += 1
+                n += 4
+            ts += 2000.0
+            step += 1
+        f.write("]}\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -73,6 +101,18 @@ def main():
             budget = kept * 64 + 32 * 2**20
             print("%-44s %9s peak RSS %.1f MiB for %d events = %.0f B/event; budget %.1f MiB (%.2f of it)"
                   % ("", "", rss / 2**20, kept, rss / max(kept, 1), budget / 2**20, rss / budget))
+        print()
+        print("== memory per kept event (synthetic trace, 2 M events)")
+        big = os.path.join(tmp, "synth.json")
+        synth(big, 2_000_000)
+        mb = os.path.getsize(big) / 1e6
+        tp, rss, out = best([proftop, "report", big, "--json", "--top", "5"], 1, stdout=None)
+        kept = json.loads(out).get("events", 0)
+        budget = kept * 64 + 32 * 2**20
+        print("%.0f MB of JSON, %d events kept: %.2fs (%.0f MB/s), peak RSS %.1f MiB = %.1f B/event; "
+              "budget 64 B/event + 32 MiB = %.1f MiB (%.2f of it)"
+              % (mb, kept, tp, mb / tp, rss / 2**20, rss / max(kept, 1), budget / 2**20, rss / budget))
+        os.unlink(big)
         src = os.path.join(traces, BIG[0])
         if os.path.exists(src):
             print()

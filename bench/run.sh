@@ -6,9 +6,21 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 export PT_TRACES=${PT_TRACES:-../shared/traces}
 python3 bench/bench.py --build "$BUILD"
-for b in "$BUILD"/bench/bench_*; do
-	[ -x "$b" ] || continue
-	echo
-	echo "== $(basename "$b")"
-	"$b"
-done
+echo
+echo "== bench_agg (pt_summarize over synthetic events vs iterating the same store)"
+"$BUILD"/bench/bench_agg
+echo
+echo "== bench_parse (reader on trace_diff control, 1 thread vs default threads)"
+if [ -f "$PT_TRACES/hta/trace_diff__control__control.json.gz" ]; then
+	plain=$(mktemp "${TMPDIR:-/tmp}/proftop-bench.XXXXXX.json")
+	gzip -dc "$PT_TRACES/hta/trace_diff__control__control.json.gz" >"$plain"
+	"$BUILD"/bench/bench_parse "$plain" 1 3
+	"$BUILD"/bench/bench_parse "$plain" 0 3
+	rm -f "$plain"
+else
+	echo "skipped: no $PT_TRACES"
+fi
+echo
+echo "== bench_export (1 M and 3 M events to disk, vs fprintf(\"%f\") formatting)"
+"$BUILD"/bench/bench_export 1000000
+"$BUILD"/bench/bench_export 3000000
