@@ -106,28 +106,43 @@ else
 	skip "valid JSON that is not a trace exits 1" "no $PT_TRACES"
 fi
 
-# --- bad input fixtures: file-level ones exit 1 with one line naming the file
-for f in fixtures/bad/file_*; do
-	[ -e "$f" ] || continue
-	out=$("$PROFTOP" report "$f" 2>&1 >/dev/null)
-	rc=$?
-	if [ $rc -eq 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && printf '%s' "$out" | grep -qF "$(basename "$f")"; then
-		ok "bad input $(basename "$f"): exit 1, one line"
+# --- bad input fixtures (tests/e2e/bad_input.txt says what each must give)
+listed=""
+while IFS='|' read -r file code pat; do
+	file=$(echo "$file" | xargs)
+	case "$file" in "" | \#*) continue ;; esac
+	code=$(echo "$code" | xargs)
+	pat=$(echo "$pat" | sed 's/^ *//; s/ *$//')
+	listed="$listed $file"
+	f=fixtures/bad/$file
+	if [ "$code" = 1 ]; then
+		out=$("$PROFTOP" report "$f" 2>&1 >/dev/null)
+		rc=$?
+		if [ $rc -eq 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] &&
+			printf '%s' "$out" | grep -qF "$f" && printf '%s' "$out" | grep -qF -- "$pat"; then
+			ok "bad input $file: exit 1, one line: $pat"
+		else
+			not_ok "bad input $file: exit 1, one line: $pat" "rc=$rc: $out"
+		fi
 	else
-		not_ok "bad input $(basename "$f"): exit 1, one line" "rc=$rc: $out"
+		out=$("$PROFTOP" report "$f" --json 2>&1)
+		rc=$?
+		if [ $rc -eq 0 ] && printf '%s' "$out" | python3 -c "
+import json, sys
+w = json.load(sys.stdin)['warnings']
+want = sys.argv[1]
+sys.exit(0 if (w.get(want, 0) > 0 if want != '-' else not w) else 1)" "$pat"; then
+			ok "bad events in $file: loads, warns $pat"
+		else
+			not_ok "bad events in $file: loads, warns $pat" "rc=$rc: $(printf '%s' "$out" | head -c 300)"
+		fi
 	fi
+done <tests/e2e/bad_input.txt
+missing=""
+for f in fixtures/bad/*; do
+	case " $listed " in *" $(basename "$f") "*) ;; *) missing="$missing $(basename "$f")" ;; esac
 done
-# event-level ones load, and the report counts what was skipped
-for f in fixtures/bad/event_*; do
-	[ -e "$f" ] || continue
-	out=$("$PROFTOP" report "$f" --json 2>&1)
-	rc=$?
-	if [ $rc -eq 0 ] && printf '%s' "$out" | python3 -c "import json,sys; d=json.load(sys.stdin); assert sum(d['warnings'].values()) > 0" 2>/dev/null; then
-		ok "bad events in $(basename "$f") are skipped and counted"
-	else
-		not_ok "bad events in $(basename "$f") are skipped and counted" "rc=$rc: $(printf '%s' "$out" | head -c 300)"
-	fi
-done
+if [ -z "$missing" ]; then ok "every bad-input fixture has an expectation"; else not_ok "every bad-input fixture has an expectation" "$missing"; fi
 
 # --- hostile names never reach the terminal raw
 printf '[{"ph":"X","name":"evil\\u001b]0;pwned\\u0007\\u001b[31mred\\u009b","cat":"cpu_op","pid":1,"tid":1,"ts":1,"dur":5}]' >"$TMP/evil.json"
