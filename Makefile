@@ -44,14 +44,35 @@ ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -pthread
 
 CORE_SRC := $(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c))
 CLI_SRC := src/main.c $(wildcard src/cli_*.c)
+# backends/ linked into proftop (the probe's files go into libproftop.so instead)
+BACKEND_SRC := $(filter-out backends/probe%,$(wildcard backends/*.c))
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
-CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o) $(BACKEND_SRC:%.c=$(BUILD)/%.o)
+
+# The probe, libproftop.so, runs inside the training process: position
+# independent, hidden by default (exports are marked), initial-exec TLS for a
+# cheap hot path, and never sanitized (a preloaded ASan library cannot run in
+# an uninstrumented process).
+PROBE_SRC := $(wildcard backends/probe*.c) src/shm.c
+PROBE_OBJ := $(PROBE_SRC:%.c=$(BUILD)/pic/%.o)
+PROBE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN) -O2 -g -fPIC -fvisibility=hidden \
+	-ftls-model=initial-exec -Iinclude -Isrc
+CUDA_INC := $(wildcard $(CUDA_HOME)/include/cupti.h)
+ifneq ($(CUDA_INC),)
+PROBE_CFLAGS += -DPT_HAVE_CUDA_HEADERS -I$(CUDA_HOME)/include
+endif
+
+# examples/: small programs annotated with the C API, linked weakly so they
+# run with and without proftop (libproftop.so is preloaded by `proftop run`).
+EXAMPLE_SRC := $(wildcard examples/*.c)
+EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
+EXAMPLE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN) -O2 -g -Iinclude -DPROFTOP_WEAK
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard bench/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-all: $(BUILD)/proftop
+all: $(BUILD)/proftop $(BUILD)/libproftop.so $(EXAMPLE_BIN)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -64,6 +85,22 @@ $(BUILD)/libproftop_core.a: $(CORE_OBJ)
 $(BUILD)/proftop: $(CLI_OBJ) $(BUILD)/libproftop_core.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libproftop_core.a $(LDLIBS)
 
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(PROBE_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libproftop.so: $(PROBE_OBJ)
+	$(CC) -shared -pthread -Wl,-soname,libproftop.so -Wl,-z,nodelete -o $@ $(PROBE_OBJ) -ldl -lrt
+
+$(BUILD)/examples/%: examples/%.c include/proftop/proftop.h
+	@mkdir -p $(dir $@)
+	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< -lm -lpthread
+
+# Tests of the probe link its objects directly.
+$(BUILD)/tests/test_probe%: tests/unit/test_probe%.c $(PROBE_OBJ) $(BUILD)/libproftop_core.a tests/unit/testutil.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(PROBE_OBJ) $(BUILD)/libproftop_core.a $(CMOCKA_LIBS) $(LDLIBS) -lrt
+
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libproftop_core.a tests/unit/testutil.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libproftop_core.a $(CMOCKA_LIBS) $(LDLIBS)
@@ -72,13 +109,26 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libproftop_core.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libproftop_core.a $(LDLIBS)
 
-tests: $(UNIT_BIN) $(BUILD)/proftop
+tests: $(UNIT_BIN) all
+
+# libFuzzer targets (clang): the core built with -fsanitize=fuzzer,address,undefined.
+FUZZ_CC ?= clang
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -pthread -g -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=undefined -Iinclude -Isrc $(PKG_CFLAGS)
+FUZZ_CORE := $(CORE_SRC)
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_CORE) $(wildcard src/*.h include/proftop/*.h)
+	@mkdir -p build-fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_CORE) $(LDLIBS)
+fuzz: build-fuzz/fuzz_chrome
 
 # A plain `make check` also builds the sanitizer tree and runs the suites again
 # under ASan+UBSan (PT_CHECK_FAST=1 skips that second pass).
 check: tests
 ifeq ($(SAN)$(PT_CHECK_FAST),)
 	@$(MAKE) --no-print-directory SAN=1 tests
+	@if echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){return 0;}' | \
+		$(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null; then \
+		$(MAKE) --no-print-directory fuzz; fi
 	@BUILD=$(BUILD) SAN_BUILD=build-san tests/run.sh
 else
 	@BUILD=$(BUILD) SAN=$(SAN) tests/run.sh
@@ -90,13 +140,16 @@ golden: $(BUILD)/proftop
 bench: $(BUILD)/proftop $(BENCH_BIN)
 	@BUILD=$(BUILD) bench/run.sh
 
-install: $(BUILD)/proftop
+install: $(BUILD)/proftop $(BUILD)/libproftop.so $(EXAMPLE_BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/proftop
 	install -m 0755 $(BUILD)/proftop $(DESTDIR)$(PREFIX)/bin/proftop
+	install -m 0755 $(BUILD)/libproftop.so $(DESTDIR)$(PREFIX)/lib/libproftop.so
+	install -m 0644 include/proftop/proftop.h $(DESTDIR)$(PREFIX)/include/proftop/proftop.h
 	install -m 0644 docs/proftop.1 $(DESTDIR)$(PREFIX)/share/man/man1/proftop.1
 
 DEB_PKGS := build-essential pkg-config libcjson-dev zlib1g-dev libncurses-dev libcmocka-dev \
-	tmux python3
+	tmux python3 clang libclang-rt-14-dev
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -109,9 +162,9 @@ format:
 	clang-format -i $(wildcard src/*.[ch] include/proftop/*.h tests/unit/*.[ch] bench/*.c)
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
-.PHONY: all tests check golden bench install deps format clean
+.PHONY: all tests check golden bench install deps format clean fuzz
 .DELETE_ON_ERROR:
 
--include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(PROBE_OBJ:.o=.d)

@@ -59,7 +59,7 @@ for bin in "$BUILD"/tests/test_*; do
 	run_suite "unit/$(basename "$bin")" "$bin"
 done
 
-for script in tests/golden/run.sh tests/e2e/test_*.sh; do
+for script in tests/golden/run.sh tests/e2e/test_*.sh tests/fuzz/run.sh; do
 	[ -f "$script" ] || continue
 	run_suite "${script#tests/}" bash "$script"
 done
