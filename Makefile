@@ -101,11 +101,14 @@ $(BUILD)/tests/test_probe%: tests/unit/test_probe%.c $(PROBE_OBJ) $(BUILD)/libpr
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(PROBE_OBJ) $(BUILD)/libproftop_core.a $(CMOCKA_LIBS) $(LDLIBS) -lrt
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libproftop_core.a tests/unit/testutil.h
+# White-box tests and benches of the backends include their .c files.
+BACKEND_DEPS := $(wildcard backends/*.c backends/*.h)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libproftop_core.a tests/unit/testutil.h $(BACKEND_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libproftop_core.a $(CMOCKA_LIBS) $(LDLIBS)
 
-$(BUILD)/bench/%: bench/%.c $(BUILD)/libproftop_core.a
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libproftop_core.a $(BACKEND_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libproftop_core.a $(LDLIBS)
 
@@ -137,7 +140,7 @@ endif
 golden: $(BUILD)/proftop
 	@BUILD=$(BUILD) tests/golden/update.sh
 
-bench: $(BUILD)/proftop $(BENCH_BIN)
+bench: all $(BENCH_BIN)
 	@BUILD=$(BUILD) bench/run.sh
 
 install: $(BUILD)/proftop $(BUILD)/libproftop.so $(EXAMPLE_BIN)
@@ -149,7 +152,7 @@ install: $(BUILD)/proftop $(BUILD)/libproftop.so $(EXAMPLE_BIN)
 	install -m 0644 docs/proftop.1 $(DESTDIR)$(PREFIX)/share/man/man1/proftop.1
 
 DEB_PKGS := build-essential pkg-config libcjson-dev zlib1g-dev libncurses-dev libcmocka-dev \
-	tmux python3 clang libclang-rt-14-dev
+	tmux python3 python3-torch clang libclang-rt-14-dev
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

@@ -21,6 +21,12 @@ else
 	echo "skipped: no $PT_TRACES"
 fi
 echo
+echo "== bench_session (draining a synthetic session segment into the trace, one core)"
+"$BUILD"/bench/bench_session
+echo
+echo "== bench_probe (range push+pop with a reader attached, vs no probe and a bare reference)"
+"$BUILD"/bench/bench_probe "$BUILD/libproftop.so"
+echo
 echo "== bench_export (1 M and 3 M events to disk, vs fprintf(\"%f\") formatting)"
 "$BUILD"/bench/bench_export 1000000
 "$BUILD"/bench/bench_export 3000000

@@ -1,0 +1,436 @@
+/*
+ * probe.c - libproftop.so's life cycle: the constructor creates this
+ * process's session segment (<pt_shm_dir()>/<pid>.session, mode 0600) and
+ * fills its header; threads claim rings on their first event and give them
+ * back when they exit; a full ring either drops the newest record (reader
+ * attached) or overwrites the oldest (flight recorder); the destructor marks
+ * the session EXITED. A forked child gets no session: the atfork handler
+ * turns every call into a no-op there, so it never writes into the parent's
+ * rings. Any failure leaves the probe disabled after one line on stderr and
+ * the program runs on unchanged. The C API is in probe_api.c, names in
+ * probe_names.c, NVTX injection in probe_nvtx.c.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "probe_int.h"
+
+PT_HIDDEN struct pt_probe pt_probe_g = {.names_lock = PTHREAD_MUTEX_INITIALIZER};
+PT_HIDDEN __thread struct pt_tstate *pt_probe_tls;
+static __thread uint32_t noring_events; /* retry claiming after a while */
+static pthread_key_t g_exit_key;
+
+#define G pt_probe_g
+
+static void probe_off(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void probe_off(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "proftop: probe disabled: %s\n", msg);
+	__atomic_store_n(&G.state, PT_PROBE_OFF, __ATOMIC_RELEASE);
+}
+
+static uint64_t env_u64(const char *name, uint64_t dflt)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return dflt;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (errno || *end || v == 0)
+		return dflt;
+	return v;
+}
+
+static uint32_t round_pow2(uint64_t v)
+{
+	uint64_t p = 1;
+	while (p < v && p < PT_SHM_MAX_RING_SLOTS)
+		p <<= 1;
+	return (uint32_t)p;
+}
+
+static void read_cmdline(char *out, size_t len)
+{
+	out[0] = 0;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, out, len - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	for (ssize_t i = 0; i < n; i++)
+		if (out[i] == 0)
+			out[i] = ' ';
+	while (n > 0 && out[n - 1] == ' ')
+		n--;
+	out[n] = 0;
+}
+
+static uint64_t read_start_ticks(void)
+{
+	char buf[1024];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')'); /* the command name may hold spaces and parens */
+	if (!p)
+		return 0;
+	/* after ") " comes field 3 (state); starttime is field 22 */
+	for (int field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+static int64_t env_rank(const char *name)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return -1;
+	char *end;
+	long long v = strtoll(s, &end, 10);
+	return *end || v < 0 ? -1 : v;
+}
+
+/* Creates the file exclusively; a stale file with our pid (dead process, or
+ * this process before an exec) is replaced. */
+static int create_file(const char *path)
+{
+	for (int attempt = 0; attempt < 2; attempt++) {
+		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+		unlink(path);
+	}
+	return -1;
+}
+
+static int segment_create(void)
+{
+	uint32_t nrings = (uint32_t)env_u64("PROFTOP_RINGS", PT_SHM_DEFAULT_RINGS);
+	uint32_t slots = round_pow2(env_u64("PROFTOP_RING_SLOTS", PT_SHM_DEFAULT_RING_SLOTS));
+	uint64_t sb = env_u64("PROFTOP_STRINGS_BYTES", PT_SHM_DEFAULT_STRINGS_BYTES);
+	if (nrings > PT_SHM_MAX_RINGS)
+		nrings = PT_SHM_MAX_RINGS;
+	if (sb > (1u << 30))
+		sb = 1u << 30;
+	uint32_t strings_bytes = (uint32_t)((sb + 4095u) & ~4095ull);
+	uint64_t bytes = pt_shm_segment_bytes(nrings, slots < 2 ? 2 : slots, strings_bytes);
+	if (!bytes) {
+		probe_off("bad sizes (PROFTOP_RINGS=%u PROFTOP_RING_SLOTS=%u)", nrings, slots);
+		return -1;
+	}
+	if (slots < 2)
+		slots = 2;
+	char dir[4000], err[512];
+	if (pt_shm_dir(dir, sizeof dir, 1, err, sizeof err) != 0) {
+		probe_off("%s", err);
+		return -1;
+	}
+	snprintf(G.path, sizeof G.path, "%s/%d.session", dir, (int)getpid());
+	int fd = create_file(G.path);
+	if (fd < 0) {
+		probe_off("%s: %s", G.path, strerror(errno));
+		return -1;
+	}
+	/* Reserve the pages now: a full tmpfs must fail here, not SIGBUS later. */
+	int rc = posix_fallocate(fd, 0, (off_t)bytes);
+	if (rc == EOPNOTSUPP || rc == EINVAL)
+		rc = ftruncate(fd, (off_t)bytes) ? errno : 0;
+	if (rc) {
+		close(fd);
+		unlink(G.path);
+		probe_off("%s: cannot reserve %llu bytes: %s", G.path, (unsigned long long)bytes,
+			  strerror(rc));
+		return -1;
+	}
+	void *base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (base == MAP_FAILED) {
+		unlink(G.path);
+		probe_off("mmap %s: %s", G.path, strerror(errno));
+		return -1;
+	}
+	G.base = base;
+	G.bytes = bytes;
+	G.hdr = base;
+	G.nrings = nrings;
+	G.slots = slots;
+	struct pt_shm_header *h = G.hdr;
+	h->abi = PT_SHM_ABI;
+	h->header_bytes = PT_SHM_HEADER_BYTES;
+	h->segment_bytes = bytes;
+	h->pid = (int32_t)getpid();
+	h->uid = (uint32_t)geteuid();
+	h->proc_start_ticks = read_start_ticks();
+	struct timespec rt;
+	h->clock_origin_ns = pt_clock_mono_ns();
+	clock_gettime(CLOCK_REALTIME, &rt);
+	h->realtime_origin_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+	h->nrings = nrings;
+	h->ring_slots = slots;
+	h->rings_offset = PT_SHM_HEADER_BYTES;
+	h->ring_stride = sizeof(struct pt_shm_ring) + (uint64_t)slots * sizeof(struct pt_shm_rec);
+	h->strings_offset = h->rings_offset + (uint64_t)nrings * h->ring_stride;
+	h->strings_bytes = strings_bytes;
+	h->rank = env_rank("RANK");
+	h->local_rank = env_rank("LOCAL_RANK");
+	h->world_size = env_rank("WORLD_SIZE");
+	h->strings_used = 8; /* offset 0 means "no name" */
+	read_cmdline(h->cmdline, sizeof h->cmdline);
+	G.strings = (char *)base + h->strings_offset;
+	G.strings_bytes = strings_bytes;
+	/* Intern table: at most one entry per 16 bytes of string area, kept half full. */
+	uint32_t cap = 1024;
+	while (cap < strings_bytes / 8 && cap < (1u << 27))
+		cap <<= 1;
+	G.names = calloc(cap, sizeof *G.names);
+	G.ts = calloc(nrings, sizeof *G.ts);
+	if (!G.names || !G.ts) {
+		probe_off("out of memory");
+		return -1;
+	}
+	G.names_mask = cap - 1;
+	return 0;
+}
+
+static void on_thread_exit(void *arg)
+{
+	struct pt_tstate *t = arg;
+	pt_probe_tls = PT_TS_DEAD;
+	if (PT_TS_SPECIAL(t) || __atomic_load_n(&G.state, __ATOMIC_ACQUIRE) != PT_PROBE_ON)
+		return;
+	t->depth = 0; /* ranges still open are dropped */
+	__atomic_store_n(&t->ring->state, PT_SHM_RING_EXITED, __ATOMIC_RELEASE);
+}
+
+static void on_fork_child(void)
+{
+	/* The child shares the parent's mapping: it must never write to it. */
+	G.forked = 1;
+	__atomic_store_n(&G.state, PT_PROBE_OFF, __ATOMIC_RELEASE);
+	pt_probe_tls = PT_TS_DEAD;
+	pthread_mutex_init(&G.names_lock, NULL);
+	pt_probe_nvtx_reset();
+}
+
+/* Points NVTX at this library unless something else is already injected.
+ * Skipped when the probe is linked into the executable (unit tests). */
+static void set_nvtx_path(void)
+{
+	Dl_info info;
+	if (!dladdr((void *)set_nvtx_path, &info) || !info.dli_fname || !info.dli_fname[0])
+		return;
+	char self[PATH_MAX], exe[PATH_MAX];
+	if (!realpath(info.dli_fname, self))
+		return;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		if (strcmp(exe, self) == 0)
+			return;
+	}
+	setenv("NVTX_INJECTION64_PATH", self, 0);
+}
+
+__attribute__((constructor)) static void probe_init(void)
+{
+	const char *dis = getenv("PROFTOP_DISABLE");
+	if (dis && *dis && strcmp(dis, "0") != 0) {
+		__atomic_store_n(&G.state, PT_PROBE_OFF, __ATOMIC_RELEASE);
+		return;
+	}
+	pt_clock_init();
+	if (pthread_key_create(&g_exit_key, on_thread_exit) != 0) {
+		probe_off("no pthread key");
+		return;
+	}
+	if (segment_create() != 0)
+		return;
+	pthread_atfork(NULL, NULL, on_fork_child);
+	pt_probe_phases_init();
+	static const char *const phase[5] = {"ProfileStep", "Dataloader", "Forward", "Backward",
+					     "Optimization"};
+	for (int i = 0; i < 5; i++)
+		G.phase_name[i] = pt_probe_intern(phase[i], strlen(phase[i]));
+	set_nvtx_path();
+	__atomic_store_n(&G.hdr->state, PT_SHM_RUNNING, __ATOMIC_RELAXED);
+	/* The magic goes last: a reader that sees it sees a complete header. */
+	__atomic_store_n(&G.hdr->magic, PT_SHM_MAGIC, __ATOMIC_RELEASE);
+	__atomic_store_n(&G.state, PT_PROBE_ON, __ATOMIC_RELEASE);
+}
+
+/* No locks here: exit() may run from a signal handler. */
+__attribute__((destructor)) static void probe_fini(void)
+{
+	if (__atomic_load_n(&G.state, __ATOMIC_ACQUIRE) != PT_PROBE_ON || G.forked)
+		return;
+	__atomic_store_n(&G.hdr->exit_ns, pt_clock_mono_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&G.hdr->state, PT_SHM_EXITED, __ATOMIC_RELEASE);
+}
+
+static void claim_ring(struct pt_tstate *t, struct pt_shm_ring *r, uint32_t i)
+{
+	memset(t, 0, offsetof(struct pt_tstate, stack));
+	memset(t->cache, 0, sizeof t->cache);
+	t->ring = r;
+	t->recs = pt_shm_ring_recs(r);
+	t->mask = G.slots - 1;
+	t->index = i;
+	t->head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+	t->cached_tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	t->tid = (int32_t)gettid();
+	r->tid = t->tid;
+	char name[16] = "";
+	pthread_getname_np(pthread_self(), name, sizeof name);
+	memset(r->thread_name, 0, sizeof r->thread_name);
+	memcpy(r->thread_name, name, strnlen(name, sizeof name - 1));
+	/* generation last: a reader that sees it changed sees the new tid and name */
+	__atomic_store_n(&r->generation, r->generation + 1, __ATOMIC_RELEASE);
+	uint32_t hw = __atomic_load_n(&G.hdr->rings_claimed, __ATOMIC_RELAXED);
+	while (hw < i + 1 && !__atomic_compare_exchange_n(&G.hdr->rings_claimed, &hw, i + 1, 0,
+							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	t->step_start_ns = pt_clock_now(&t->clk);
+}
+
+static int reader_attached(uint64_t now_ns)
+{
+	uint64_t hb = __atomic_load_n(&G.hdr->reader_heartbeat_ns, __ATOMIC_RELAXED);
+	return hb && (int64_t)(now_ns - hb) < (int64_t)PT_SHM_READER_TIMEOUT_NS;
+}
+
+struct pt_tstate *pt_probe_claim(void)
+{
+	struct pt_tstate *cur = pt_probe_tls;
+	if (cur == PT_TS_DEAD)
+		return cur;
+	int st = __atomic_load_n(&G.state, __ATOMIC_ACQUIRE);
+	if (st != PT_PROBE_ON) {
+		if (st == PT_PROBE_OFF)
+			pt_probe_tls = PT_TS_DEAD;
+		return PT_TS_DEAD; /* UNINIT: a call before the constructor; try later */
+	}
+	if (cur == PT_TS_NORING && (++noring_events & 4095u) != 0)
+		return cur;
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < G.nrings; i++) {
+			struct pt_shm_ring *r = pt_shm_ring_at(G.base, G.hdr, i);
+			uint32_t want = pass == 0 ? PT_SHM_RING_FREE : PT_SHM_RING_EXITED;
+			uint32_t s = __atomic_load_n(&r->state, __ATOMIC_RELAXED);
+			if (s != want || !__atomic_compare_exchange_n(&r->state, &s, PT_SHM_RING_ACTIVE,
+								      0, __ATOMIC_ACQUIRE,
+								      __ATOMIC_RELAXED))
+				continue;
+			if (pass == 1) {
+				/* No reader will drain the dead thread's records: drop them so
+				 * they are not shown under the new thread. */
+				uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
+				uint64_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+				while (tail < head &&
+				       !__atomic_compare_exchange_n(&r->tail, &tail, head, 0,
+								    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+					;
+			}
+			struct pt_tstate *t = &G.ts[i];
+			claim_ring(t, r, i);
+			pt_probe_tls = t;
+			pthread_setspecific(g_exit_key, t);
+			return t;
+		}
+		/* Rings of exited threads are reused only while no reader drains them. */
+		if (reader_attached(pt_clock_mono_ns()))
+			break;
+	}
+	pt_probe_tls = PT_TS_NORING;
+	noring_events = 1;
+	return PT_TS_NORING;
+}
+
+void pt_probe_count_noring(void)
+{
+	if (__atomic_load_n(&G.state, __ATOMIC_RELAXED) == PT_PROBE_ON)
+		__atomic_fetch_add(&G.hdr->dropped_no_ring, 1, __ATOMIC_RELAXED);
+}
+
+void pt_probe_count_dropped(struct pt_tstate *t)
+{
+	/* single writer: a relaxed load + store keeps the reader's view untorn */
+	__atomic_store_n(&t->ring->dropped, t->ring->dropped + 1, __ATOMIC_RELAXED);
+}
+
+int pt_probe_make_room(struct pt_tstate *t, uint64_t now_ns)
+{
+	struct pt_shm_ring *r = t->ring;
+	uint64_t head = t->head;
+	t->cached_tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	if (head - t->cached_tail <= t->mask)
+		return 1;
+	if (reader_attached(now_ns)) {
+		pt_probe_count_dropped(t);
+		return 0;
+	}
+	/* Flight recorder: free the oldest sixteenth at once, so a full ring
+	 * costs one CAS per many records, not one per record. */
+	uint64_t batch = (t->mask + 1) / 16 ? (t->mask + 1) / 16 : 1;
+	uint64_t tail = t->cached_tail;
+	for (;;) {
+		uint64_t want = head - t->mask - 1 + batch;
+		if (tail >= want)
+			break;
+		if (__atomic_compare_exchange_n(&r->tail, &tail, want, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			__atomic_store_n(&r->overwritten, r->overwritten + (want - tail),
+					 __ATOMIC_RELAXED);
+			tail = want;
+			break;
+		}
+	}
+	t->cached_tail = tail;
+	return 1;
+}
+
+int pt_probe_pop_inner(struct pt_tstate *t, uint16_t dom)
+{
+	uint32_t d = t->depth;
+	if (d == 0)
+		return -1;
+	if (d > PT_PROBE_MAX_DEPTH) {
+		t->depth = d - 1; /* a frame that did not fit; counted at push */
+		return (int)(d - 1);
+	}
+	/* Another domain's range is innermost: close this domain's innermost. */
+	uint32_t i = d;
+	while (i > 0 && t->stack[i - 1].dom != dom)
+		i--;
+	if (i == 0)
+		return -1;
+	uint64_t now = pt_clock_now(&t->clk);
+	struct pt_frame f = t->stack[i - 1];
+	memmove(&t->stack[i - 1], &t->stack[i], (d - i) * sizeof f);
+	t->depth = d - 1;
+	if (f.kind != PT_PROBE_KIND_DROP)
+		pt_probe_emit(t, now, f.start_ns, now > f.start_ns ? now - f.start_ns : 0, 0, f.name,
+			      f.kind, f.flags, (uint16_t)(i - 1));
+	return (int)(i - 1);
+}

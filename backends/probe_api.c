@@ -1,0 +1,149 @@
+/*
+ * probe_api.c - the public C API of include/proftop/proftop.h, the only
+ * symbols (with InitializeInjectionNvtx2) that libproftop.so exports. Each
+ * call takes a timestamp and writes at most one 32-byte record into the
+ * calling thread's ring (probe_int.h); with the probe off, in a forked child
+ * or after the thread's exit handler ran, every call returns at once.
+ */
+#include <string.h>
+
+#include "probe_int.h"
+#include "proftop/proftop.h"
+
+#define G pt_probe_g
+
+/* A thread with no ring counts the events it would have written. */
+#define SELF_OR(t, on_noring)                                                                      \
+	struct pt_tstate *t = pt_probe_self();                                                     \
+	if (PT_UNLIKELY(PT_TS_SPECIAL(t))) {                                                       \
+		if (t == PT_TS_NORING) {                                                           \
+			on_noring;                                                                 \
+		}                                                                                  \
+		return;                                                                            \
+	}
+
+PT_EXPORT int proftop_abi_version(void)
+{
+	return PROFTOP_ABI_VERSION;
+}
+
+PT_EXPORT int proftop_enabled(void)
+{
+	return __atomic_load_n(&G.state, __ATOMIC_ACQUIRE) == PT_PROBE_ON && !G.forked &&
+	       pt_probe_tls != PT_TS_DEAD;
+}
+
+PT_EXPORT void proftop_step(uint64_t samples)
+{
+	SELF_OR(t, pt_probe_count_noring());
+	uint64_t now = pt_clock_now(&t->clk);
+	uint64_t start = t->step_start_ns;
+	t->step_start_ns = now;
+	pt_probe_emit(t, now, start, now > start ? now - start : 0, samples,
+		      G.phase_name[PT_KIND_PROFILE_STEP], PT_KIND_PROFILE_STEP, 0,
+		      (uint16_t)(t->depth < 0xffff ? t->depth : 0xffff));
+}
+
+PT_EXPORT void proftop_step_begin(void)
+{
+	SELF_OR(t, (void)0);
+	t->step_start_ns = pt_clock_now(&t->clk);
+}
+
+PT_EXPORT void proftop_phase_push(enum proftop_phase phase)
+{
+	SELF_OR(t, (void)0);
+	uint8_t kind = phase >= PROFTOP_PHASE_DATALOADER && phase <= PROFTOP_PHASE_OPTIMIZATION
+			       ? (uint8_t)phase
+			       : PT_KIND_USER_DEFINED;
+	/* enum proftop_phase values are the pt_kind values of the phases */
+	pt_probe_push(t, kind == PT_KIND_USER_DEFINED ? 0 : G.phase_name[kind], kind, 0);
+}
+
+static inline void pop0(void)
+{
+	SELF_OR(t, pt_probe_count_noring());
+	pt_probe_pop(t, 0);
+}
+
+PT_EXPORT void proftop_phase_pop(void)
+{
+	pop0();
+}
+
+static inline void push_named(const char *name, uint8_t kind)
+{
+	SELF_OR(t, (void)0);
+	uint8_t phase;
+	uint32_t off = name ? pt_probe_name(t, name, 0, &phase) : 0;
+	pt_probe_push(t, off, name && !off ? PT_PROBE_KIND_DROP : kind, 0);
+}
+
+PT_EXPORT void proftop_op_push(const char *name)
+{
+	push_named(name, PT_KIND_OPERATOR);
+}
+
+PT_EXPORT void proftop_op_pop(void)
+{
+	pop0();
+}
+
+PT_EXPORT void proftop_range_push(const char *name)
+{
+	push_named(name, PT_KIND_USER_DEFINED);
+}
+
+PT_EXPORT void proftop_range_pop(void)
+{
+	pop0();
+}
+
+PT_EXPORT uint32_t proftop_name(const char *name)
+{
+	if (!name || __atomic_load_n(&G.state, __ATOMIC_ACQUIRE) != PT_PROBE_ON || G.forked)
+		return 0;
+	return pt_probe_intern(name, strlen(name));
+}
+
+static inline uint32_t valid_id(uint32_t id)
+{
+	/* ids come from proftop_name(); anything else is recorded unnamed */
+	return id < G.strings_bytes && (id & 7u) == 0 ? id : 0;
+}
+
+PT_EXPORT void proftop_op_push_id(uint32_t name_id)
+{
+	SELF_OR(t, (void)0);
+	pt_probe_push(t, valid_id(name_id), PT_KIND_OPERATOR, 0);
+}
+
+PT_EXPORT void proftop_range_push_id(uint32_t name_id)
+{
+	SELF_OR(t, (void)0);
+	pt_probe_push(t, valid_id(name_id), PT_KIND_USER_DEFINED, 0);
+}
+
+static inline void instant(const char *name, uint8_t kind, uint64_t arg)
+{
+	SELF_OR(t, pt_probe_count_noring());
+	uint8_t phase;
+	uint32_t off = name ? pt_probe_name(t, name, 0, &phase) : 0;
+	if (name && !off)
+		return; /* counted in dropped_no_string */
+	uint64_t now = pt_clock_now(&t->clk);
+	pt_probe_emit(t, now, now, 0, arg, off, kind, 0,
+		      (uint16_t)(t->depth < 0xffff ? t->depth : 0xffff));
+}
+
+PT_EXPORT void proftop_mark(const char *name)
+{
+	instant(name, PT_KIND_INSTANT, 0);
+}
+
+PT_EXPORT void proftop_counter(const char *name, double value)
+{
+	uint64_t bits;
+	memcpy(&bits, &value, sizeof bits);
+	instant(name, PT_KIND_COUNTER, bits);
+}

@@ -1,0 +1,105 @@
+/*
+ * proftop.h - the in-process API that training code calls to annotate a
+ * job: steps with sample counts, the four step phases, operator and user
+ * ranges, instant marks and counters. Stable C ABI (usable from C, C++ and
+ * Python's ctypes); every function is implemented by libproftop.so.
+ *
+ * Cost: a call takes a timestamp, writes one 32-byte record into this
+ * thread's shared-memory ring and returns: no lock, no system call, no
+ * allocation after the thread's first event. When no session exists (the
+ * probe failed to start, or was disabled with PROFTOP_DISABLE=1, or this is
+ * a forked child) every call returns at once.
+ *
+ * Linking: link with -lproftop, or use the PROFTOP_* macros below after
+ * defining PROFTOP_WEAK before including this header: the functions are
+ * then weak symbols and the macros skip them when libproftop.so is not
+ * loaded, so the same binary runs with and without proftop.
+ *
+ * Threading: every function may be called from any thread. Ranges nest per
+ * thread: a pop closes the innermost open range of the calling thread.
+ * Names are copied (interned) on first use; the caller keeps ownership.
+ */
+#ifndef PROFTOP_PROFTOP_H
+#define PROFTOP_PROFTOP_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(PROFTOP_WEAK)
+#define PROFTOP_API __attribute__((weak))
+#else
+#define PROFTOP_API
+#endif
+
+/* The four step phases of Paddle's Model Summary. */
+enum proftop_phase {
+	PROFTOP_PHASE_DATALOADER = 1,
+	PROFTOP_PHASE_FORWARD = 2,
+	PROFTOP_PHASE_BACKWARD = 3,
+	PROFTOP_PHASE_OPTIMIZATION = 4,
+};
+
+/* ABI version of this header; proftop_abi_version() returns the library's. */
+#define PROFTOP_ABI_VERSION 1
+
+PROFTOP_API int proftop_abi_version(void);
+/* 1 when a session is recording, 0 when every call is a no-op. */
+PROFTOP_API int proftop_enabled(void);
+
+/*
+ * Ends the current step of the calling thread and starts the next one.
+ * samples: items in the step's batch (0 = unknown); with sample counts the
+ * Perf Summary reports samples/s. The first step starts at the thread's
+ * first proftop event (or proftop_step_begin()).
+ */
+PROFTOP_API void proftop_step(uint64_t samples);
+/* Starts a step now without ending one (e.g. after evaluation between epochs). */
+PROFTOP_API void proftop_step_begin(void);
+
+/* Phase scopes; they nest with the ranges below. */
+PROFTOP_API void proftop_phase_push(enum proftop_phase phase);
+PROFTOP_API void proftop_phase_pop(void);
+
+/* An operator (shows in the Operator Summary; nested operators are inner ops). */
+PROFTOP_API void proftop_op_push(const char *name);
+PROFTOP_API void proftop_op_pop(void);
+
+/* A user-defined range (UserDefined Summary). */
+PROFTOP_API void proftop_range_push(const char *name);
+PROFTOP_API void proftop_range_pop(void);
+
+/* Interned names for hot loops: look a name up once, then push by id. */
+PROFTOP_API uint32_t proftop_name(const char *name);
+PROFTOP_API void proftop_op_push_id(uint32_t name_id);
+PROFTOP_API void proftop_range_push_id(uint32_t name_id);
+
+/* An instant mark, and a counter sample (shown as a time series). */
+PROFTOP_API void proftop_mark(const char *name);
+PROFTOP_API void proftop_counter(const char *name, double value);
+
+#if defined(PROFTOP_WEAK)
+#define PROFTOP_STEP(samples) (proftop_step ? proftop_step(samples) : (void)0)
+#define PROFTOP_PHASE_PUSH(phase) (proftop_phase_push ? proftop_phase_push(phase) : (void)0)
+#define PROFTOP_PHASE_POP() (proftop_phase_pop ? proftop_phase_pop() : (void)0)
+#define PROFTOP_OP_PUSH(name) (proftop_op_push ? proftop_op_push(name) : (void)0)
+#define PROFTOP_OP_POP() (proftop_op_pop ? proftop_op_pop() : (void)0)
+#define PROFTOP_RANGE_PUSH(name) (proftop_range_push ? proftop_range_push(name) : (void)0)
+#define PROFTOP_RANGE_POP() (proftop_range_pop ? proftop_range_pop() : (void)0)
+#else
+#define PROFTOP_STEP(samples) proftop_step(samples)
+#define PROFTOP_PHASE_PUSH(phase) proftop_phase_push(phase)
+#define PROFTOP_PHASE_POP() proftop_phase_pop()
+#define PROFTOP_OP_PUSH(name) proftop_op_push(name)
+#define PROFTOP_OP_POP() proftop_op_pop()
+#define PROFTOP_RANGE_PUSH(name) proftop_range_push(name)
+#define PROFTOP_RANGE_POP() proftop_range_pop()
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,178 @@
+/*
+ * shm.h - the shared-memory session segment: the ABI between the probe
+ * (libproftop.so, inside the training process, the only writer of records)
+ * and proftop's session reader (the only consumer).
+ *
+ * One segment per profiled process: a regular file on a tmpfs, in a per-user
+ * directory (pt_shm_dir(): $PROFTOP_SESSION_DIR, else /dev/shm/proftop-<uid>,
+ * mode 0700, owned by the user, not a symlink), named "<pid>.session",
+ * created with mode 0600 and mapped MAP_SHARED by both sides. Layout:
+ *
+ *   [struct pt_shm_header, PT_SHM_HEADER_BYTES]
+ *   [nrings x struct pt_shm_ring, each followed by ring_slots x struct pt_shm_rec]
+ *   [string area, strings_bytes]
+ *
+ * Rings: one single-producer/single-consumer ring per producing thread,
+ * claimed on the thread's first event. head is written only by the producer,
+ * tail by the consumer (and, in flight-recorder mode, by the producer with a
+ * CAS), each on its own cache line; C11 atomics, release/acquire.
+ *
+ * Full ring: while a reader is attached (its heartbeat is younger than
+ * PT_SHM_READER_TIMEOUT_NS) the producer drops the newest record and counts
+ * it in ring->dropped; otherwise it overwrites the oldest (CAS tail forward),
+ * so attaching shows the recent past. A reader validates a copied range by
+ * re-reading tail afterwards and discarding indices below it (possibly torn).
+ *
+ * Records are 32 bytes. Event records carry a pt_kind (< 0x80). Control
+ * records (kind >= 0x80) define strings, name threads and extend the record
+ * before them. A reader must treat every value in the segment as untrusted:
+ * check magic, ABI, sizes against the file size, ring indices, string
+ * offsets and lengths.
+ *
+ * Threading: see above; nothing here takes a lock.
+ */
+#ifndef PROFTOP_SHM_H
+#define PROFTOP_SHM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PT_SHM_MAGIC 0x3150544f46545250ull /* "PRFTOTP1" little-endian */
+#define PT_SHM_ABI 1u
+#define PT_SHM_HEADER_BYTES 4096u
+#define PT_SHM_CACHELINE 64u
+#define PT_SHM_READER_TIMEOUT_NS (2ull * 1000000000ull)
+
+/* Defaults; PROFTOP_RINGS / PROFTOP_RING_SLOTS / PROFTOP_STRINGS_BYTES override. */
+#define PT_SHM_DEFAULT_RINGS 32u
+#define PT_SHM_DEFAULT_RING_SLOTS 16384u /* power of two; 512 KiB per ring */
+#define PT_SHM_DEFAULT_STRINGS_BYTES (1u << 20)
+#define PT_SHM_MAX_RINGS 1024u
+#define PT_SHM_MAX_RING_SLOTS (1u << 24)
+
+/* header->state */
+enum pt_shm_state {
+	PT_SHM_STARTING = 0,
+	PT_SHM_RUNNING = 1,
+	PT_SHM_EXITED = 2, /* the process ran its exit handlers */
+};
+
+/* ring->state */
+enum pt_shm_ring_state {
+	PT_SHM_RING_FREE = 0,    /* unclaimed, or drained after its thread exited */
+	PT_SHM_RING_ACTIVE = 1,  /* owned by a live thread */
+	PT_SHM_RING_EXITED = 2,  /* thread gone; the reader frees it once drained */
+};
+
+#define PT_SHM_CMDLINE_BYTES 1024u
+
+struct pt_shm_header {
+	uint64_t magic;
+	uint32_t abi;
+	uint32_t header_bytes;   /* PT_SHM_HEADER_BYTES */
+	uint64_t segment_bytes;  /* whole file; must equal the file size */
+	int32_t pid;
+	uint32_t uid;
+	uint64_t proc_start_ticks; /* /proc/PID/stat field 22, tells a reused pid apart */
+	uint64_t clock_origin_ns;  /* CLOCK_MONOTONIC when the probe started */
+	uint64_t realtime_origin_ns; /* CLOCK_REALTIME at the same moment */
+	uint32_t nrings;
+	uint32_t ring_slots;     /* power of two */
+	uint64_t rings_offset;   /* from the segment start */
+	uint64_t ring_stride;    /* bytes from one ring to the next */
+	uint64_t strings_offset;
+	uint32_t strings_bytes;
+	uint32_t reserved0;
+	int64_t rank, local_rank, world_size; /* from RANK / LOCAL_RANK / WORLD_SIZE, else -1 */
+
+	/* live fields (atomics; plain uint64_t in the ABI, accessed with __atomic / stdatomic) */
+	uint32_t state;              /* enum pt_shm_state */
+	uint32_t rings_claimed;      /* high-water mark of claimed rings */
+	uint64_t strings_used;       /* bump offset in the string area */
+	uint64_t reader_heartbeat_ns;/* CLOCK_MONOTONIC of the reader's last drain, 0 = none */
+	int32_t reader_pid;
+	uint32_t reserved1;
+	uint64_t dropped_no_ring;    /* events of threads that found no free ring */
+	uint64_t dropped_no_string;  /* events whose name did not fit the string area */
+	uint64_t exit_ns;            /* when state became EXITED */
+
+	char cmdline[PT_SHM_CMDLINE_BYTES]; /* argv joined by spaces, NUL-terminated */
+};
+
+struct pt_shm_ring {
+	uint64_t head;               /* producer: next index to write */
+	char pad0[PT_SHM_CACHELINE - 8];
+	uint64_t tail;               /* consumer: next index to read */
+	char pad1[PT_SHM_CACHELINE - 8];
+	uint64_t dropped;            /* producer: records dropped while a reader was attached */
+	uint64_t overwritten;        /* producer: records overwritten with no reader */
+	uint32_t state;              /* enum pt_shm_ring_state */
+	int32_t tid;                 /* gettid() of the owner */
+	uint32_t generation;         /* bumped on every claim */
+	uint32_t reserved;
+	char thread_name[32];        /* pthread name at claim time, NUL-terminated */
+	char pad2[PT_SHM_CACHELINE - 8 - 8 - 16 - 32 + PT_SHM_CACHELINE];
+	/* followed by ring_slots records */
+};
+
+/*
+ * One record. Event records (kind < 0x80, a pt_kind):
+ *   start_ns, dur_ns on the session clock (CLOCK_MONOTONIC ns), arg (samples,
+ *   bytes, counter value's bits), name = string offset (0 = unnamed), flags
+ *   (PT_EVF_*), aux: nesting depth on the thread at the event's start.
+ * Control records (kind >= 0x80) are listed below.
+ */
+struct pt_shm_rec {
+	uint64_t start_ns;
+	uint64_t dur_ns;
+	uint64_t arg;
+	uint32_t name;    /* offset into the string area; 0 = none */
+	uint8_t kind;
+	uint8_t flags;
+	uint16_t aux;
+};
+
+/*
+ * PT_SHM_REC_EXT: extends the event record just before it in the same ring:
+ *   start_ns = correlation id, dur_ns = (device << 32) | stream (device
+ *   activities), arg = external id. Readers pair it with the previous record.
+ */
+#define PT_SHM_REC_EXT 0x80u
+/* PT_SHM_REC_THREAD_NAME: name = string offset of a new thread name. */
+#define PT_SHM_REC_THREAD_NAME 0x81u
+/* PT_SHM_REC_DEVICE: the records from here on come from device `arg` (CUPTI ring). */
+#define PT_SHM_REC_DEVICE 0x82u
+
+/*
+ * String area: entries at 8-byte aligned offsets (offset 0 is reserved and
+ * means "no name"): uint32_t len; uint32_t hash; char bytes[len]; '\0'.
+ * An entry is written completely before any record names it.
+ */
+struct pt_shm_str {
+	uint32_t len;
+	uint32_t hash;
+	char bytes[];
+};
+
+_Static_assert(sizeof(struct pt_shm_rec) == 32, "records are 32 bytes");
+_Static_assert(sizeof(struct pt_shm_header) <= PT_SHM_HEADER_BYTES, "header fits its page");
+_Static_assert(sizeof(struct pt_shm_ring) % PT_SHM_CACHELINE == 0, "ring header in whole lines");
+
+static inline struct pt_shm_ring *pt_shm_ring_at(void *base, const struct pt_shm_header *h,
+						 uint32_t i)
+{
+	return (struct pt_shm_ring *)((char *)base + h->rings_offset + (uint64_t)i * h->ring_stride);
+}
+
+static inline struct pt_shm_rec *pt_shm_ring_recs(struct pt_shm_ring *r)
+{
+	return (struct pt_shm_rec *)(r + 1);
+}
+
+/* Bytes of a segment with these parameters (0 when they are out of range). */
+uint64_t pt_shm_segment_bytes(uint32_t nrings, uint32_t ring_slots, uint32_t strings_bytes);
+/* The per-user session directory; creates it (0700) when create is set.
+ * Refuses a symlink, another owner, or group/world access. Returns 0 or PT_E*. */
+int pt_shm_dir(char *buf, size_t len, int create, char *err, size_t errlen);
+
+#endif

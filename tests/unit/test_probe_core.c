@@ -1,0 +1,538 @@
+/*
+ * test_probe_core.c - the probe (libproftop.so's objects linked in): the session
+ * segment's header, records of ranges/steps/marks/counters, both full-ring
+ * policies, threads and rings (exit, reuse, more threads than rings), fork,
+ * the TSC clock against CLOCK_MONOTONIC, PROFTOP_DISABLE, name handling and
+ * NVTX injection through a fake export table. The environment (a private
+ * session directory, 4 rings of 64 slots, a 4 KiB string area) is set by a
+ * constructor that runs before the probe's.
+ */
+#include "testutil.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../backends/probe_int.h"
+#include "proftop/proftop.h"
+
+#define G pt_probe_g
+static char g_dir[] = "/tmp/proftop-test-probe.XXXXXX";
+
+__attribute__((constructor(101))) static void test_env(void)
+{
+	if (getenv("PT_TEST_CHILD"))
+		return;
+	if (!mkdtemp(g_dir))
+		abort();
+	setenv("PROFTOP_SESSION_DIR", g_dir, 1);
+	setenv("PROFTOP_RINGS", "4", 1);
+	setenv("PROFTOP_RING_SLOTS", "64", 1);
+	setenv("PROFTOP_STRINGS_BYTES", "4096", 1);
+	unsetenv("PROFTOP_DISABLE");
+	unsetenv("PROFTOP_NVTX_PHASES");
+}
+
+static struct pt_shm_ring *my_ring(void)
+{
+	proftop_step_begin(); /* claims a ring */
+	assert_false(PT_TS_SPECIAL(pt_probe_tls));
+	return pt_probe_tls->ring;
+}
+
+/* Acts as the reader: copies the ring's unread records and consumes them. */
+static int drain(struct pt_shm_ring *r, struct pt_shm_rec *out, int max)
+{
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	if (head - tail > G.slots)
+		tail = head - G.slots;
+	int n = 0;
+	for (uint64_t i = tail; i < head; i++, n++)
+		if (n < max)
+			out[n] = pt_shm_ring_recs(r)[i & (G.slots - 1)];
+	__atomic_store_n(&r->tail, head, __ATOMIC_RELEASE);
+	return n;
+}
+
+static const char *nm(uint32_t off)
+{
+	assert_true(off > 0 && off < G.strings_bytes && off % 8 == 0);
+	const struct pt_shm_str *e = (const void *)(G.strings + off);
+	assert_int_equal(e->bytes[e->len], 0);
+	return e->bytes;
+}
+
+static void set_reader(int attached)
+{
+	__atomic_store_n(&G.hdr->reader_heartbeat_ns, attached ? pt_clock_mono_ns() : 0,
+			 __ATOMIC_RELEASE);
+}
+
+static void test_header(void **state)
+{
+	assert_int_equal(proftop_enabled(), 1);
+	assert_int_equal(proftop_abi_version(), PROFTOP_ABI_VERSION);
+	struct pt_shm_header *h = G.hdr;
+	assert_true(h->magic == PT_SHM_MAGIC);
+	assert_int_equal(h->abi, PT_SHM_ABI);
+	assert_int_equal(h->pid, getpid());
+	assert_int_equal(h->state, PT_SHM_RUNNING);
+	assert_int_equal(h->nrings, 4);
+	assert_int_equal(h->ring_slots, 64);
+	assert_int_equal(h->strings_bytes, 4096);
+	assert_true(h->proc_start_ticks > 0);
+	FILE *f = fopen("/proc/self/stat", "r");
+	char line[1024] = "";
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof line, f));
+	fclose(f);
+	char *p = strrchr(line, ')') + 2; /* field 3 */
+	for (int i = 3; i < 22; i++)
+		p = strchr(p, ' ') + 1;
+	assert_true(strtoull(p, NULL, 10) == h->proc_start_ticks);
+	assert_true(h->clock_origin_ns > 0 && h->clock_origin_ns <= pt_clock_mono_ns());
+	assert_non_null(strstr(h->cmdline, "test_probe"));
+	char path[1200];
+	snprintf(path, sizeof path, "%s/%d.session", g_dir, (int)getpid());
+	assert_string_equal(path, G.path);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_true((uint64_t)st.st_size == h->segment_bytes);
+	assert_true(pt_shm_segment_bytes(4, 64, 4096) == h->segment_bytes);
+	assert_true(h->strings_offset + h->strings_bytes == h->segment_bytes);
+}
+
+static void test_ranges(void **state)
+{
+	struct pt_shm_ring *r = my_ring();
+	struct pt_shm_rec rec[8];
+	drain(r, rec, 8);
+	proftop_range_push("outer");
+	proftop_op_push("inner op");
+	proftop_op_pop();
+	proftop_range_pop();
+	proftop_range_pop(); /* unbalanced: ignored */
+	assert_int_equal(drain(r, rec, 8), 2);
+	assert_int_equal(rec[0].kind, PT_KIND_OPERATOR);
+	assert_string_equal(nm(rec[0].name), "inner op");
+	assert_int_equal(rec[0].aux, 1);
+	assert_int_equal(rec[1].kind, PT_KIND_USER_DEFINED);
+	assert_string_equal(nm(rec[1].name), "outer");
+	assert_int_equal(rec[1].aux, 0);
+	assert_true(rec[0].start_ns >= rec[1].start_ns);
+	assert_true(rec[0].start_ns + rec[0].dur_ns <= rec[1].start_ns + rec[1].dur_ns);
+	assert_true(rec[1].start_ns >= G.hdr->clock_origin_ns);
+
+	uint32_t id = proftop_name("by id");
+	assert_true(id != 0 && id == proftop_name("by id"));
+	proftop_range_push_id(id);
+	proftop_phase_push(PROFTOP_PHASE_FORWARD);
+	proftop_phase_pop();
+	proftop_range_pop();
+	assert_int_equal(drain(r, rec, 8), 2);
+	assert_int_equal(rec[0].kind, PT_KIND_FORWARD);
+	assert_string_equal(nm(rec[0].name), "Forward");
+	assert_int_equal(rec[1].name, id);
+
+	/* a reused buffer must not keep its old name */
+	char buf[16] = "first";
+	proftop_range_push(buf);
+	proftop_range_pop();
+	strcpy(buf, "second");
+	proftop_range_push(buf);
+	proftop_range_pop();
+	strcpy(buf, "firs");
+	proftop_range_push(buf);
+	proftop_range_pop();
+	assert_int_equal(drain(r, rec, 8), 3);
+	assert_string_equal(nm(rec[0].name), "first");
+	assert_string_equal(nm(rec[1].name), "second");
+	assert_string_equal(nm(rec[2].name), "firs");
+}
+
+static void test_steps_marks_counters(void **state)
+{
+	struct pt_shm_ring *r = my_ring();
+	struct pt_shm_rec rec[8];
+	drain(r, rec, 8);
+	proftop_step_begin();
+	proftop_step(32);
+	proftop_step(0);
+	proftop_mark("a mark");
+	proftop_counter("loss", 2.5);
+	assert_int_equal(drain(r, rec, 8), 4);
+	assert_int_equal(rec[0].kind, PT_KIND_PROFILE_STEP);
+	assert_string_equal(nm(rec[0].name), "ProfileStep");
+	assert_int_equal(rec[0].arg, 32);
+	assert_int_equal(rec[1].kind, PT_KIND_PROFILE_STEP);
+	assert_true(rec[1].start_ns == rec[0].start_ns + rec[0].dur_ns);
+	assert_int_equal(rec[2].kind, PT_KIND_INSTANT);
+	assert_int_equal(rec[2].dur_ns, 0);
+	assert_string_equal(nm(rec[2].name), "a mark");
+	assert_int_equal(rec[3].kind, PT_KIND_COUNTER);
+	double v;
+	memcpy(&v, &rec[3].arg, sizeof v);
+	assert_true(v == 2.5);
+	assert_string_equal(nm(rec[3].name), "loss");
+}
+
+static void fill(int n)
+{
+	for (int i = 0; i < n; i++)
+		proftop_counter("fill", (double)i);
+}
+
+static void test_full_ring_reader_attached(void **state)
+{
+	struct pt_shm_ring *r = my_ring();
+	struct pt_shm_rec rec[128];
+	drain(r, rec, 128);
+	set_reader(1);
+	uint64_t dropped = r->dropped;
+	fill(74);
+	assert_int_equal(r->dropped - dropped, 10);
+	assert_int_equal(drain(r, rec, 128), 64);
+	double v;
+	memcpy(&v, &rec[0].arg, sizeof v);
+	assert_true(v == 0.0); /* the newest were dropped */
+	memcpy(&v, &rec[63].arg, sizeof v);
+	assert_true(v == 63.0);
+	set_reader(0);
+}
+
+static void test_full_ring_flight_recorder(void **state)
+{
+	struct pt_shm_ring *r = my_ring();
+	struct pt_shm_rec rec[128];
+	drain(r, rec, 128);
+	set_reader(0);
+	uint64_t over = r->overwritten, dropped = r->dropped;
+	fill(200);
+	assert_int_equal(r->dropped, dropped);
+	assert_true(r->overwritten - over >= 200 - 64);
+	int n = drain(r, rec, 128);
+	assert_true(n > 0 && n <= 64);
+	for (int i = 0; i < n; i++) {
+		double v;
+		memcpy(&v, &rec[i].arg, sizeof v);
+		assert_true(v == (double)(200 - n + i)); /* the newest, in order */
+	}
+}
+
+static void *one_range(void *arg)
+{
+	proftop_range_push((const char *)arg);
+	proftop_range_pop();
+	*(int *)((char *)arg + 16) = (int)gettid();
+	return NULL;
+}
+
+static void test_threads_and_exit(void **state)
+{
+	struct pt_shm_ring *mine = my_ring();
+	set_reader(1); /* so exited rings wait for us to free them */
+	char a[32] = "thread a", b[32] = "thread b";
+	pthread_t ta, tb;
+	pthread_create(&ta, NULL, one_range, a);
+	pthread_join(ta, NULL);
+	pthread_create(&tb, NULL, one_range, b);
+	pthread_join(tb, NULL);
+	int found = 0;
+	for (uint32_t i = 0; i < G.nrings; i++) {
+		struct pt_shm_ring *r = pt_shm_ring_at(G.base, G.hdr, i);
+		if (r == mine || r->generation == 0)
+			continue;
+		struct pt_shm_rec rec[64];
+		int n = drain(r, rec, 64);
+		if (r->tid == *(int *)(a + 16) || r->tid == *(int *)(b + 16)) {
+			assert_int_equal(r->state, PT_SHM_RING_EXITED);
+			assert_int_equal(n, 1);
+			assert_string_equal(nm(rec[0].name), r->tid == *(int *)(a + 16) ? a : b);
+			found++;
+		}
+		r->state = PT_SHM_RING_FREE; /* drained: the reader frees it */
+	}
+	assert_int_equal(found, 2);
+	/* a freed ring is reused with a new generation */
+	uint32_t gens = 0;
+	for (uint32_t i = 0; i < G.nrings; i++)
+		gens += pt_shm_ring_at(G.base, G.hdr, i)->generation;
+	pthread_create(&ta, NULL, one_range, a);
+	pthread_join(ta, NULL);
+	uint32_t gens2 = 0;
+	for (uint32_t i = 0; i < G.nrings; i++) {
+		struct pt_shm_ring *r = pt_shm_ring_at(G.base, G.hdr, i);
+		gens2 += r->generation;
+		if (r->state == PT_SHM_RING_EXITED) {
+			struct pt_shm_rec rec[64];
+			drain(r, rec, 64);
+			r->state = PT_SHM_RING_FREE;
+		}
+	}
+	assert_int_equal(gens2, gens + 1);
+	assert_int_equal(G.hdr->rings_claimed <= G.nrings, 1);
+	set_reader(0);
+}
+
+static pthread_barrier_t g_bar;
+static void *many(void *arg)
+{
+	proftop_range_push("many");
+	pthread_barrier_wait(&g_bar); /* every thread has tried to claim a ring */
+	proftop_range_pop();
+	for (int i = 1; i < 100; i++) {
+		proftop_range_push("many");
+		proftop_range_pop();
+	}
+	pthread_barrier_wait(&g_bar);
+	return NULL;
+}
+
+static void test_more_threads_than_rings(void **state)
+{
+	struct pt_shm_ring *mine = my_ring();
+	set_reader(1);
+	for (uint32_t i = 0; i < G.nrings; i++) { /* start from free rings */
+		struct pt_shm_ring *r = pt_shm_ring_at(G.base, G.hdr, i);
+		struct pt_shm_rec rec[64];
+		drain(r, rec, 64);
+		if (r != mine)
+			r->state = PT_SHM_RING_FREE;
+	}
+	uint64_t before = G.hdr->dropped_no_ring, mine_head = mine->head;
+	enum { N = 6 };
+	pthread_t t[N];
+	pthread_barrier_init(&g_bar, NULL, N);
+	for (int i = 0; i < N; i++)
+		pthread_create(&t[i], NULL, many, NULL);
+	for (int i = 0; i < N; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&g_bar);
+	uint64_t recorded = 0;
+	for (uint32_t i = 0; i < G.nrings; i++) {
+		struct pt_shm_ring *r = pt_shm_ring_at(G.base, G.hdr, i);
+		if (r == mine)
+			continue;
+		struct pt_shm_rec rec[64];
+		int n = drain(r, rec, 64);
+		assert_int_equal(n, 64); /* 100 written, reader "attached": 36 dropped */
+		assert_int_equal(r->dropped % 100, 36);
+		for (int k = 0; k < n; k++) {
+			assert_int_equal(rec[k].kind, PT_KIND_USER_DEFINED);
+			assert_string_equal(nm(rec[k].name), "many");
+		}
+		recorded += 100;
+		r->state = PT_SHM_RING_FREE;
+	}
+	assert_int_equal(mine->head, mine_head); /* nobody wrote into ours */
+	assert_int_equal(recorded, 300);
+	assert_int_equal(G.hdr->dropped_no_ring - before, 300);
+	set_reader(0);
+}
+
+static void test_fork_child_disabled(void **state)
+{
+	struct pt_shm_ring *r = my_ring();
+	struct pt_shm_rec rec[64];
+	drain(r, rec, 64);
+	uint64_t head = r->head;
+	pid_t pid = fork();
+	if (pid == 0) {
+		int bad = proftop_enabled() != 0;
+		for (int i = 0; i < 10; i++) {
+			proftop_range_push("child");
+			proftop_range_pop();
+			proftop_mark("child");
+		}
+		bad |= proftop_name("child") != 0;
+		_exit(bad);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(r->head, head);
+	assert_int_equal(G.hdr->state, PT_SHM_RUNNING); /* the child's exit did not mark us */
+	char path[1200];
+	snprintf(path, sizeof path, "%s/%d.session", g_dir, (int)pid);
+	assert_int_not_equal(access(path, F_OK), 0); /* and made no session */
+	proftop_mark("parent");
+	assert_int_equal(r->head, head + 1);
+}
+
+static void test_clock(void **state)
+{
+	struct pt_tstate *t = (my_ring(), pt_probe_tls);
+	const char *env = getenv("PT_TEST_CLOCK_SECONDS");
+	double secs = env ? atof(env) : 1.0;
+	uint64_t end = pt_clock_mono_ns() + (uint64_t)(secs * 1e9);
+	int64_t worst = 0;
+	long samples = 0;
+	while (pt_clock_mono_ns() < end) {
+		uint64_t a = pt_clock_mono_ns(), v = pt_clock_now(&t->clk), b = pt_clock_mono_ns();
+		if (b - a > 2000)
+			continue; /* preempted: the bracket says nothing */
+		int64_t err = v < a ? (int64_t)(a - v) : v > b ? (int64_t)(v - b) : 0;
+		if (err > worst)
+			worst = err;
+		samples++;
+		struct timespec ts = {0, 200000};
+		nanosleep(&ts, NULL);
+	}
+	print_message("# clock: %s, worst error %lld ns over %ld samples in %.1f s\n",
+		      pt_clock_uses_tsc() ? "tsc" : "clock_gettime", (long long)worst, samples, secs);
+	assert_true(samples > 100);
+	assert_true(worst < 5000);
+}
+
+static void test_disable_env(void **state)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("PROFTOP_DISABLE", "1", 1);
+		setenv("PT_TEST_CHILD", "1", 1);
+		execl("/proc/self/exe", "test_probe", "--enabled", (char *)NULL);
+		_exit(99);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0); /* proftop_enabled() == 0 */
+	char path[1200];
+	snprintf(path, sizeof path, "%s/%d.session", g_dir, (int)pid);
+	assert_int_not_equal(access(path, F_OK), 0);
+}
+
+static void test_depth_overflow(void **state)
+{
+	struct pt_shm_ring *r = my_ring();
+	struct pt_shm_rec rec[64];
+	drain(r, rec, 64);
+	set_reader(1);
+	uint64_t dropped = r->dropped;
+	for (int i = 0; i < 130; i++)
+		proftop_range_push("deep");
+	for (int i = 0; i < 130; i++)
+		proftop_range_pop();
+	/* 128 records into 64 slots with a reader: 64 kept, 64 dropped, +2 too deep */
+	assert_int_equal(r->dropped - dropped, 64 + 2);
+	assert_int_equal(drain(r, rec, 64), 64);
+	assert_int_equal(rec[0].aux, 127);
+	assert_int_equal(pt_probe_tls->depth, 0);
+	set_reader(0);
+}
+
+/* --- NVTX through a fake export table, as nvToolsExt.h would call us --- */
+typedef void (*nv_fn)(void);
+static nv_fn core[16], core2[16];
+static nv_fn *core_t[17], *core2_t[17];
+static int get_table(int module, nv_fn ***out, unsigned *size)
+{
+	*out = module == 1 ? core_t : module == 5 ? core2_t : NULL;
+	*size = 16;
+	return *out != NULL;
+}
+static struct {
+	size_t sz;
+	int (*f)(int, nv_fn ***, unsigned *);
+} etbl = {sizeof etbl, get_table};
+static const void *get_export(uint32_t id)
+{
+	return id == 1 ? &etbl : NULL;
+}
+int InitializeInjectionNvtx2(const void *(*get)(uint32_t));
+
+static void test_nvtx(void **state)
+{
+	for (int i = 0; i < 16; i++) {
+		core_t[i] = &core[i];
+		core2_t[i] = &core2[i];
+	}
+	assert_int_equal(InitializeInjectionNvtx2(get_export), 1);
+	assert_non_null(core[9]);
+	assert_non_null(core2[12]);
+	struct pt_shm_ring *r = my_ring();
+	struct pt_shm_rec rec[8];
+	drain(r, rec, 8);
+	int (*push)(const char *) = (int (*)(const char *))core[9];
+	int (*pop)(void) = (int (*)(void))core[11];
+	void *(*dcreate)(const char *) = (void *(*)(const char *))core2[12];
+	int (*dpop)(void *) = (int (*)(void *))core2[5];
+	assert_int_equal(push("BACKWARD"), 0);
+	assert_int_equal(push("x"), 1);
+	void *dom = dcreate("d");
+	struct {
+		uint16_t v, size;
+		uint32_t cat;
+		int32_t ct;
+		uint32_t c;
+		int32_t pt, r0;
+		uint64_t p;
+		int32_t mt;
+		const char *msg;
+	} at = {3, 48, 0, 0, 0, 0, 0, 0, 1, "y"};
+	int (*dpush)(void *, const void *) = (int (*)(void *, const void *))core2[4];
+	assert_int_equal(dpush(dom, &at), 2);
+	assert_int_equal(pop(), 1); /* closes "x" although "d: y" is innermost */
+	assert_int_equal(dpop(dom), 1);
+	assert_int_equal(pop(), 0);
+	assert_int_equal(pop(), -1);
+	assert_int_equal(drain(r, rec, 8), 3);
+	assert_string_equal(nm(rec[0].name), "x");
+	assert_string_equal(nm(rec[1].name), "d: y");
+	assert_int_equal(rec[2].kind, PT_KIND_BACKWARD);
+}
+
+static void test_strings_full(void **state)
+{
+	struct pt_shm_ring *r = my_ring();
+	struct pt_shm_rec rec[64];
+	drain(r, rec, 64);
+	uint64_t before = G.hdr->dropped_no_string;
+	char name[64];
+	int i = 0;
+	while (G.hdr->dropped_no_string == before && i < 1000) {
+		snprintf(name, sizeof name, "unique name number %d", i++);
+		proftop_range_push(name);
+		proftop_range_pop();
+		drain(r, rec, 64);
+	}
+	assert_true(G.hdr->dropped_no_string == before + 1);
+	assert_true(G.hdr->strings_used <= G.strings_bytes);
+	proftop_range_push(name); /* still does not fit: no record */
+	proftop_range_pop();
+	assert_int_equal(drain(r, rec, 64), 0);
+	proftop_range_push("outer"); /* known names keep working */
+	proftop_range_pop();
+	assert_int_equal(drain(r, rec, 64), 1);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "--enabled") == 0)
+		return proftop_enabled();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_header),
+		cmocka_unit_test(test_ranges),
+		cmocka_unit_test(test_steps_marks_counters),
+		cmocka_unit_test(test_full_ring_reader_attached),
+		cmocka_unit_test(test_full_ring_flight_recorder),
+		cmocka_unit_test(test_threads_and_exit),
+		cmocka_unit_test(test_more_threads_than_rings),
+		cmocka_unit_test(test_fork_child_disabled),
+		cmocka_unit_test(test_clock),
+		cmocka_unit_test(test_disable_env),
+		cmocka_unit_test(test_depth_overflow),
+		cmocka_unit_test(test_nvtx),
+		cmocka_unit_test(test_strings_full),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	char cmd[1200];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+	if (system(cmd) != 0)
+		rc |= 1;
+	return rc;
+}
