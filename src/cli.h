@@ -60,8 +60,33 @@ int cli_summarize(struct pt_trace *t, const struct cli_load_opts *o, struct pt_s
 void cli_usage_main(FILE *f);
 void cli_usage_report(FILE *f);
 void cli_usage_export(FILE *f);
+void cli_usage_run(FILE *f);
+void cli_usage_record(FILE *f);
+void cli_usage_ls(FILE *f);
+void cli_usage_attach(FILE *f);
 
 int cli_report(int argc, char **argv);
 int cli_export(int argc, char **argv);
+int cli_run(int argc, char **argv);
+int cli_record(int argc, char **argv);
+int cli_ls(int argc, char **argv);
+/* `proftop` with no command, or `proftop -p PID`: argv[0] is "proftop". */
+int cli_attach(int argc, char **argv);
+
+/* ---- live sessions (cli_run.c) ---- */
+#include <sys/types.h>
+/* Seconds ("1", "0.5") as ns; 0 or -1 when not a positive number. */
+int cli_parse_secs(const char *s, uint64_t *ns);
+/*
+ * Starts cmd with the probe injected (LD_PRELOAD, NVTX/CUDA injection),
+ * stdout/stderr to log_path (NULL: ./proftop-run-<pid>.log; the path used
+ * goes to log_used), stdin from /dev/null, in its own process group.
+ * Returns CLI_OK or CLI_FAIL after printing why.
+ */
+int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, size_t len);
+/* Waits for child, forwarding Ctrl-C; returns its wait status. */
+int cli_wait_child(pid_t child);
+/* Exports t to path as a Chrome trace; prints "wrote PATH" or the error. */
+int cli_write_trace(struct pt_trace *t, const char *path);
 
 #endif

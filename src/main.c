@@ -1,7 +1,7 @@
 /*
  * main.c - proftop's command-line entry: dispatches to the commands
- * (report, export, help), prints the top-level usage and version, and holds
- * the helpers every command shares (declared in cli.h): option parsers,
+ * (report, export, run, record, ls, attach, help), prints the top-level
+ * usage and version, and holds the helpers every command shares (declared in cli.h): option parsers,
  * error conventions, loading a trace file and summarizing a step range.
  *
  * Conventions: usage goes to stdout with exit 0 when asked for (--help,
@@ -32,6 +32,10 @@ void cli_usage_main(FILE *f)
 	      "trace files from proftop, PyTorch/Kineto, Paddle, MindSpore and msprof.\n"
 	      "\n"
 	      "Commands:\n"
+	      "  (none) [-p PID]           attach to the live session (or list them)\n"
+	      "  run [OPTS] -- CMD...      start CMD under the probe and watch it\n"
+	      "  record -o OUT -- CMD...   record CMD (or -p PID) into a Chrome trace\n"
+	      "  ls                        list this user's sessions\n"
 	      "  report FILE [--json]      print the summary tables of a trace\n"
 	      "  export IN -o OUT.json     write a trace as Chrome Trace Event Format JSON\n"
 	      "  help COMMAND              show a command's options\n"
@@ -40,8 +44,8 @@ void cli_usage_main(FILE *f)
 	      "  -h, --help                show this help\n"
 	      "  -V, --version             print the version\n"
 	      "\n"
-	      "Traces may be plain or gzip-compressed JSON. Run 'proftop help report' or\n"
-	      "'proftop help export' for the options of each command; 'man proftop' for more.\n",
+	      "Traces may be plain or gzip-compressed JSON. Run 'proftop help COMMAND' for\n"
+	      "the options of each command; 'man proftop' for more.\n",
 	      f);
 }
 
@@ -252,6 +256,14 @@ static int cmd_help(int argc, char **argv)
 		cli_usage_report(stdout);
 	else if (!strcmp(c, "export"))
 		cli_usage_export(stdout);
+	else if (!strcmp(c, "run"))
+		cli_usage_run(stdout);
+	else if (!strcmp(c, "record"))
+		cli_usage_record(stdout);
+	else if (!strcmp(c, "ls"))
+		cli_usage_ls(stdout);
+	else if (!strcmp(c, "attach"))
+		cli_usage_attach(stdout);
 	else if (!strcmp(c, "help"))
 		cli_usage_main(stdout);
 	else
@@ -261,13 +273,8 @@ static int cmd_help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		cli_usage_main(stderr);
-		fputs("\nproftop: no live session support is built in this version; "
-		      "use 'proftop report FILE'.\n",
-		      stderr);
-		return CLI_USAGE;
-	}
+	if (argc < 2)
+		return cli_attach(argc, argv);
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
 		cli_usage_main(stdout);
@@ -283,6 +290,16 @@ int main(int argc, char **argv)
 		return cli_export(argc - 1, argv + 1);
 	if (!strcmp(cmd, "help"))
 		return cmd_help(argc - 1, argv + 1);
+	if (!strcmp(cmd, "run"))
+		return cli_run(argc - 1, argv + 1);
+	if (!strcmp(cmd, "record"))
+		return cli_record(argc - 1, argv + 1);
+	if (!strcmp(cmd, "ls"))
+		return cli_ls(argc - 1, argv + 1);
+	/* attach options: -p PID, -d SECS, -o OUT */
+	if (!strncmp(cmd, "-p", 2) || !strncmp(cmd, "--pid", 5) || !strncmp(cmd, "-d", 2) ||
+	    !strncmp(cmd, "--delay", 7) || !strncmp(cmd, "-o", 2) || !strncmp(cmd, "--output", 8))
+		return cli_attach(argc, argv);
 	char esc[128];
 	pt_escape_term(esc, sizeof esc, cmd, strlen(cmd), 60, 0);
 	if (cmd[0] == '-')

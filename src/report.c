@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proftop/counters.h"
 #include "proftop/error.h"
 #include "proftop/report.h"
 #include "report_int.h"
@@ -173,9 +174,15 @@ static void put_header(FILE *out, const struct pt_trace *t, const struct pt_summ
 
 /* ---- Device Summary ---- */
 
-static void put_device(FILE *out, const struct pt_summary *s)
+static void put_device(FILE *out, const struct pt_trace *t, const struct pt_summary *s)
 {
-	if (!s->ndevices) {
+	/* CPU rows come from the /proc sampler's counters (live sessions) */
+	static const char *const cpu_rows[2] = {"CPU(Process)", "CPU(System)"};
+	struct pt_counter_stat cpu[2];
+	int ncpu = 0;
+	for (int i = 0; i < 2; i++)
+		ncpu += pt_counter_stat(t, cpu_rows[i], s->t0_ns, s->t1_ns, &cpu[i]) > 0;
+	if (!s->ndevices && !ncpu) {
 		fputs("Device Summary: no GPU activity found\n\n", out);
 		return;
 	}
@@ -185,12 +192,32 @@ static void put_device(FILE *out, const struct pt_summary *s)
 	put_sep(out, w, 2);
 	put_row(out, w, 2, (const char *const[]){"Device", "Utilization (%)"}, -1);
 	put_sep(out, w, 2);
+	for (int i = 0; i < 2; i++) {
+		char util[CELL];
+		if (!cpu[i].n)
+			continue;
+		snprintf(util, sizeof util, "%.2f", cpu[i].avg);
+		put_row(out, w, 2, (const char *const[]){cpu_rows[i], util}, -1);
+	}
 	for (size_t i = 0; i < s->ndevices; i++) {
 		char dev[32], util[CELL];
 		snprintf(dev, sizeof dev, "GPU%" PRId32, s->devices[i].device);
 		double u = s->devices[i].util_pct;
 		snprintf(util, sizeof util, "%.2f", u == u ? u : 0.0);
 		put_row(out, w, 2, (const char *const[]){dev, util}, -1);
+	}
+	if (ncpu) {
+		put_sep(out, w, 2);
+		fputs("Note:\nCPU(Process) Utilization = Current process CPU time over all cpu cores / "
+		      "elapsed time, so max utilization can be reached 100% * number of cpu cores.\n"
+		      "CPU(System) Utilization = All processes CPU time over all cpu cores(busy time) / "
+		      "(busy time + idle time).\n",
+		      out);
+		if (s->ndevices)
+			fputs("GPU Utilization = Current process GPU time / elapsed time.\n", out);
+		put_n(out, '-', tw);
+		fputs("\n\n", out);
+		return;
 	}
 	put_sep(out, w, 2);
 	fputs("Note:\nGPU Utilization = Current process GPU time / elapsed time.\n", out);
@@ -533,7 +560,7 @@ int pt_report_text(FILE *out, const struct pt_trace *t, const struct pt_summary 
 	int kernel_w = o->width > 0 ? o->width : KERNEL_W_DEFAULT;
 
 	put_header(out, t, s);
-	put_device(out, s);
+	put_device(out, t, s);
 	put_overview(out, s);
 	put_model(out, s);
 	put_distributed(out, s);

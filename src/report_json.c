@@ -34,7 +34,8 @@
  *   "distributed": {"step_ms", "communication_ms", "computation_ms", "overlap_ms",
  *      "communication_pct", "computation_pct", "overlap_pct", "from_host_calls"},
  *   "device": [ {"device", "utilization_pct", "busy_ms", "kernels", "memcpys",
- *      "memsets", "memcpy_bytes"} ],
+ *      "memsets", "memcpy_bytes"} ],  GPUs; sampled CPU rows come first as
+ *      {"device": "CPU(Process)" | "CPU(System)", "utilization_pct", "samples"},
  *   "steps_detail": [ {"number", "start_ms" (from the span's start),
  *      "batch_cost_ms", "reader_cost_ms", "samples"} ],
  *   "warnings": {"<key>": count, ...},  non-zero counters only
@@ -44,6 +45,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "proftop/counters.h"
 #include "proftop/error.h"
 #include "proftop/report.h"
 #include "report_int.h"
@@ -299,13 +301,29 @@ static void j_distributed(struct pt_buf *b, const struct pt_summary *s)
 	pt_buf_putc(b, '}');
 }
 
-static void j_devices(struct pt_buf *b, const struct pt_summary *s)
+static void j_devices(struct pt_buf *b, const struct pt_trace *t, const struct pt_summary *s)
 {
+	/* CPU rows from the /proc sampler's counters, averaged over the window */
+	static const char *const cpu_rows[2] = {"CPU(Process)", "CPU(System)"};
+	size_t k = 0;
 	pt_buf_put(b, ",\n  \"device\": [", 15);
-	for (size_t i = 0; i < s->ndevices; i++) {
+	for (int c = 0; c < 2; c++) {
+		struct pt_counter_stat cs;
+		if (!pt_counter_stat(t, cpu_rows[c], s->t0_ns, s->t1_ns, &cs))
+			continue;
+		int first = 1;
+		pt_buf_put(b, k ? ",\n    {" : "\n    {", k ? 7 : 6);
+		j_key(b, &first, "device");
+		pt_buf_printf(b, "\"%s\"", cpu_rows[c]);
+		kv_num(b, &first, "utilization_pct", cs.avg);
+		kv_u64(b, &first, "samples", cs.n);
+		pt_buf_putc(b, '}');
+		k++;
+	}
+	for (size_t i = 0; i < s->ndevices; i++, k++) {
 		const struct pt_device_row *d = &s->devices[i];
 		int first = 1;
-		pt_buf_put(b, i ? ",\n    {" : "\n    {", i ? 7 : 6);
+		pt_buf_put(b, k ? ",\n    {" : "\n    {", k ? 7 : 6);
 		j_key(b, &first, "device");
 		pt_buf_printf(b, "%" PRId32, d->device);
 		kv_num(b, &first, "utilization_pct", d->util_pct);
@@ -316,7 +334,7 @@ static void j_devices(struct pt_buf *b, const struct pt_summary *s)
 		kv_u64(b, &first, "memcpy_bytes", d->memcpy_bytes);
 		pt_buf_putc(b, '}');
 	}
-	list_close(b, s->ndevices);
+	list_close(b, k);
 }
 
 static void j_steps(struct pt_buf *b, const struct pt_summary *s)
@@ -379,7 +397,7 @@ void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct
 	j_op_detail(b, t, s, o);
 	j_overview(b, s);
 	j_distributed(b, s);
-	j_devices(b, s);
+	j_devices(b, t, s);
 	j_steps(b, s);
 	pt_buf_put(b, ",\n  \"warnings\": {", 17);
 	int n = 0;

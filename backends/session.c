@@ -1,0 +1,748 @@
+/*
+ * session.c - the session reader: opens a probe's shared-memory segment
+ * (shm.h) after checking that it is ours and well formed, drains its
+ * per-thread rings into a trace at each poll, detects the owner's exit, and
+ * wraps all that as the "session" backend (backend.h).
+ *
+ * Everything in the segment is written by another process and is treated as
+ * untrusted: the layout parameters are validated once and copied, so later
+ * changes to the header cannot move the reader outside the mapping; ring
+ * indices are clamped to one ring of records; string offsets and lengths
+ * are checked against the string area and the terminating NUL. What fails a
+ * check is skipped and counted (struct pt_session_stats), never followed.
+ *
+ * Discovery and cleanup of the session directory live in session_scan.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "proftop/backend.h"
+#include "proftop/error.h"
+#include "proftop/session.h"
+#include "util.h"
+
+#define LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define LOAD_RLX(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+/* What the reader keeps per ring. */
+struct ring_rd {
+	int have;               /* track assigned for generation */
+	uint32_t generation;
+	uint32_t track;
+	int32_t device;         /* from PT_SHM_REC_DEVICE, -1 = host */
+	uint64_t dropped_seen, overwritten_seen;
+	int pending;            /* pend waits for a possible EXT record */
+	int pend_ext;
+	uint64_t pend_seq;
+	int32_t pend_dev;
+	int64_t pend_stream;
+	struct pt_event pend;
+};
+
+/* offset -> string id, open addressing; key 0 is empty (offset 0 = no name). */
+struct name_map {
+	uint32_t *keys, *vals;
+	uint32_t cap, n;
+};
+
+struct pt_session {
+	char *path;
+	void *base;
+	size_t size;
+	int mapped;
+	struct pt_shm_header *h;
+	/* validated copies of the layout (the header may change under us) */
+	int32_t pid;
+	uint64_t start_ticks;
+	uint32_t nrings, ring_slots, strings_bytes;
+	uint64_t rings_offset, ring_stride, strings_offset;
+	struct ring_rd *rings;
+	struct pt_shm_rec *scratch;
+	struct name_map names;
+	uint32_t last_off, last_id; /* one-entry cache in front of names */
+	struct pt_trace *names_of; /* the trace the cached ids belong to */
+	uint64_t no_ring_seen, no_string_seen;
+	int heartbeat_on;
+	int exited_seen;
+	struct pt_session_stats st;
+	char desc[PT_SHM_CMDLINE_BYTES + 64];
+};
+
+/* ---- opening and validating ---- */
+
+static int validate(const void *base, size_t size, char *err, size_t errlen)
+{
+	const struct pt_shm_header *h = base;
+	if (size < PT_SHM_HEADER_BYTES) {
+		snprintf(err, errlen, "truncated: %zu bytes, a header needs %u", size,
+			 PT_SHM_HEADER_BYTES);
+		return PT_ETRUNC;
+	}
+	if (h->magic != PT_SHM_MAGIC) {
+		snprintf(err, errlen, "not a proftop session (bad magic)");
+		return PT_EFORMAT;
+	}
+	if (h->abi != PT_SHM_ABI) {
+		snprintf(err, errlen, "session ABI %u, this proftop reads ABI %u (upgrade one of them)",
+			 h->abi, PT_SHM_ABI);
+		return PT_EFORMAT;
+	}
+	if (h->header_bytes != PT_SHM_HEADER_BYTES) {
+		snprintf(err, errlen, "bad header size %u", h->header_bytes);
+		return PT_EFORMAT;
+	}
+	if (h->segment_bytes != size) {
+		snprintf(err, errlen, "size mismatch: header says %llu bytes, file has %zu",
+			 (unsigned long long)h->segment_bytes, size);
+		return h->segment_bytes > size ? PT_ETRUNC : PT_EFORMAT;
+	}
+	uint64_t want = pt_shm_segment_bytes(h->nrings, h->ring_slots, h->strings_bytes);
+	if (want == 0 || want != h->segment_bytes) {
+		snprintf(err, errlen, "inconsistent layout (%u rings of %u slots, %u string bytes)",
+			 h->nrings, h->ring_slots, h->strings_bytes);
+		return PT_EFORMAT;
+	}
+	uint64_t stride = sizeof(struct pt_shm_ring) + (uint64_t)h->ring_slots * sizeof(struct pt_shm_rec);
+	if (h->rings_offset != PT_SHM_HEADER_BYTES || h->ring_stride != stride ||
+	    h->strings_offset != h->rings_offset + (uint64_t)h->nrings * stride ||
+	    h->strings_offset + h->strings_bytes > size) {
+		snprintf(err, errlen, "inconsistent offsets in the header");
+		return PT_EFORMAT;
+	}
+	return 0;
+}
+
+static int map_session(void *base, size_t size, int mapped, struct pt_session **out, char *err,
+		       size_t errlen)
+{
+	int rc = validate(base, size, err, errlen);
+	if (rc)
+		return rc;
+	struct pt_session *s = pt_xcalloc(1, sizeof *s);
+	s->base = base;
+	s->size = size;
+	s->mapped = mapped;
+	s->h = base;
+	s->pid = s->h->pid;
+	s->start_ticks = s->h->proc_start_ticks;
+	s->nrings = s->h->nrings;
+	s->ring_slots = s->h->ring_slots;
+	s->strings_bytes = s->h->strings_bytes;
+	s->rings_offset = s->h->rings_offset;
+	s->ring_stride = s->h->ring_stride;
+	s->strings_offset = s->h->strings_offset;
+	s->rings = pt_xcalloc(s->nrings, sizeof *s->rings);
+	for (uint32_t i = 0; i < s->nrings; i++)
+		s->rings[i].device = -1;
+	s->scratch = pt_xmalloc((size_t)s->ring_slots * sizeof *s->scratch);
+	char cmd[PT_SHM_CMDLINE_BYTES];
+	memcpy(cmd, s->h->cmdline, sizeof cmd);
+	cmd[sizeof cmd - 1] = 0;
+	char esc[256];
+	pt_escape_term(esc, sizeof esc, cmd, strlen(cmd), 80, 0);
+	snprintf(s->desc, sizeof s->desc, "%d (%s)", (int)s->pid, esc);
+	*out = s;
+	return 0;
+}
+
+int pt_session_from_mem(void *base, size_t size, struct pt_session **out, char *err,
+			size_t errlen)
+{
+	*out = NULL;
+	return map_session(base, size, 0, out, err, errlen);
+}
+
+int pt_session_open(const char *path, struct pt_session **out, char *err, size_t errlen)
+{
+	int rc = 0, fd;
+	void *hdr = MAP_FAILED, *base = MAP_FAILED;
+	struct stat st;
+	*out = NULL;
+	fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0 && errno == EACCES)
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno == ELOOP)
+			snprintf(err, errlen, "%s: is a symlink; refusing it", path);
+		else if (errno == EISDIR)
+			snprintf(err, errlen, "%s: not a regular file; refusing it", path);
+		else
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return errno == ENOENT ? PT_ENOENT
+		       : errno == ELOOP || errno == EACCES || errno == EISDIR ? PT_EPERM
+									: PT_EIO;
+	}
+	if (fstat(fd, &st) != 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		rc = PT_EIO;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file; refusing it", path);
+		rc = PT_EPERM;
+		goto out;
+	}
+	if (st.st_uid != geteuid()) {
+		snprintf(err, errlen, "%s: owned by uid %u, not by us; refusing it", path,
+			 (unsigned)st.st_uid);
+		rc = PT_EPERM;
+		goto out;
+	}
+	if (st.st_mode & 077) {
+		snprintf(err, errlen, "%s: open to other users (mode %04o, want 0600); refusing it",
+			 path, (unsigned)(st.st_mode & 07777));
+		rc = PT_EPERM;
+		goto out;
+	}
+	if ((st.st_mode & 0600) != 0600) {
+		snprintf(err, errlen, "%s: mode %04o, want 0600", path, (unsigned)(st.st_mode & 07777));
+		rc = PT_EPERM;
+		goto out;
+	}
+	if ((uint64_t)st.st_size < PT_SHM_HEADER_BYTES) {
+		snprintf(err, errlen, "%s: truncated (%lld bytes)", path, (long long)st.st_size);
+		rc = PT_ETRUNC;
+		goto out;
+	}
+	/* check the header before mapping what it claims */
+	hdr = mmap(NULL, PT_SHM_HEADER_BYTES, PROT_READ, MAP_SHARED, fd, 0);
+	if (hdr == MAP_FAILED) {
+		snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
+		rc = PT_EIO;
+		goto out;
+	}
+	/* validate() reads header fields only: the header page is enough */
+	char why[200];
+	rc = validate(hdr, (size_t)st.st_size, why, sizeof why);
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", path, why);
+		goto out;
+	}
+	base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
+		rc = PT_EIO;
+		goto out;
+	}
+	rc = map_session(base, (size_t)st.st_size, 1, out, why, sizeof why);
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", path, why);
+		goto out;
+	}
+	(*out)->path = pt_xstrdup(path);
+	base = MAP_FAILED; /* owned by the session now */
+out:
+	if (hdr != MAP_FAILED)
+		munmap(hdr, PT_SHM_HEADER_BYTES);
+	if (base != MAP_FAILED)
+		munmap(base, (size_t)st.st_size);
+	close(fd);
+	return rc;
+}
+
+void pt_session_detach(struct pt_session *s)
+{
+	if (!s || !s->heartbeat_on)
+		return;
+	int32_t me = (int32_t)getpid();
+	__atomic_compare_exchange_n(&s->h->reader_pid, &me, 0, 0, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
+	STORE_REL(&s->h->reader_heartbeat_ns, 0);
+	s->heartbeat_on = 0;
+}
+
+void pt_session_close(struct pt_session *s)
+{
+	if (!s)
+		return;
+	pt_session_detach(s);
+	if (s->mapped)
+		munmap(s->base, s->size);
+	free(s->names.keys);
+	free(s->names.vals);
+	free(s->rings);
+	free(s->scratch);
+	free(s->path);
+	free(s);
+}
+
+const struct pt_shm_header *pt_session_header(const struct pt_session *s)
+{
+	return s->h;
+}
+
+const struct pt_session_stats *pt_session_stats(const struct pt_session *s)
+{
+	return &s->st;
+}
+
+void pt_session_describe(const struct pt_session *s, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", s->desc);
+}
+
+/* ---- exit detection ---- */
+
+uint64_t pt_proc_start_ticks(const char *proc_root, int32_t pid)
+{
+	char path[600], buf[1024];
+	snprintf(path, sizeof path, "%s/%d/stat", proc_root ? proc_root : "/proc", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* comm may hold spaces and parentheses: fields resume after the last ')' */
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	p++;
+	for (int field = 3; field < 22; field++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return 0;
+	}
+	return strtoull(p + 1, NULL, 10);
+}
+
+int pt_session_pid_gone(const char *proc_root, int32_t pid, uint64_t start_ticks)
+{
+	if (pid <= 0)
+		return 1;
+	int real = !proc_root || !strcmp(proc_root, "/proc");
+	if (real && kill(pid, 0) != 0 && errno == ESRCH)
+		return 1;
+	if (start_ticks) {
+		uint64_t now = pt_proc_start_ticks(proc_root, pid);
+		if (now != start_ticks) /* gone (0) or another process with that pid */
+			return 1;
+	}
+	return 0;
+}
+
+int pt_session_owner_exited(struct pt_session *s)
+{
+	if (s->exited_seen)
+		return 1;
+	if (LOAD_ACQ(&s->h->state) == PT_SHM_EXITED ||
+	    pt_session_pid_gone(NULL, s->pid, s->start_ticks))
+		s->exited_seen = 1;
+	return s->exited_seen;
+}
+
+/* ---- names ---- */
+
+static uint32_t name_hash(uint32_t off)
+{
+	return (uint32_t)pt_hash_u64(off);
+}
+
+static void names_put(struct name_map *m, uint32_t off, uint32_t id)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		uint32_t ncap = m->cap ? m->cap * 2 : 1024;
+		uint32_t *nk = pt_xcalloc(ncap, sizeof *nk), *nv = pt_xcalloc(ncap, sizeof *nv);
+		for (uint32_t i = 0; i < m->cap; i++) {
+			if (!m->keys[i])
+				continue;
+			uint32_t j = name_hash(m->keys[i]) & (ncap - 1);
+			while (nk[j])
+				j = (j + 1) & (ncap - 1);
+			nk[j] = m->keys[i];
+			nv[j] = m->vals[i];
+		}
+		free(m->keys);
+		free(m->vals);
+		m->keys = nk;
+		m->vals = nv;
+		m->cap = ncap;
+	}
+	uint32_t j = name_hash(off) & (m->cap - 1);
+	while (m->keys[j] && m->keys[j] != off)
+		j = (j + 1) & (m->cap - 1);
+	if (!m->keys[j])
+		m->n++;
+	m->keys[j] = off;
+	m->vals[j] = id;
+}
+
+/* Validated string at off: its bytes and length, or NULL. */
+static const char *string_at(struct pt_session *s, uint32_t off, uint32_t *len)
+{
+	if (off == 0 || (off & 7) || off >= s->strings_bytes || s->strings_bytes - off < 9)
+		return NULL;
+	const char *area = (const char *)s->base + s->strings_offset;
+	uint32_t n;
+	memcpy(&n, area + off, sizeof n);
+	if (n > s->strings_bytes - off - 9)
+		return NULL;
+	const char *bytes = area + off + 8;
+	if (bytes[n] != 0)
+		return NULL;
+	*len = n;
+	return bytes;
+}
+
+static uint32_t name_id(struct pt_session *s, struct pt_trace *t, uint32_t off)
+{
+	if (off == 0)
+		return 0;
+	if (off == s->last_off) /* runs of one name are common (a layer's ops) */
+		return s->last_id;
+	struct name_map *m = &s->names;
+	if (m->cap) {
+		uint32_t j = name_hash(off) & (m->cap - 1);
+		while (m->keys[j]) {
+			if (m->keys[j] == off) {
+				s->last_off = off;
+				s->last_id = m->vals[j];
+				return m->vals[j];
+			}
+			j = (j + 1) & (m->cap - 1);
+		}
+	}
+	uint32_t len;
+	const char *p = string_at(s, off, &len);
+	if (!p) {
+		s->st.bad_strings++;
+		return 0;
+	}
+	uint32_t id = pt_trace_intern(t, p, len);
+	names_put(m, off, id);
+	return id;
+}
+
+/* ---- draining ---- */
+
+static struct pt_shm_ring *ring_at(struct pt_session *s, uint32_t i)
+{
+	return (struct pt_shm_ring *)((char *)s->base + s->rings_offset + (uint64_t)i * s->ring_stride);
+}
+
+static void ring_track(struct pt_session *s, struct pt_trace *t, struct ring_rd *rd,
+		       struct pt_shm_ring *r, uint32_t gen)
+{
+	struct pt_track_key key = {s->pid, LOAD_RLX(&r->tid), 0, 0};
+	rd->track = pt_trace_track(t, &key);
+	rd->generation = gen;
+	rd->have = 1;
+	rd->device = -1;
+	char name[sizeof r->thread_name];
+	memcpy(name, r->thread_name, sizeof name);
+	size_t n = strnlen(name, sizeof name - 1);
+	if (n)
+		pt_trace_set_thread_label(t, &key, pt_trace_intern(t, name, n));
+}
+
+static int may_get_ext(uint8_t kind)
+{
+	return pt_kind_is_device((enum pt_kind)kind) || kind == PT_KIND_CUDA_RUNTIME;
+}
+
+static void flush_pending(struct pt_session *s, struct pt_trace *t, struct ring_rd *rd)
+{
+	if (!rd->pending)
+		return;
+	rd->pending = 0;
+	struct pt_event *ev = &rd->pend;
+	if (pt_kind_is_device((enum pt_kind)ev->kind)) {
+		int32_t dev = rd->pend_ext ? rd->pend_dev : rd->device;
+		if (dev >= 0) {
+			char label[32];
+			int n = snprintf(label, sizeof label, "GPU %d", (int)dev);
+			struct pt_track_key key = {s->pid, rd->pend_stream, pt_trace_intern(t, label, (size_t)n), 0};
+			ev->track_id = pt_trace_track(t, &key);
+			pt_trace_track_device(t, ev->track_id, dev, rd->pend_stream);
+		}
+	}
+	pt_trace_add(t, ev);
+	s->st.events++;
+}
+
+#define KNOWN_FLAGS (PT_EVF_COMM | PT_EVF_SYNC | PT_EVF_GLOBAL | PT_EVF_AUTOGRAD)
+
+static void take_records(struct pt_session *s, struct pt_trace *t, struct ring_rd *rd,
+			 const struct pt_shm_rec *recs, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		const struct pt_shm_rec *r = &recs[i];
+		if (r->kind < 0x80) {
+			flush_pending(s, t, rd);
+			if (r->kind >= PT_KIND__COUNT) {
+				s->st.bad_records++;
+				pt_trace_warn(t, PT_WARN_BAD_EVENT, 1);
+				continue;
+			}
+			if (r->dur_ns > PT_MAX_DUR_NS) {
+				pt_trace_warn(t, PT_WARN_HUGE_DUR, 1);
+				continue;
+			}
+			if (!may_get_ext(r->kind)) { /* the common case: straight in */
+				struct pt_event e = {r->start_ns, r->dur_ns, r->arg,
+						     name_id(s, t, r->name), rd->track, 0, r->kind,
+						     (uint8_t)(r->flags & KNOWN_FLAGS), 0};
+				pt_trace_add(t, &e);
+				s->st.events++;
+				continue;
+			}
+			struct pt_event *ev = &rd->pend;
+			ev->start_ns = r->start_ns;
+			ev->dur_ns = r->dur_ns;
+			ev->arg = r->arg;
+			ev->name_id = name_id(s, t, r->name);
+			ev->track_id = rd->track;
+			ev->corr = 0;
+			ev->kind = r->kind;
+			ev->flags = r->flags & KNOWN_FLAGS;
+			ev->reserved = 0;
+			rd->pending = 1;
+			rd->pend_ext = 0;
+			rd->pend_stream = 0;
+			rd->pend_seq++;
+			continue;
+		}
+		switch (r->kind) {
+		case PT_SHM_REC_EXT:
+			if (!rd->pending || rd->pend_ext) {
+				s->st.bad_records++;
+				break;
+			}
+			rd->pend.corr = (uint32_t)r->start_ns;
+			rd->pend_ext = 1;
+			rd->pend_dev = (int32_t)(r->dur_ns >> 32) & 0x7fffffff;
+			rd->pend_stream = (int64_t)(r->dur_ns & 0xffffffffu);
+			break;
+		case PT_SHM_REC_THREAD_NAME: {
+			uint32_t len;
+			const char *p = string_at(s, r->name, &len);
+			if (!p) {
+				s->st.bad_strings++;
+				break;
+			}
+			struct pt_track_key key = t->tracks[rd->track].key;
+			pt_trace_set_thread_label(t, &key, pt_trace_intern(t, p, len));
+			break;
+		}
+		case PT_SHM_REC_DEVICE:
+			rd->device = r->arg <= 0x7fffffff ? (int32_t)r->arg : -1;
+			break;
+		default:
+			s->st.bad_records++;
+			break;
+		}
+	}
+}
+
+static uint64_t delta_of(uint64_t now, uint64_t *seen)
+{
+	/* a counter that went down was reset (ring reused): all of it is new */
+	uint64_t d = now >= *seen ? now - *seen : now;
+	*seen = now;
+	return d;
+}
+
+static void drain_ring(struct pt_session *s, struct pt_trace *t, uint32_t i, int final)
+{
+	struct pt_shm_ring *r = ring_at(s, i);
+	struct ring_rd *rd = &s->rings[i];
+	uint32_t state = LOAD_ACQ(&r->state);
+	uint64_t seq0 = rd->pend_seq;
+	int carried = rd->pending;
+	if (state == PT_SHM_RING_FREE && !rd->have)
+		return;
+	uint32_t gen = LOAD_ACQ(&r->generation);
+	if (!rd->have || gen != rd->generation) {
+		flush_pending(s, t, rd);
+		ring_track(s, t, rd, r, gen);
+	}
+	/* head first: tail read afterwards can only be newer, so head - tail <= slots */
+	uint64_t head = LOAD_ACQ(&r->head);
+	uint64_t tail = LOAD_ACQ(&r->tail);
+	uint64_t slots = s->ring_slots, mask = slots - 1;
+	if (head > tail) {
+		uint64_t n = head - tail;
+		if (n > slots) {
+			s->st.bad_rings++;
+			tail = head - slots;
+			n = slots;
+		}
+		uint64_t first = tail & mask;
+		uint64_t part = n < slots - first ? n : slots - first;
+		struct pt_shm_rec *src = pt_shm_ring_recs(r);
+		memcpy(s->scratch, src + first, part * sizeof *src);
+		if (part < n)
+			memcpy(s->scratch + part, src, (n - part) * sizeof *src);
+		/* records below the tail now may have been overwritten mid-copy */
+		uint64_t tail2 = LOAD_ACQ(&r->tail);
+		uint64_t skip = 0;
+		if (tail2 > tail) {
+			skip = tail2 - tail < n ? tail2 - tail : n;
+			s->st.torn += skip;
+		}
+		take_records(s, t, rd, s->scratch + skip, n - skip);
+		/* never move tail backwards against a flight-recording producer */
+		uint64_t cur = LOAD_RLX(&r->tail);
+		while (cur < head &&
+		       !__atomic_compare_exchange_n(&r->tail, &cur, head, 0, __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED))
+			;
+	}
+	/* a record waiting for its EXT is held one poll at most */
+	if (rd->pending && (final || (carried && rd->pend_seq == seq0)))
+		flush_pending(s, t, rd);
+	uint64_t d = delta_of(LOAD_RLX(&r->dropped), &rd->dropped_seen);
+	d += delta_of(LOAD_RLX(&r->overwritten), &rd->overwritten_seen);
+	if (d) {
+		s->st.source_dropped += d;
+		pt_trace_warn(t, PT_WARN_SOURCE_DROPPED, d);
+	}
+	if (state == PT_SHM_RING_EXITED && LOAD_ACQ(&r->head) == head) {
+		flush_pending(s, t, rd);
+		uint32_t want = PT_SHM_RING_EXITED;
+		__atomic_compare_exchange_n(&r->state, &want, PT_SHM_RING_FREE, 0, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED);
+		rd->have = 0; /* the next owner gets its own track */
+	}
+}
+
+uint64_t pt_session_drain(struct pt_session *s, struct pt_trace *t, uint64_t now_ns)
+{
+	if (s->names_of != t) { /* cached ids belong to another trace */
+		if (s->names.cap)
+			memset(s->names.keys, 0, (size_t)s->names.cap * sizeof *s->names.keys);
+		s->names.n = 0;
+		s->last_off = 0;
+		s->names_of = t;
+		for (uint32_t i = 0; i < s->nrings; i++)
+			s->rings[i].have = 0;
+	}
+	int final = pt_session_owner_exited(s);
+	if (!final) {
+		STORE_REL(&s->h->reader_heartbeat_ns, now_ns);
+		if (!s->heartbeat_on) {
+			__atomic_store_n(&s->h->reader_pid, (int32_t)getpid(), __ATOMIC_RELAXED);
+			s->heartbeat_on = 1;
+		}
+	}
+	uint64_t before = s->st.events;
+	uint32_t claimed = LOAD_ACQ(&s->h->rings_claimed);
+	if (claimed > s->nrings)
+		claimed = s->nrings;
+	for (uint32_t i = 0; i < s->nrings; i++) {
+		if (i >= claimed && !s->rings[i].have)
+			continue;
+		drain_ring(s, t, i, final);
+	}
+	uint64_t d = delta_of(LOAD_RLX(&s->h->dropped_no_ring), &s->no_ring_seen);
+	d += delta_of(LOAD_RLX(&s->h->dropped_no_string), &s->no_string_seen);
+	if (d) {
+		s->st.source_dropped += d;
+		pt_trace_warn(t, PT_WARN_SOURCE_DROPPED, d);
+	}
+	return s->st.events - before;
+}
+
+/* ---- the "session" backend ---- */
+
+struct session_backend {
+	struct pt_backend b;
+	struct pt_session *s;
+	int labelled;
+};
+
+static int sb_probe(char *why, size_t whylen)
+{
+	char dir[512];
+	int rc = pt_shm_dir(dir, sizeof dir, 0, why, whylen);
+	return rc == PT_ENOENT ? 0 : rc; /* no directory yet: sessions may still come */
+}
+
+static int sb_open(struct pt_backend **out, const struct pt_backend_args *a, char *err,
+		   size_t errlen)
+{
+	char path[600];
+	*out = NULL;
+	if (a->session_path) {
+		snprintf(path, sizeof path, "%s", a->session_path);
+	} else {
+		int rc = pt_session_path(a->pid, path, sizeof path, err, errlen);
+		if (rc)
+			return rc;
+	}
+	struct pt_session *s;
+	int rc = pt_session_open(path, &s, err, errlen);
+	if (rc)
+		return rc;
+	struct session_backend *sb = pt_xcalloc(1, sizeof *sb);
+	sb->b.ops = &pt_backend_session;
+	sb->s = s;
+	*out = &sb->b;
+	return 0;
+}
+
+static int sb_poll(struct pt_backend *b, struct pt_trace *t, uint64_t now_ns)
+{
+	struct session_backend *sb = (struct session_backend *)b;
+	if (!sb->labelled) {
+		const struct pt_shm_header *h = sb->s->h;
+		if (h->rank >= 0)
+			t->rank = h->rank;
+		if (h->world_size > 0)
+			t->world_size = h->world_size;
+		sb->labelled = 1;
+	}
+	int exited = pt_session_owner_exited(sb->s);
+	pt_session_drain(sb->s, t, now_ns);
+	if (exited) {
+		snprintf(b->err, sizeof b->err, "process %d exited", (int)sb->s->pid);
+		return PT_ENOENT;
+	}
+	return 0;
+}
+
+static void sb_close(struct pt_backend *b)
+{
+	struct session_backend *sb = (struct session_backend *)b;
+	if (!sb)
+		return;
+	pt_session_close(sb->s);
+	free(sb);
+}
+
+static const char *sb_last_error(const struct pt_backend *b)
+{
+	return b->err;
+}
+
+static void sb_describe(const struct pt_backend *b, char *buf, size_t len)
+{
+	const struct session_backend *sb = (const struct session_backend *)b;
+	snprintf(buf, len, "%s%s", sb->s->desc, sb->s->exited_seen ? " [exited]" : "");
+}
+
+/* The session behind a backend opened by pt_backend_session (for the faces). */
+struct pt_session *pt_backend_session_of(struct pt_backend *b)
+{
+	return b && b->ops == &pt_backend_session ? ((struct session_backend *)b)->s : NULL;
+}
+
+const struct pt_backend_ops pt_backend_session = {
+	.name = "session",
+	.probe = sb_probe,
+	.open = sb_open,
+	.poll = sb_poll,
+	.close = sb_close,
+	.last_error = sb_last_error,
+	.describe = sb_describe,
+};

@@ -1,0 +1,67 @@
+/*
+ * backend.h - what every source of live data (backends/) looks like to the
+ * program: a const table of functions (name, probe, open, poll, close,
+ * last_error) and an instance handle, plus the explicit list of backends
+ * linked into proftop (backends/registry.c; no constructors, so the order is
+ * fixed and static builds work).
+ *
+ * A backend turns what it sees into events through the trace sink
+ * (trace.h). It never prints and never exits: a failure is a PT_E* code and
+ * a one-line reason in last_error. A backend that cannot work here (no
+ * library, no /proc) returns PT_ENOTAVAIL from probe and the program goes on
+ * without it.
+ *
+ * Threading: an instance is used by one thread (the live loop) at a time.
+ */
+#ifndef PROFTOP_BACKEND_H
+#define PROFTOP_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proftop/trace.h"
+
+/* What the program knows when it opens a backend. */
+struct pt_backend_args {
+	int32_t pid;              /* the profiled process (0: the only live session) */
+	const char *session_path; /* session: the segment file (NULL: <dir>/<pid>.session) */
+	const char *proc_root;    /* procstat: "/proc" unless a test gives a fake root */
+	uint64_t interval_ns;     /* procstat: sampling period (0: default, 250 ms) */
+};
+
+struct pt_backend;
+
+struct pt_backend_ops {
+	const char *name; /* "session", "procstat" */
+	/* 0 when the backend can run here, else PT_ENOTAVAIL and a reason in why. */
+	int (*probe)(char *why, size_t whylen);
+	/* Opens an instance for args; on failure *out is NULL and err says why. */
+	int (*open)(struct pt_backend **out, const struct pt_backend_args *args, char *err,
+		    size_t errlen);
+	/*
+	 * Moves what arrived since the last call into t (now_ns: CLOCK_MONOTONIC).
+	 * Returns 0, PT_ENOENT once the source has ended and everything it had
+	 * is in t (an exited session drained, a sampled process gone), or
+	 * another PT_E* on failure (see last_error).
+	 */
+	int (*poll)(struct pt_backend *b, struct pt_trace *t, uint64_t now_ns);
+	void (*close)(struct pt_backend *b);
+	const char *(*last_error)(const struct pt_backend *b);
+	/* Optional (may be NULL): one line on what the instance reads, escaped. */
+	void (*describe)(const struct pt_backend *b, char *buf, size_t len);
+};
+
+/* Every instance starts with this; backends extend it. */
+struct pt_backend {
+	const struct pt_backend_ops *ops;
+	char err[256];
+};
+
+/* The backends linked into this program, in a fixed order; NULL-terminated. */
+extern const struct pt_backend_ops *const pt_backends[];
+const struct pt_backend_ops *pt_backend_find(const char *name);
+
+extern const struct pt_backend_ops pt_backend_session;
+extern const struct pt_backend_ops pt_backend_procstat;
+
+#endif

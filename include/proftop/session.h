@@ -1,0 +1,105 @@
+/*
+ * session.h - proftop's side of the live-session transport (shm.h): finds
+ * the sessions of this user, attaches to one, drains its rings into a trace
+ * (trace.h), tells when its owner has exited, and removes stale segments.
+ *
+ * Every byte of a segment is untrusted (another process writes it): a
+ * header of the wrong magic, ABI or size is refused with a one-line reason;
+ * records with impossible indices, unknown kinds or bad string offsets are
+ * skipped and counted, never followed. pt_session_from_mem() takes any
+ * (base, size) pair so the validation can be fed arbitrary bytes.
+ *
+ * Threading: a struct pt_session is used by one thread. The producer runs
+ * concurrently in another process; the protocol is shm.h's.
+ */
+#ifndef PROFTOP_SESSION_H
+#define PROFTOP_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proftop/shm.h"
+#include "proftop/trace.h"
+
+struct pt_session;
+
+/* Counters of what the reader skipped (beyond the producer's own drops). */
+struct pt_session_stats {
+	uint64_t events;        /* event records added to the trace */
+	uint64_t bad_records;   /* unknown kinds, EXT with nothing before it */
+	uint64_t bad_strings;   /* name offsets/lengths out of range, missing NUL */
+	uint64_t bad_rings;     /* head/tail out of range (clamped) */
+	uint64_t torn;          /* copied records overwritten while copying */
+	uint64_t source_dropped;/* producer drops (rings + no ring + no string) */
+};
+
+/*
+ * Opens and validates the segment at path: O_NOFOLLOW, a regular file of
+ * ours with mode 0600 (no group/world bits), header magic/ABI/sizes
+ * consistent with the file size. Maps it read-write (the reader writes
+ * tails, ring states, its heartbeat and pid). PT_EPERM / PT_EFORMAT /
+ * PT_ETRUNC / PT_ENOENT / PT_EIO with one line in err.
+ */
+int pt_session_open(const char *path, struct pt_session **out, char *err, size_t errlen);
+/*
+ * The same over memory the caller owns (base must stay valid and
+ * writable, 8-byte aligned, size bytes); nothing is unmapped on close.
+ */
+int pt_session_from_mem(void *base, size_t size, struct pt_session **out, char *err,
+			size_t errlen);
+void pt_session_close(struct pt_session *s);
+
+/*
+ * Drains every claimed ring into t, updates the heartbeat, frees drained
+ * rings of exited threads, adds source drops to PT_WARN_SOURCE_DROPPED.
+ * now_ns: CLOCK_MONOTONIC. Returns the number of events added.
+ */
+uint64_t pt_session_drain(struct pt_session *s, struct pt_trace *t, uint64_t now_ns);
+/* Stops heartbeating (clears reader_pid if it is ours) without unmapping. */
+void pt_session_detach(struct pt_session *s);
+
+/* 1 when the owner has exited (state EXITED, pid gone, or pid reused). */
+int pt_session_owner_exited(struct pt_session *s);
+/* Same test from header fields; proc_root is "/proc" unless testing. */
+int pt_session_pid_gone(const char *proc_root, int32_t pid, uint64_t start_ticks);
+/* /proc/<pid>/stat field 22 (start time in clock ticks); 0 when unreadable. */
+uint64_t pt_proc_start_ticks(const char *proc_root, int32_t pid);
+
+const struct pt_shm_header *pt_session_header(const struct pt_session *s);
+const struct pt_session_stats *pt_session_stats(const struct pt_session *s);
+/* "PID (cmdline)" into buf, escaped for a terminal. */
+void pt_session_describe(const struct pt_session *s, char *buf, size_t len);
+
+struct pt_backend;
+/* The session behind an instance of the "session" backend, else NULL. */
+struct pt_session *pt_backend_session_of(struct pt_backend *b);
+
+/* ---- discovery (session_scan.c) ---- */
+
+struct pt_session_info {
+	char path[512];
+	int32_t pid;
+	int exited;          /* owner gone */
+	int valid;           /* header readable; else why holds the refusal */
+	int64_t rank;
+	uint64_t age_ns;     /* since the probe started (realtime clock) */
+	uint64_t dropped;    /* producer drops so far */
+	int reader_live;     /* another reader's heartbeat is fresh */
+	char cmdline[PT_SHM_CMDLINE_BYTES];
+	char why[256];
+};
+
+/*
+ * Lists "<pid>.session" files in pt_shm_dir(), sorted by pid. *out is
+ * malloc'd (free it). With clean set, removes segments whose owner is gone,
+ * older than PT_SESSION_STALE_NS and held by no live reader; *cleaned counts
+ * them (they are not listed). Returns 0 or PT_E* with err (no directory is
+ * 0 with no sessions).
+ */
+#define PT_SESSION_STALE_NS (600ull * 1000000000ull)
+int pt_session_list(struct pt_session_info **out, size_t *n, int clean, size_t *cleaned,
+		    char *err, size_t errlen);
+/* Path of the segment of pid in the session directory. */
+int pt_session_path(int32_t pid, char *buf, size_t len, char *err, size_t errlen);
+
+#endif

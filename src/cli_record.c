@@ -1,0 +1,162 @@
+/*
+ * cli_record.c - `proftop record -o OUT.json [--duration S] -- CMD...` and
+ * `proftop record -p PID -o OUT.json [--duration S]`: the live loop without
+ * a screen; writes a Chrome trace at the end.
+ *
+ * When recording ends: CMD exits (trace written, its exit code passed
+ * through), Ctrl-C (forwarded to CMD, which is waited for, then the trace is
+ * written), or --duration elapses. With a CMD, --duration stops recording
+ * only: the trace is written at once, proftop detaches (the probe goes back
+ * to flight recording) and then waits for CMD and passes its exit code
+ * through, so a batch script that wraps its job in `proftop record` keeps
+ * waiting for the job. With -p, --duration (or Ctrl-C, or the process's
+ * exit) ends the attach and proftop exits 0.
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "live.h"
+#include "proftop/backend.h"
+#include "proftop/error.h"
+#include "proftop/session.h"
+#include "proftop/store.h"
+#include "util.h"
+
+void cli_usage_record(FILE *f)
+{
+	fputs("Usage: proftop record -o OUT.json [OPTIONS] -- CMD [ARGS...]\n"
+	      "       proftop record -p PID -o OUT.json [OPTIONS]\n"
+	      "\n"
+	      "Record a training job without a screen and write a Chrome trace (open it in\n"
+	      "Perfetto, chrome://tracing or 'proftop report'). With CMD, start it with the\n"
+	      "probe injected and record until it exits; with -p, attach to the running\n"
+	      "session of PID. Ctrl-C is passed to CMD; the trace is written after it exits.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -o, --output FILE    the Chrome trace to write (required; replaced)\n"
+	      "  -p, --pid PID        attach to the session of PID instead of starting CMD\n"
+	      "      --duration SECS  stop recording after SECS; with CMD, proftop then\n"
+	      "                       detaches, waits for CMD and passes its exit code on\n"
+	      "      --log FILE       CMD's stdout and stderr (default ./proftop-run-PID.log)\n"
+	      "      --max-mem SIZE   memory for kept events (default 1G)\n"
+	      "  -h, --help           show this help\n",
+	      f);
+}
+
+enum { OPT_DURATION = 256, OPT_LOG, OPT_MAXMEM };
+
+int cli_record(int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"pid", required_argument, NULL, 'p'},
+		{"duration", required_argument, NULL, OPT_DURATION},
+		{"log", required_argument, NULL, OPT_LOG},
+		{"max-mem", required_argument, NULL, OPT_MAXMEM},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *out = NULL, *log = NULL;
+	uint64_t duration_ns = 0, pid = 0;
+	struct cli_load_opts lopt;
+	int c, rc;
+	cli_load_opts_init(&lopt);
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:ho:p:", longs, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			cli_usage_record(stdout);
+			return CLI_OK;
+		case 'o':
+			out = optarg;
+			break;
+		case 'p':
+			if (cli_parse_count(optarg, INT32_MAX, &pid) || pid == 0)
+				return cli_usage_error("-p: '%s' is not a process id", optarg);
+			break;
+		case OPT_DURATION:
+			if (cli_parse_secs(optarg, &duration_ns))
+				return cli_usage_error("--duration: '%s' is not a number of seconds",
+						       optarg);
+			break;
+		case OPT_LOG:
+			log = optarg;
+			break;
+		case OPT_MAXMEM:
+			if ((rc = cli_opt_max_mem(&lopt, optarg)))
+				return rc;
+			break;
+		default:
+			return cli_getopt_error(c, argv);
+		}
+	}
+	if (!out)
+		return cli_usage_error("record: missing -o OUT.json");
+	int have_cmd = optind < argc;
+	if (have_cmd && pid)
+		return cli_usage_error("record: give either -p PID or a CMD, not both");
+	if (!have_cmd && !pid)
+		return cli_usage_error("record: missing CMD (proftop record -o OUT -- CMD...) or -p PID");
+
+	struct pt_live_opts lo = {0};
+	struct pt_live_result res;
+	lo.session_ops = pt_backend_find("session");
+	lo.procstat_ops = pt_backend_find("procstat");
+	lo.duration_ns = duration_ns;
+	lo.out = stdout;
+	pt_live_signals();
+	if (have_cmd) {
+		pid_t child;
+		char log_used[PATH_MAX], esc[PATH_MAX];
+		if ((rc = cli_launch(argv + optind, log, &child, log_used, sizeof log_used)))
+			return rc;
+		pt_escape_term(esc, sizeof esc, log_used, strlen(log_used), 0, 0);
+		fprintf(stderr, "proftop: recording pid %d; its output goes to %s\n", (int)child, esc);
+		lo.child = child;
+		lo.session_pid = child;
+	} else {
+		/* refuse a bad segment with its reason before starting */
+		char path[600], err[600], esc[700];
+		struct pt_session *s;
+		if ((rc = pt_session_path((int32_t)pid, path, sizeof path, err, sizeof err)) == 0)
+			rc = pt_session_open(path, &s, err, sizeof err);
+		if (rc) {
+			pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
+			if (rc == PT_ENOENT)
+				return cli_fail("no proftop session for pid %d (see 'proftop ls')",
+						(int)pid);
+			return cli_fail("%s", esc);
+		}
+		pt_session_close(s);
+		lo.session_pid = (int32_t)pid;
+	}
+
+	struct pt_trace *t = pt_trace_new(lopt.max_mem_bytes);
+	pt_trace_set_source(t, "live session");
+	pt_live_run(t, &lo, &res);
+	if (res.describe[0])
+		pt_trace_set_source(t, res.describe);
+	if (!res.session_found)
+		fprintf(stderr, "proftop: no session was found for pid %d (no probe loaded?)\n",
+			(int)lo.session_pid);
+	else if (res.session_exited && !lo.child)
+		fprintf(stderr, "proftop: process %d exited\n", (int)lo.session_pid);
+	rc = cli_write_trace(t, out);
+	pt_trace_free(t);
+	if (lo.child) {
+		int st = res.child_status;
+		if (!res.child_done) {
+			fprintf(stderr, "proftop: recording stopped after --duration; waiting for pid %d\n",
+				(int)lo.child);
+			st = cli_wait_child(lo.child);
+		}
+		int code = pt_live_exit_code(st);
+		return code ? code : rc;
+	}
+	return rc;
+}

@@ -1,0 +1,347 @@
+/*
+ * cli_run.c - `proftop run [OPTIONS] -- CMD...`: starts CMD with the probe
+ * (libproftop.so) injected, shows a text summary refreshed every -d seconds
+ * while it runs, and passes its exit code through. Also the launcher the
+ * record command shares (cli_launch: finding the library, the environment,
+ * the log file, the child's process group) and the Chrome-trace writer.
+ *
+ * The child gets stdin from /dev/null and its own process group, so a
+ * Ctrl-C at the terminal reaches proftop only; proftop forwards one SIGINT
+ * per key press, waits for the child to finish, drains its session and
+ * prints the final summary.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "live.h"
+#include "proftop/backend.h"
+#include "proftop/chrome.h"
+#include "proftop/error.h"
+#include "proftop/store.h"
+#include "util.h"
+
+void cli_usage_run(FILE *f)
+{
+	fputs("Usage: proftop run [OPTIONS] -- CMD [ARGS...]\n"
+	      "\n"
+	      "Start CMD with the probe (libproftop.so) injected and show its summary while\n"
+	      "it runs: steps, phases, operators, CPU utilization. On a terminal the summary\n"
+	      "is redrawn every -d seconds; otherwise it is printed once at the end. Ctrl-C is\n"
+	      "passed to CMD; proftop waits for it and prints the final summary. The exit\n"
+	      "status is CMD's (128+N when a signal N ended it).\n"
+	      "\n"
+	      "Options:\n"
+	      "  -d, --delay SECS    refresh period of the summary (default 1)\n"
+	      "      --log FILE      CMD's stdout and stderr (default ./proftop-run-PID.log)\n"
+	      "  -o, --output FILE   also write a Chrome trace at the end\n"
+	      "      --no-screen     no periodic summary, only the final one\n"
+	      "  -h, --help          show this help\n"
+	      "\n"
+	      "The library is $PROFTOP_LIB, else libproftop.so next to the proftop binary,\n"
+	      "else ../lib/libproftop.so from it. CMD's stdin is /dev/null.\n",
+	      f);
+}
+
+int cli_parse_secs(const char *s, uint64_t *ns)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0) || v > 1e7)
+		return -1;
+	*ns = (uint64_t)(v * 1e9);
+	return *ns ? 0 : -1;
+}
+
+static int find_lib(char *buf, size_t len)
+{
+	/* buf holds PATH_MAX bytes */
+	const char *env = getenv("PROFTOP_LIB");
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return access(buf, R_OK) == 0 ? 0 : -1;
+	}
+	char exe[PATH_MAX - 64]; /* room for the suffixes below */
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	snprintf(buf, len, "%s/libproftop.so", exe);
+	if (access(buf, R_OK) == 0)
+		return 0;
+	snprintf(buf, len, "%s/../lib/libproftop.so", exe);
+	if (access(buf, R_OK) == 0) {
+		char real[PATH_MAX];
+		if (realpath(buf, real))
+			snprintf(buf, len, "%s", real);
+		return 0;
+	}
+	return -1;
+}
+
+/* Sets name=lib in the child unless it is already set to something else. */
+static int injection_var(const char *name, const char *lib, int warn)
+{
+	const char *cur = getenv(name);
+	if (cur && *cur && strcmp(cur, lib) != 0) {
+		if (warn) {
+			char esc[200];
+			pt_escape_term(esc, sizeof esc, cur, strlen(cur), 80, 0);
+			fprintf(stderr, "proftop: %s is already set (%s); leaving it\n", name, esc);
+		}
+		return 0;
+	}
+	return 1;
+}
+
+int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, size_t len)
+{
+	char lib[PATH_MAX];
+	int have_lib = find_lib(lib, sizeof lib) == 0;
+	if (!have_lib)
+		fprintf(stderr, "proftop: libproftop.so not found (set PROFTOP_LIB); running without "
+				"the probe, CPU samples only\n");
+	int set_nvtx = have_lib && injection_var("NVTX_INJECTION64_PATH", lib, 1);
+	int set_cuda = have_lib && injection_var("CUDA_INJECTION64_PATH", lib, 1);
+	const char *pre = getenv("LD_PRELOAD");
+	struct pt_buf preload = {0};
+	if (have_lib) {
+		if (pre && *pre) {
+			pt_buf_printf(&preload, "%s:", pre);
+		}
+		pt_buf_printf(&preload, "%s", lib);
+		pt_buf_putc(&preload, 0);
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		pt_buf_free(&preload);
+		return cli_fail("fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		char path[PATH_MAX];
+		int err_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		setpgid(0, 0);
+		if (log_path)
+			snprintf(path, sizeof path, "%s", log_path);
+		else
+			snprintf(path, sizeof path, "proftop-run-%d.log", (int)getpid());
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+		int nul = open("/dev/null", O_RDONLY);
+		if (fd < 0) {
+			dprintf(err_fd, "proftop: %s: %s\n", path, strerror(errno));
+			_exit(127);
+		}
+		if (nul >= 0) {
+			dup2(nul, 0);
+			close(nul);
+		}
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+		if (have_lib) {
+			setenv("LD_PRELOAD", preload.p, 1);
+			if (set_nvtx)
+				setenv("NVTX_INJECTION64_PATH", lib, 1);
+			if (set_cuda)
+				setenv("CUDA_INJECTION64_PATH", lib, 1);
+		}
+		execvp(cmd[0], cmd);
+		int e = errno;
+		char esc[256];
+		pt_escape_term(esc, sizeof esc, cmd[0], strlen(cmd[0]), 80, 0);
+		dprintf(err_fd, "proftop: %s: %s\n", esc, strerror(e));
+		_exit(e == ENOENT ? 127 : 126);
+	}
+	setpgid(pid, pid); /* both sides, so the group exists before either runs on */
+	pt_buf_free(&preload);
+	if (log_path)
+		snprintf(log_used, len, "%s", log_path);
+	else
+		snprintf(log_used, len, "proftop-run-%d.log", (int)pid);
+	*child = pid;
+	return CLI_OK;
+}
+
+int cli_wait_child(pid_t child)
+{
+	int st = 0;
+	for (;;) {
+		pid_t w = waitpid(child, &st, 0);
+		if (w == child)
+			return st;
+		if (w < 0 && errno == EINTR) {
+			kill(child, SIGINT); /* Ctrl-C while waiting: pass it on */
+			continue;
+		}
+		return st;
+	}
+}
+
+int cli_write_trace(struct pt_trace *t, const char *path)
+{
+	struct pt_export_opts eo = {0};
+	char err[512] = "";
+	eo.force = 1;
+	int rc = pt_chrome_export(t, path, &eo, err, sizeof err);
+	char esc[600];
+	if (rc < 0) {
+		if (!err[0])
+			snprintf(err, sizeof err, "%s: %s", path, pt_strerror(rc));
+		pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
+		return cli_fail("%s", esc);
+	}
+	pt_escape_term(esc, sizeof esc, path, strlen(path), 0, 0);
+	fprintf(stderr, "proftop: wrote %s (%llu events)\n", esc,
+		(unsigned long long)pt_store_count(t->store));
+	return CLI_OK;
+}
+
+/* A session in the child's subtree when CMD is a wrapper (sh -c, a script). */
+static int32_t find_descendant(void *ctx);
+
+enum { OPT_LOG = 256, OPT_NOSCREEN };
+
+int cli_run(int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{"delay", required_argument, NULL, 'd'},
+		{"log", required_argument, NULL, OPT_LOG},
+		{"output", required_argument, NULL, 'o'},
+		{"no-screen", no_argument, NULL, OPT_NOSCREEN},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	uint64_t refresh_ns = 1000000000ull;
+	const char *log = NULL, *out = NULL;
+	int no_screen = 0, c;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:hd:o:", longs, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			cli_usage_run(stdout);
+			return CLI_OK;
+		case 'd':
+			if (cli_parse_secs(optarg, &refresh_ns))
+				return cli_usage_error("-d: '%s' is not a number of seconds", optarg);
+			break;
+		case OPT_LOG:
+			log = optarg;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case OPT_NOSCREEN:
+			no_screen = 1;
+			break;
+		default:
+			return cli_getopt_error(c, argv);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("run: missing CMD (proftop run [OPTIONS] -- CMD...)");
+
+	pt_live_signals();
+	pid_t child;
+	char log_used[PATH_MAX];
+	int rc = cli_launch(argv + optind, log, &child, log_used, sizeof log_used);
+	if (rc)
+		return rc;
+	char esc[PATH_MAX];
+	pt_escape_term(esc, sizeof esc, log_used, strlen(log_used), 0, 0);
+	fprintf(stderr, "proftop: started pid %d; its output goes to %s\n", (int)child, esc);
+
+	struct pt_trace *t = pt_trace_new(PT_STORE_DEFAULT_MAX_BYTES);
+	pt_trace_set_source(t, "live session");
+	struct pt_live_opts lo = {0};
+	struct pt_live_result res;
+	int tty = isatty(1);
+	lo.session_ops = pt_backend_find("session");
+	lo.procstat_ops = pt_backend_find("procstat");
+	lo.child = child;
+	lo.session_pid = child;
+	lo.find_pid = find_descendant;
+	lo.find_ctx = &child;
+	lo.refresh_ns = refresh_ns;
+	lo.screen = tty && !no_screen;
+	lo.out = stdout;
+	pt_live_run(t, &lo, &res);
+	pt_live_print(stdout, t, &res, 0, lo.screen);
+	if (!res.session_found)
+		fprintf(stderr, "proftop: pid %d never opened a session (no probe loaded?)\n",
+			(int)child);
+	rc = pt_live_exit_code(res.child_status);
+	if (out && cli_write_trace(t, out) != CLI_OK && rc == 0)
+		rc = CLI_FAIL;
+	pt_trace_free(t);
+	return rc;
+}
+
+/* ---- finding a session below a wrapper ---- */
+
+#include <dirent.h>
+
+#include "proftop/session.h"
+
+static int32_t parent_of(int32_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	int ppid = 0;
+	char state;
+	if (!p || sscanf(p + 1, " %c %d", &state, &ppid) != 2)
+		return 0;
+	return ppid;
+}
+
+static int32_t find_descendant(void *ctx)
+{
+	pid_t root = *(pid_t *)ctx;
+	struct pt_session_info *v;
+	size_t n;
+	char err[256];
+	int32_t found = 0;
+	if (pt_session_list(&v, &n, 0, NULL, err, sizeof err))
+		return 0;
+	for (size_t i = 0; i < n && !found; i++) {
+		if (!v[i].valid || v[i].exited)
+			continue;
+		int32_t p = v[i].pid;
+		for (int depth = 0; depth < 32 && p > 1; depth++) {
+			if (p == root) {
+				found = v[i].pid;
+				break;
+			}
+			p = parent_of(p);
+		}
+	}
+	free(v);
+	return found;
+}

@@ -1,0 +1,173 @@
+/*
+ * live.c - the live loop behind `proftop run`, `record` and attach
+ * (live.h). Every poll period (100 ms) it drains the session backend and
+ * samples /proc into the trace; it sleeps between polls, so it never spins.
+ * With a launched child it keeps going until the child has exited and its
+ * session is drained; Ctrl-C is forwarded to the child (which runs in its
+ * own process group, so it gets exactly one SIGINT per key press). Without
+ * a child, Ctrl-C or the owner's exit ends the loop. The text view redraws
+ * the whole summary every refresh period (cost: one pt_summarize of the
+ * trace; a later piece makes it incremental).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "live.h"
+#include "proftop/agg.h"
+#include "proftop/error.h"
+#include "proftop/report.h"
+#include "util.h"
+
+static volatile sig_atomic_t sig_count;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	sig_count++;
+}
+
+void pt_live_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+int pt_live_exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+	nanosleep(&ts, NULL); /* a signal cuts it short: the loop looks at once */
+}
+
+void pt_live_print(FILE *out, struct pt_trace *t, const struct pt_live_result *res, int top,
+		   int clear)
+{
+	if (clear)
+		fputs("\033[H\033[2J", out);
+	const char *state = !res->session_found ? "waiting for a session"
+			    : res->session_exited ? "exited"
+						  : "running";
+	fprintf(out, "proftop: %s %s, %llu events", res->describe[0] ? res->describe : "session",
+		state, (unsigned long long)t->events_seen);
+	uint64_t dropped = t->warnings[PT_WARN_SOURCE_DROPPED];
+	if (dropped)
+		fprintf(out, ", %llu dropped by the probe", (unsigned long long)dropped);
+	fputc('\n', out);
+	struct pt_summary *s = pt_summarize(t, NULL);
+	struct pt_report_opts ro;
+	pt_report_opts_init(&ro);
+	ro.top = (size_t)top;
+	pt_report_text(out, t, s, &ro);
+	pt_summary_free(s);
+	fflush(out);
+}
+
+static void try_open(struct pt_backend **sess, struct pt_backend **proc, const struct pt_live_opts *o,
+		     struct pt_live_result *res, int32_t pid)
+{
+	struct pt_backend_args a = {0};
+	char err[512];
+	a.pid = pid;
+	/* CPU samples at the drain rate: short runs get samples too */
+	a.interval_ns = o->poll_ns ? o->poll_ns : PT_LIVE_POLL_NS;
+	if (!*sess && o->session_ops && pid > 0 &&
+	    o->session_ops->open(sess, &a, err, sizeof err) == 0) {
+		res->session_found = 1;
+		if ((*sess)->ops->describe)
+			(*sess)->ops->describe(*sess, res->describe, sizeof res->describe);
+	}
+	if (!*proc && o->procstat_ops && pid > 0 && (*sess || o->child))
+		o->procstat_ops->open(proc, &a, err, sizeof err);
+}
+
+int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live_result *res)
+{
+	struct pt_backend *sess = NULL, *proc = NULL;
+	uint64_t poll_ns = o->poll_ns ? o->poll_ns : PT_LIVE_POLL_NS;
+	uint64_t t0 = pt_now_ns(), next_draw = t0 + o->refresh_ns;
+	sig_atomic_t sigs_seen = sig_count;
+	int ended = 0;
+	memset(res, 0, sizeof *res);
+	for (;;) {
+		uint64_t now = pt_now_ns();
+		if (!sess && !res->child_done) {
+			try_open(&sess, &proc, o, res, o->session_pid);
+			if (!sess && o->find_pid) {
+				int32_t other = o->find_pid(o->find_ctx);
+				if (other > 0 && other != o->session_pid) {
+					if (proc && o->child) { /* sample the process that has the probe */
+						proc->ops->close(proc);
+						proc = NULL;
+					}
+					try_open(&sess, &proc, o, res, other);
+				}
+			}
+		}
+		if (o->child && !res->child_done) {
+			int st;
+			pid_t w = waitpid(o->child, &st, WNOHANG);
+			if (w == o->child) {
+				res->child_done = 1;
+				res->child_status = st;
+				/* its segment stays: open it now if it never was */
+				if (!sess)
+					try_open(&sess, &proc, o, res, o->session_pid);
+			}
+		}
+		if (proc && proc->ops->poll(proc, t, now) == PT_ENOENT) {
+			proc->ops->close(proc);
+			proc = NULL;
+		}
+		if (sess) {
+			int rc = sess->ops->poll(sess, t, now);
+			if (rc == PT_ENOENT) {
+				res->session_exited = 1;
+				if (sess->ops->describe)
+					sess->ops->describe(sess, res->describe, sizeof res->describe);
+				if (!o->child || res->child_done)
+					ended = 1;
+			}
+		}
+		if (o->child ? res->child_done : ended)
+			break;
+		if (sig_count != sigs_seen) {
+			sigs_seen = sig_count;
+			res->interrupted = 1;
+			if (!o->child)
+				break;
+			kill(o->child, SIGINT);
+		}
+		if (o->duration_ns && now - t0 >= o->duration_ns) {
+			res->timed_out = 1;
+			break;
+		}
+		if (o->screen && now >= next_draw) {
+			pt_live_print(o->out, t, res, 20, 1);
+			next_draw = now + o->refresh_ns;
+		}
+		uint64_t spent = pt_now_ns() - now;
+		if (spent < poll_ns)
+			sleep_ns(poll_ns - spent);
+	}
+	if (sess)
+		sess->ops->close(sess); /* detaches: the probe goes back to flight recording */
+	if (proc)
+		proc->ops->close(proc);
+	return 0;
+}

@@ -1,0 +1,56 @@
+/*
+ * live.h - the loop shared by `proftop run`, `record` and attaching to a
+ * session: opens the session and /proc backends, polls them on a timer
+ * (never spinning), feeds the trace, watches a launched child, handles
+ * Ctrl-C, and either redraws a text summary every refresh period or stays
+ * quiet (the caller prints or exports at the end).
+ */
+#ifndef PT_LIVE_H
+#define PT_LIVE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "proftop/backend.h"
+#include "proftop/trace.h"
+
+#define PT_LIVE_POLL_NS 100000000ull /* drain period: 100 ms keeps latency < 250 ms */
+
+struct pt_live_opts {
+	const struct pt_backend_ops *session_ops; /* NULL: no session backend */
+	const struct pt_backend_ops *procstat_ops;/* NULL: no CPU samples */
+	pid_t child;             /* launched CMD (0: attach) */
+	int32_t session_pid;     /* session to open (the child's pid when launching) */
+	/* optional: another pid to try while the child's own session is missing
+	 * (a wrapper script whose child loads the probe); 0 = none yet */
+	int32_t (*find_pid)(void *ctx);
+	void *find_ctx;
+	uint64_t poll_ns;        /* 0: PT_LIVE_POLL_NS */
+	uint64_t refresh_ns;     /* redraw period when screen is set */
+	uint64_t duration_ns;    /* stop recording after this (0: no limit) */
+	int screen;              /* redraw a text summary on out (a tty) */
+	FILE *out;
+};
+
+struct pt_live_result {
+	int session_found;       /* a session was opened */
+	int session_exited;      /* its owner exited and it was drained */
+	int child_done;          /* child reaped; status below */
+	int child_status;        /* waitpid status */
+	int interrupted;         /* Ctrl-C / SIGTERM seen */
+	int timed_out;           /* duration reached */
+	char describe[512];      /* the session, escaped, or "" */
+};
+
+/* Runs until the session or child ends, Ctrl-C, or the duration. */
+int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live_result *res);
+/* Installs the SIGINT/SIGTERM handlers (call before forking a child). */
+void pt_live_signals(void);
+/* Prints the text view (a status line and the summary tables, top rows). */
+void pt_live_print(FILE *out, struct pt_trace *t, const struct pt_live_result *res, int top,
+		   int clear);
+/* Exit code of a wait status: the code, or 128 + signal. */
+int pt_live_exit_code(int status);
+
+#endif

@@ -1,0 +1,659 @@
+/*
+ * test_session.c - the session reader and the /proc sampler, against
+ * segments built by hand with shm.h (a fake producer in this process) in a
+ * private PROFTOP_SESSION_DIR: drained events (kinds, names, tracks,
+ * labels, order), EXT pairing, overwrite and out-of-range indices, drop
+ * counters, exit detection, refusals of bad segments, listing and cleanup,
+ * and CPU/RSS samples from a fake /proc root.
+ *
+ * The backends are not in libproftop_core.a, so their sources are included.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../backends/procstat.c"
+#include "../../backends/session.c"
+#include "../../backends/session_scan.c"
+#include "proftop/counters.h"
+
+static char g_dir[256];
+
+/* ---- a fake producer ---- */
+
+struct seg {
+	char path[512];
+	void *base;
+	size_t size;
+	struct pt_shm_header *h;
+};
+
+static void seg_make(struct seg *g, int32_t pid, uint32_t nrings, uint32_t slots, uint32_t strbytes)
+{
+	snprintf(g->path, sizeof g->path, "%s/%d.session", g_dir, (int)pid);
+	g->size = (size_t)pt_shm_segment_bytes(nrings, slots, strbytes);
+	assert_true(g->size > 0);
+	unlink(g->path);
+	int fd = open(g->path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)g->size), 0);
+	g->base = mmap(NULL, g->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(g->base != MAP_FAILED);
+	close(fd);
+	struct pt_shm_header *h = g->h = g->base;
+	h->magic = PT_SHM_MAGIC;
+	h->abi = PT_SHM_ABI;
+	h->header_bytes = PT_SHM_HEADER_BYTES;
+	h->segment_bytes = g->size;
+	h->pid = pid;
+	h->uid = (uint32_t)geteuid();
+	h->nrings = nrings;
+	h->ring_slots = slots;
+	h->ring_stride = sizeof(struct pt_shm_ring) + (uint64_t)slots * sizeof(struct pt_shm_rec);
+	h->rings_offset = PT_SHM_HEADER_BYTES;
+	h->strings_offset = h->rings_offset + nrings * h->ring_stride;
+	h->strings_bytes = strbytes;
+	h->strings_used = 8; /* offset 0 means "no name" */
+	h->rank = h->local_rank = h->world_size = -1;
+	h->state = PT_SHM_RUNNING;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	h->realtime_origin_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	h->clock_origin_ns = pt_now_ns();
+	snprintf(h->cmdline, sizeof h->cmdline, "python train.py --lr 0.1");
+}
+
+static void seg_free(struct seg *g)
+{
+	munmap(g->base, g->size);
+	unlink(g->path);
+}
+
+static uint32_t seg_str(struct seg *g, const char *s)
+{
+	char *area = (char *)g->base + g->h->strings_offset;
+	uint32_t off = (uint32_t)g->h->strings_used, len = (uint32_t)strlen(s);
+	memcpy(area + off, &len, 4);
+	memcpy(area + off + 8, s, len + 1);
+	g->h->strings_used = (off + 8 + len + 1 + 7) & ~7u;
+	return off;
+}
+
+static struct pt_shm_ring *seg_ring(struct seg *g, uint32_t i, int32_t tid, const char *tname)
+{
+	struct pt_shm_ring *r = pt_shm_ring_at(g->base, g->h, i);
+	r->tid = tid;
+	r->generation++;
+	snprintf(r->thread_name, sizeof r->thread_name, "%s", tname);
+	r->state = PT_SHM_RING_ACTIVE;
+	if (g->h->rings_claimed < i + 1)
+		g->h->rings_claimed = i + 1;
+	return r;
+}
+
+static void seg_push(struct seg *g, struct pt_shm_ring *r, uint8_t kind, uint32_t name,
+		     uint64_t start, uint64_t dur, uint64_t arg)
+{
+	struct pt_shm_rec *rec = &pt_shm_ring_recs(r)[r->head & (g->h->ring_slots - 1)];
+	rec->start_ns = start;
+	rec->dur_ns = dur;
+	rec->arg = arg;
+	rec->name = name;
+	rec->kind = kind;
+	rec->flags = 0;
+	rec->aux = 0;
+	r->head++;
+}
+
+/* Events of a track in start order. */
+static size_t track_events(struct pt_trace *t, uint32_t track, struct pt_event *out, size_t cap)
+{
+	struct pt_store_iter it;
+	size_t n = 0;
+	pt_store_iter_init(&it, t->store, track, 0, UINT64_MAX);
+	struct pt_event *ev;
+	while ((ev = pt_store_iter_next(&it)))
+		if (n < cap)
+			out[n++] = *ev;
+	pt_store_iter_done(&it);
+	return n;
+}
+
+static const char *name_of(struct pt_trace *t, const struct pt_event *ev)
+{
+	return pt_trace_str(t, ev->name_id);
+}
+
+static int open_seg(struct seg *g, struct pt_session **s)
+{
+	char err[512] = "";
+	int rc = pt_session_open(g->path, s, err, sizeof err);
+	if (rc)
+		print_message("# open: %s\n", err);
+	return rc;
+}
+
+/* ---- tests ---- */
+
+static void test_drain_basic(void **state)
+{
+	struct seg g;
+	seg_make(&g, getpid(), 4, 64, 4096); /* a live owner: the reader heartbeats */
+	uint32_t mm = seg_str(&g, "aten::mm"), step = seg_str(&g, "ProfileStep#1");
+	uint32_t cnt = seg_str(&g, "loss"), tn = seg_str(&g, "renamed worker");
+	struct pt_shm_ring *r0 = seg_ring(&g, 0, 100, "main");
+	struct pt_shm_ring *r1 = seg_ring(&g, 1, 101, "loader");
+	double loss = 2.5;
+	uint64_t bits;
+	memcpy(&bits, &loss, 8);
+	/* records arrive in END order: the op ends before its step */
+	seg_push(&g, r0, PT_KIND_OPERATOR, mm, 1100, 200, 0);
+	seg_push(&g, r0, PT_KIND_PROFILE_STEP, step, 1000, 1000, 32);
+	seg_push(&g, r0, PT_KIND_COUNTER, cnt, 1500, 0, bits);
+	seg_push(&g, r1, PT_KIND_DATALOADER, 0, 900, 50, 0);
+	seg_push(&g, r1, PT_SHM_REC_THREAD_NAME, tn, 0, 0, 0);
+
+	struct pt_session *s;
+	assert_int_equal(open_seg(&g, &s), 0);
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+	assert_int_equal(pt_session_drain(s, t, 12345), 4);
+	assert_int_equal(g.h->reader_heartbeat_ns, 12345);
+	assert_int_equal(g.h->reader_pid, getpid());
+	assert_int_equal(r0->tail, 3);
+	assert_int_equal(r1->tail, 2);
+	assert_int_equal(t->ntracks, 2);
+	assert_int_equal(t->tracks[0].key.pid, getpid());
+	assert_int_equal(t->tracks[0].key.tid, 100);
+	assert_string_equal(pt_trace_str(t, t->tracks[0].label), "main");
+	assert_string_equal(pt_trace_str(t, t->tracks[1].label), "renamed worker");
+
+	struct pt_event ev[8];
+	assert_int_equal(track_events(t, 0, ev, 8), 3);
+	assert_int_equal(ev[0].kind, PT_KIND_PROFILE_STEP); /* start order once stored */
+	assert_string_equal(name_of(t, &ev[0]), "ProfileStep#1");
+	assert_int_equal(ev[0].arg, 32);
+	assert_int_equal(ev[1].kind, PT_KIND_OPERATOR);
+	assert_string_equal(name_of(t, &ev[1]), "aten::mm");
+	assert_int_equal(ev[1].start_ns, 1100);
+	assert_int_equal(ev[1].dur_ns, 200);
+	assert_int_equal(ev[2].kind, PT_KIND_COUNTER);
+	double v;
+	memcpy(&v, &ev[2].arg, 8);
+	assert_true(v == 2.5);
+	assert_int_equal(track_events(t, 1, ev, 8), 1);
+	assert_int_equal(ev[0].kind, PT_KIND_DATALOADER);
+	assert_int_equal(ev[0].name_id, 0);
+
+	/* nothing new: nothing added; more later: only the new ones */
+	assert_int_equal(pt_session_drain(s, t, 12346), 0);
+	seg_push(&g, r0, PT_KIND_OPERATOR, mm, 2100, 10, 0);
+	assert_int_equal(pt_session_drain(s, t, 12347), 1);
+	assert_int_equal(pt_store_count(t->store), 5);
+	assert_int_equal(pt_session_stats(s)->bad_strings, 0);
+
+	pt_session_close(s);
+	assert_int_equal(g.h->reader_pid, 0); /* detached */
+	assert_int_equal(g.h->reader_heartbeat_ns, 0);
+	pt_trace_free(t);
+	seg_free(&g);
+}
+
+static void test_ext_and_device(void **state)
+{
+	struct seg g;
+	seg_make(&g, 4243, 2, 16, 4096);
+	uint32_t k = seg_str(&g, "volta_sgemm"), launch = seg_str(&g, "cudaLaunchKernel");
+	struct pt_shm_ring *r0 = seg_ring(&g, 0, 7, "main");
+	struct pt_shm_ring *r1 = seg_ring(&g, 1, 8, "cupti");
+	seg_push(&g, r0, PT_KIND_CUDA_RUNTIME, launch, 100, 5, 0);
+	seg_push(&g, r0, PT_SHM_REC_EXT, 0, 77, 0, 0);
+	seg_push(&g, r1, PT_SHM_REC_DEVICE, 0, 0, 0, 1);
+	seg_push(&g, r1, PT_KIND_KERNEL, k, 200, 50, 0);
+	seg_push(&g, r1, PT_SHM_REC_EXT, 0, 77, (1ull << 32) | 7, 0);
+	seg_push(&g, r1, PT_KIND_KERNEL, k, 300, 50, 0); /* no EXT: ring's device, stream 0 */
+	seg_push(&g, r1, PT_SHM_REC_EXT, 0, 1, 0, 0);    /* pairs with the kernel above */
+	seg_push(&g, r1, PT_SHM_REC_EXT, 0, 1, 0, 0);    /* a second EXT: bad */
+	struct pt_session *s;
+	assert_int_equal(open_seg(&g, &s), 0);
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+	pt_session_drain(s, t, 1);
+	pt_session_drain(s, t, 2); /* a record held for its EXT is out by the next poll */
+	assert_int_equal(pt_session_stats(s)->events, 3);
+	assert_int_equal(pt_session_stats(s)->bad_records, 1);
+	int found_dev = 0;
+	for (uint32_t i = 0; i < t->ntracks; i++) {
+		struct pt_event ev[4];
+		size_t n = track_events(t, i, ev, 4);
+		if (t->tracks[i].device >= 0) {
+			found_dev++;
+			assert_int_equal(n, 1);
+			assert_int_equal(ev[0].kind, PT_KIND_KERNEL);
+			if (t->tracks[i].stream == 7) {
+				assert_int_equal(t->tracks[i].device, 1);
+				assert_int_equal(ev[0].corr, 77);
+			} else {
+				assert_int_equal(t->tracks[i].stream, 0);
+				assert_int_equal(t->tracks[i].device, 0);
+			}
+		} else if (t->tracks[i].key.tid == 7) {
+			assert_int_equal(n, 1);
+			assert_int_equal(ev[0].kind, PT_KIND_CUDA_RUNTIME);
+			assert_int_equal(ev[0].corr, 77);
+		}
+	}
+	assert_int_equal(found_dev, 2);
+	pt_session_close(s);
+	pt_trace_free(t);
+	seg_free(&g);
+}
+
+static void test_overwrite_and_ranges(void **state)
+{
+	struct seg g;
+	seg_make(&g, 4244, 2, 8, 4096);
+	uint32_t n = seg_str(&g, "op");
+	struct pt_shm_ring *r = seg_ring(&g, 0, 1, "t");
+	/* flight recorder: 20 written, the producer moved tail to head - slots */
+	for (int i = 0; i < 20; i++)
+		seg_push(&g, r, PT_KIND_OPERATOR, n, (uint64_t)i * 10, 5, 0);
+	r->tail = 12;
+	r->overwritten = 12;
+	struct pt_session *s;
+	assert_int_equal(open_seg(&g, &s), 0);
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+	assert_int_equal(pt_session_drain(s, t, 1), 8);
+	struct pt_event ev[16];
+	assert_int_equal(track_events(t, 0, ev, 16), 8);
+	assert_int_equal(ev[0].start_ns, 120); /* the oldest kept is index 12 */
+	assert_int_equal(t->warnings[PT_WARN_SOURCE_DROPPED], 12);
+	assert_int_equal(r->tail, 20);
+
+	/* a corrupt head far beyond tail + slots: clamped to one ring, counted */
+	r->head = 1000003;
+	assert_int_equal(pt_session_drain(s, t, 2), 8);
+	assert_int_equal(pt_session_stats(s)->bad_rings, 1);
+	assert_int_equal(r->tail, 1000003);
+	/* head below tail (tail moved on meanwhile): nothing, and tail never goes back */
+	r->head = 5;
+	assert_int_equal(pt_session_drain(s, t, 3), 0);
+	assert_int_equal(r->tail, 1000003);
+
+	/* unknown kinds and huge durations are skipped and counted */
+	r->head = r->tail = 0;
+	seg_push(&g, r, 0x7f, n, 1, 1, 0);
+	seg_push(&g, r, 0x9f, n, 1, 1, 0);
+	seg_push(&g, r, PT_KIND_OPERATOR, n, 1, PT_MAX_DUR_NS + 1, 0);
+	assert_int_equal(pt_session_drain(s, t, 4), 0);
+	assert_int_equal(pt_session_stats(s)->bad_records, 2);
+	assert_int_equal(t->warnings[PT_WARN_HUGE_DUR], 1);
+
+	/* drop counters: deltas only */
+	r->dropped = 5;
+	g.h->dropped_no_ring = 2;
+	g.h->dropped_no_string = 1;
+	pt_session_drain(s, t, 5);
+	assert_int_equal(t->warnings[PT_WARN_SOURCE_DROPPED], 12 + 8);
+	r->dropped = 6;
+	pt_session_drain(s, t, 6);
+	assert_int_equal(t->warnings[PT_WARN_SOURCE_DROPPED], 12 + 9);
+
+	/* an exited thread's ring is freed once drained */
+	seg_push(&g, r, PT_KIND_OPERATOR, n, 50, 5, 0);
+	r->state = PT_SHM_RING_EXITED;
+	assert_int_equal(pt_session_drain(s, t, 7), 1);
+	assert_int_equal(r->state, PT_SHM_RING_FREE);
+	/* reused by a new thread: its events go to the new tid's track */
+	seg_ring(&g, 0, 2, "second");
+	seg_push(&g, r, PT_KIND_OPERATOR, n, 60, 5, 0);
+	assert_int_equal(pt_session_drain(s, t, 8), 1);
+	uint32_t tr = t->ntracks - 1;
+	assert_int_equal(t->tracks[tr].key.tid, 2);
+	assert_string_equal(pt_trace_str(t, t->tracks[tr].label), "second");
+	pt_session_close(s);
+	pt_trace_free(t);
+	seg_free(&g);
+}
+
+static void test_bad_strings(void **state)
+{
+	struct seg g;
+	seg_make(&g, 4245, 1, 16, 4096);
+	uint32_t good = seg_str(&g, "fine");
+	uint32_t nonul = seg_str(&g, "abcd");
+	char *area = (char *)g.base + g.h->strings_offset;
+	area[nonul + 8 + 4] = 'X'; /* the NUL overwritten */
+	uint32_t longlen = seg_str(&g, "xy");
+	uint32_t big = 1u << 30;
+	memcpy(area + longlen, &big, 4);
+	struct pt_shm_ring *r = seg_ring(&g, 0, 1, "t");
+	uint32_t offs[] = {good, nonul, longlen, 4096, 4095, 3, 0xfffffff8u, 4088};
+	for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++)
+		seg_push(&g, r, PT_KIND_USER_DEFINED, offs[i], i, 1, 0);
+	seg_push(&g, r, PT_SHM_REC_THREAD_NAME, 12345, 0, 0, 0);
+	struct pt_session *s;
+	assert_int_equal(open_seg(&g, &s), 0);
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+	assert_int_equal(pt_session_drain(s, t, 1), 8); /* events kept, bad names dropped */
+	assert_int_equal(pt_session_stats(s)->bad_strings, 8);
+	struct pt_event ev[16];
+	assert_int_equal(track_events(t, 0, ev, 16), 8);
+	assert_string_equal(name_of(t, &ev[0]), "fine");
+	for (int i = 1; i < 8; i++)
+		assert_int_equal(ev[i].name_id, 0);
+	pt_session_close(s);
+	pt_trace_free(t);
+	seg_free(&g);
+}
+
+static void expect_refused(const char *path, int want_rc, const char *want_text)
+{
+	struct pt_session *s = NULL;
+	char err[512] = "";
+	int rc = pt_session_open(path, &s, err, sizeof err);
+	if (rc != want_rc || !strstr(err, want_text))
+		print_message("# rc %d, err: %s\n", rc, err);
+	assert_int_equal(rc, want_rc);
+	assert_null(s);
+	assert_non_null(strstr(err, want_text));
+}
+
+static void test_refusals(void **state)
+{
+	struct seg g;
+	seg_make(&g, 4246, 1, 16, 4096);
+	g.h->magic ^= 1;
+	expect_refused(g.path, PT_EFORMAT, "bad magic");
+	g.h->magic ^= 1;
+	g.h->abi = 99;
+	expect_refused(g.path, PT_EFORMAT, "ABI 99");
+	g.h->abi = PT_SHM_ABI;
+	g.h->ring_slots = 32;
+	expect_refused(g.path, PT_EFORMAT, "inconsistent layout");
+	g.h->ring_slots = 16;
+	g.h->strings_offset += 8;
+	expect_refused(g.path, PT_EFORMAT, "inconsistent offsets");
+	g.h->strings_offset -= 8;
+	g.h->segment_bytes += 4096;
+	expect_refused(g.path, PT_ETRUNC, "size mismatch");
+	g.h->segment_bytes -= 4096;
+
+	/* the file shorter than the header says */
+	assert_int_equal(truncate(g.path, (off_t)g.size - 4096), 0);
+	expect_refused(g.path, PT_ETRUNC, "size mismatch");
+	assert_int_equal(truncate(g.path, 100), 0);
+	expect_refused(g.path, PT_ETRUNC, "truncated");
+	munmap(g.base, g.size);
+
+	seg_make(&g, 4246, 1, 16, 4096);
+	assert_int_equal(chmod(g.path, 0644), 0);
+	expect_refused(g.path, PT_EPERM, "open to other users");
+	assert_int_equal(chmod(g.path, 0600), 0);
+
+	char link[600];
+	snprintf(link, sizeof link, "%s/4247.session", g_dir);
+	assert_int_equal(symlink(g.path, link), 0);
+	expect_refused(link, PT_EPERM, "symlink");
+	unlink(link);
+
+	char dirp[600];
+	snprintf(dirp, sizeof dirp, "%s/4248.session", g_dir);
+	assert_int_equal(mkdir(dirp, 0700), 0);
+	expect_refused(dirp, PT_EPERM, "not a regular file");
+	rmdir(dirp);
+
+	if (geteuid() == 0) {
+		assert_int_equal(chown(g.path, 1, 1), 0);
+		expect_refused(g.path, PT_EPERM, "owned by uid 1");
+		assert_int_equal(chown(g.path, 0, 0), 0);
+	}
+	/* the same bytes through the in-memory entry point */
+	struct pt_session *s;
+	char err[256];
+	assert_int_equal(pt_session_from_mem(g.base, 100, &s, err, sizeof err), PT_ETRUNC);
+	assert_int_equal(pt_session_from_mem(g.base, g.size, &s, err, sizeof err), 0);
+	pt_session_close(s);
+	seg_free(&g);
+	expect_refused(g.path, PT_ENOENT, "No such file");
+}
+
+/* Random bytes in the live parts of a valid layout never crash the reader. */
+static void test_garbage(void **state)
+{
+	struct seg g;
+	seg_make(&g, 4249, 4, 16, 4096);
+	srand(7);
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+	for (int round = 0; round < 200; round++) {
+		unsigned char *p = (unsigned char *)g.base + PT_SHM_HEADER_BYTES;
+		for (size_t i = 0; i < g.size - PT_SHM_HEADER_BYTES; i++)
+			p[i] = (unsigned char)rand();
+		g.h->rings_claimed = (uint32_t)rand();
+		struct pt_session *s;
+		assert_int_equal(pt_session_from_mem(g.base, g.size, &s, NULL, 0), 0);
+		pt_session_drain(s, t, (uint64_t)round + 1);
+		pt_session_close(s);
+	}
+	pt_trace_free(t);
+	seg_free(&g);
+}
+
+static void test_exit_detection(void **state)
+{
+	pid_t c = fork();
+	if (c == 0)
+		_exit(0);
+	int st;
+	waitpid(c, &st, 0);
+	assert_true(pt_session_pid_gone(NULL, c, 0));
+	assert_false(pt_session_pid_gone(NULL, getpid(), 0));
+	uint64_t ticks = pt_proc_start_ticks(NULL, getpid());
+	assert_true(ticks > 0);
+	assert_false(pt_session_pid_gone(NULL, getpid(), ticks));
+	assert_true(pt_session_pid_gone(NULL, getpid(), ticks + 1)); /* pid reused */
+
+	struct seg g;
+	seg_make(&g, getpid(), 1, 16, 4096);
+	g.h->proc_start_ticks = ticks;
+	struct pt_session *s;
+	assert_int_equal(open_seg(&g, &s), 0);
+	assert_false(pt_session_owner_exited(s));
+	g.h->state = PT_SHM_EXITED;
+	assert_true(pt_session_owner_exited(s));
+	pt_session_close(s);
+
+	/* killed: the data stays readable, the backend drains it and says so */
+	seg_make(&g, c, 1, 16, 4096);
+	uint32_t n = seg_str(&g, "last op");
+	struct pt_shm_ring *r = seg_ring(&g, 0, c, "main");
+	seg_push(&g, r, PT_KIND_OPERATOR, n, 10, 5, 0);
+	seg_push(&g, r, PT_KIND_CUDA_RUNTIME, n, 20, 5, 0); /* would wait for EXT */
+	struct pt_backend *b;
+	char err[256];
+	struct pt_backend_args a = {.pid = c};
+	assert_int_equal(pt_backend_session.open(&b, &a, err, sizeof err), 0);
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+	assert_int_equal(b->ops->poll(b, t, 1), PT_ENOENT);
+	assert_int_equal(pt_store_count(t->store), 2);
+	char desc[256];
+	b->ops->describe(b, desc, sizeof desc);
+	assert_non_null(strstr(desc, "[exited]"));
+	b->ops->close(b);
+	pt_trace_free(t);
+	seg_free(&g);
+}
+
+static void test_list_and_clean(void **state)
+{
+	struct seg live, dead, old;
+	seg_make(&live, getpid(), 1, 16, 4096);
+	live.h->rank = 3;
+	pid_t c = fork();
+	if (c == 0)
+		_exit(0);
+	waitpid(c, NULL, 0);
+	seg_make(&dead, c, 1, 16, 4096);
+	pid_t c2 = fork();
+	if (c2 == 0)
+		_exit(0);
+	waitpid(c2, NULL, 0);
+	seg_make(&old, c2, 1, 16, 4096);
+	old.h->realtime_origin_ns -= 3600ull * 1000000000ull;
+	struct timespec times[2] = {{time(NULL) - 3600, 0}, {time(NULL) - 3600, 0}};
+	assert_int_equal(utimensat(AT_FDCWD, old.path, times, 0), 0);
+	char junk[600];
+	snprintf(junk, sizeof junk, "%s/777.session", g_dir);
+	FILE *f = fopen(junk, "w");
+	fputs("not a session", f);
+	fclose(f);
+	chmod(junk, 0600);
+
+	struct pt_session_info *v;
+	size_t n, cleaned;
+	char err[256];
+	assert_int_equal(pt_session_list(&v, &n, 1, &cleaned, err, sizeof err), 0);
+	assert_int_equal(cleaned, 1);
+	assert_int_equal(n, 3);
+	int saw_live = 0, saw_dead = 0, saw_junk = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].pid == getpid()) {
+			saw_live = 1;
+			assert_true(v[i].valid);
+			assert_false(v[i].exited);
+			assert_int_equal(v[i].rank, 3);
+			assert_string_equal(v[i].cmdline, "python train.py --lr 0.1");
+		} else if (v[i].pid == c) {
+			saw_dead = 1;
+			assert_true(v[i].exited); /* recent: kept */
+		} else if (v[i].pid == 777) {
+			saw_junk = 1;
+			assert_false(v[i].valid);
+			assert_non_null(strstr(v[i].why, "truncated"));
+		}
+	}
+	assert_true(saw_live && saw_dead && saw_junk);
+	assert_int_equal(access(old.path, F_OK), -1);
+	free(v);
+	unlink(junk);
+	munmap(old.base, old.size);
+	seg_free(&live);
+	seg_free(&dead);
+}
+
+/* ---- the /proc sampler ---- */
+
+static void write_text(const char *dir, const char *name, const char *text)
+{
+	char p[600];
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void proc_files(const char *root, uint64_t utime, uint64_t stime, uint64_t busy,
+		       uint64_t idle, uint64_t rss_pages)
+{
+	char buf[512];
+	snprintf(buf, sizeof buf,
+		 "cpu  %llu 0 %llu %llu 0 0 0 0 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n",
+		 (unsigned long long)(busy / 2), (unsigned long long)(busy - busy / 2),
+		 (unsigned long long)idle);
+	write_text(root, "stat", buf);
+	snprintf(buf, sizeof buf,
+		 "55 (my (odd) name) S 1 55 55 0 -1 4194304 100 0 0 0 %llu %llu 0 0 20 0 4 0 "
+		 "12345 1000000 %llu\n",
+		 (unsigned long long)utime, (unsigned long long)stime, (unsigned long long)rss_pages);
+	write_text(root, "55/stat", buf);
+	snprintf(buf, sizeof buf, "1000 %llu 10 1 0 20 0\n", (unsigned long long)rss_pages);
+	write_text(root, "55/statm", buf);
+}
+
+static double counter_at(struct pt_trace *t, const char *name)
+{
+	struct pt_counter_stat cs;
+	pt_counter_stat(t, name, 0, UINT64_MAX, &cs);
+	return cs.n ? cs.avg : -1;
+}
+
+static void test_procstat(void **state)
+{
+	char root[300], sub[400];
+	snprintf(root, sizeof root, "%s/proc", g_dir);
+	snprintf(sub, sizeof sub, "%s/55", root);
+	assert_int_equal(mkdir(root, 0700), 0);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	uint64_t hz = (uint64_t)sysconf(_SC_CLK_TCK);
+	proc_files(root, 10, 10, 1000, 1000, 100);
+	assert_int_equal(pt_proc_start_ticks(root, 55), 12345);
+
+	struct pt_backend *b;
+	char err[256];
+	struct pt_backend_args a = {.pid = 55, .proc_root = root, .interval_ns = 1000};
+	assert_int_equal(pt_backend_procstat.open(&b, &a, err, sizeof err), 0);
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+	uint64_t t0 = 1000000000ull;
+	assert_int_equal(b->ops->poll(b, t, t0), 0); /* baseline: RSS only */
+	assert_true(counter_at(t, "RSS bytes") == 100.0 * (double)sysconf(_SC_PAGESIZE));
+	assert_true(counter_at(t, "CPU(Process)") < 0);
+	/* one second later: 1.5 s of CPU over all threads, 300 of 400 jiffies busy */
+	proc_files(root, 10 + hz, 10 + hz / 2, 1300, 1100, 200);
+	assert_int_equal(b->ops->poll(b, t, t0 + 1000000000ull), 0);
+	assert_true(fabs(counter_at(t, "CPU(Process)") - 150.0) < 1e-6);
+	assert_true(fabs(counter_at(t, "CPU(System)") - 75.0) < 1e-6);
+	uint32_t tr = t->ntracks - 1;
+	assert_int_equal(t->tracks[tr].key.pid, 55);
+	assert_string_equal(pt_trace_str(t, t->tracks[tr].key.tid_str), "proftop samples");
+	/* inside the interval: no new sample */
+	uint64_t n = pt_store_count(t->store);
+	assert_int_equal(b->ops->poll(b, t, t0 + 1000000100ull), 0);
+	assert_int_equal(pt_store_count(t->store), n);
+	/* the process is gone */
+	write_text(root, "55/stat", "");
+	unlink(tu_path(sub, "stat"));
+	assert_int_equal(b->ops->poll(b, t, t0 + 3000000000ull), PT_ENOENT);
+	b->ops->close(b);
+	pt_trace_free(t);
+	unlink(tu_path(sub, "statm"));
+	unlink(tu_path(root, "stat"));
+	rmdir(sub);
+	rmdir(root);
+}
+
+static int setup(void **state)
+{
+	snprintf(g_dir, sizeof g_dir, "%s/proftop-test-session.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(g_dir))
+		return -1;
+	setenv("PROFTOP_SESSION_DIR", g_dir, 1);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	return rmdir(g_dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_drain_basic),
+		cmocka_unit_test(test_ext_and_device),
+		cmocka_unit_test(test_overwrite_and_ranges),
+		cmocka_unit_test(test_bad_strings),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_exit_detection),
+		cmocka_unit_test(test_list_and_clean),
+		cmocka_unit_test(test_procstat),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
