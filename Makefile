@@ -46,8 +46,17 @@ CORE_SRC := $(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c))
 CLI_SRC := src/main.c $(wildcard src/cli_*.c)
 # backends/ linked into proftop (the probe's files go into libproftop.so instead)
 BACKEND_SRC := $(filter-out backends/probe%,$(wildcard backends/*.c))
+# tui/: the terminal UI, the only code that includes curses (ncursesw, else ncurses).
+TUI_SRC := $(wildcard tui/*.c)
+CURSES_PKG := $(shell $(PKG_CONFIG) --exists ncursesw 2>/dev/null && echo ncursesw || echo ncurses)
+CURSES_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(CURSES_PKG) 2>/dev/null)
+CURSES_LIBS := $(shell $(PKG_CONFIG) --libs $(CURSES_PKG) 2>/dev/null || echo -lncursesw)
+ifeq ($(CURSES_PKG),ncursesw)
+CURSES_CFLAGS += -DPT_HAVE_NCURSESW
+endif
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
-CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o) $(BACKEND_SRC:%.c=$(BUILD)/%.o)
+TUI_OBJ := $(TUI_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o) $(BACKEND_SRC:%.c=$(BUILD)/%.o) $(TUI_OBJ)
 
 # The probe, libproftop.so, runs inside the training process: position
 # independent, hidden by default (exports are marked), initial-exec TLS for a
@@ -78,12 +87,16 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
+$(BUILD)/tui/%.o: tui/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CURSES_CFLAGS) -MMD -MP -c $< -o $@
+
 $(BUILD)/libproftop_core.a: $(CORE_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
 $(BUILD)/proftop: $(CLI_OBJ) $(BUILD)/libproftop_core.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libproftop_core.a $(LDLIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libproftop_core.a $(CURSES_LIBS) $(LDLIBS)
 
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -95,6 +108,15 @@ $(BUILD)/libproftop.so: $(PROBE_OBJ)
 $(BUILD)/examples/%: examples/%.c include/proftop/proftop.h
 	@mkdir -p $(dir $@)
 	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< -lm -lpthread
+
+# Tests of the TUI link its objects (and curses).
+$(BUILD)/tests/test_tui%: tests/unit/test_tui%.c $(TUI_OBJ) $(BUILD)/libproftop_core.a tests/unit/testutil.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CURSES_CFLAGS) -Itests/unit -Itui -o $@ $< $(TUI_OBJ) $(BUILD)/libproftop_core.a $(CMOCKA_LIBS) $(CURSES_LIBS) $(LDLIBS)
+
+$(BUILD)/bench/bench_tui%: bench/bench_tui%.c $(TUI_OBJ) $(BUILD)/libproftop_core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CURSES_CFLAGS) -Itui -o $@ $< $(TUI_OBJ) $(BUILD)/libproftop_core.a $(CURSES_LIBS) $(LDLIBS)
 
 # Tests of the probe link its objects directly.
 $(BUILD)/tests/test_probe%: tests/unit/test_probe%.c $(PROBE_OBJ) $(BUILD)/libproftop_core.a tests/unit/testutil.h
