@@ -1,12 +1,17 @@
 /*
  * agg.c - the aggregator's front half: feeding. Each event costs O(1)
  * amortized: a per-track stack finds its parent (host tracks only), name-id
- * indexed maps find its rows, correlation ids link device activities to the
- * host call that launched them, and per-(track, kind) interval lists merge
- * on the fly for the Overview unions. Anything that needs the whole step or
- * the whole trace (GPU time per op call, step phases, unions across tracks)
- * is only recorded here and settled in pt_agg_finish (agg_tables.c,
- * agg_steps.c). Also pt_summarize, the one-call form over a trace's store.
+ * indexed maps find its rows, correlation ids (sparse id maps, u32map.h)
+ * link device activities to the host call that launched them, and
+ * per-(track, kind) interval lists merge on the fly for the Overview unions.
+ * Activities fed before their launch (pt_summarize feeds device tracks
+ * first) wait in a compact list; the launch takes them and adds their time
+ * into the frames open on its thread, so an op's per-call GPU time is final
+ * when it pops. Activities that come after their launch (any other order)
+ * find it registered and reach the per-call stats through instances settled
+ * at finish. Anything that needs the whole step or the whole trace (step
+ * phases, unions across tracks) is only recorded here and settled in
+ * pt_agg_finish (agg_tables.c, agg_steps.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -109,46 +114,107 @@ static uint32_t row_for(struct rowvec *rv, struct idmap *m, uint32_t name_id, ui
 	return *slot;
 }
 
-/* Op-detail row of (parent row, name, host/device). */
+static uint32_t detail_new(struct pt_agg *a, uint32_t parent, uint32_t name_id, uint8_t kind,
+			   int is_device)
+{
+	uint32_t r = rowvec_add(&a->detail, name_id, kind, (uint8_t)is_device);
+	a->detail.v[r].parent = parent;
+	a->detail.v[r].depth = parent == AGG_NONE ? 0 : (uint16_t)(a->detail.v[parent].depth + 1);
+	return r;
+}
+
+/* The child-lookup cache of op-detail row r. */
+static struct dcache *dcache_of(struct pt_agg *a, uint32_t r)
+{
+	if (r >= a->dcache_cap) {
+		size_t nn = a->dcache_cap ? a->dcache_cap : 64;
+		while (nn <= r)
+			nn *= 2;
+		a->dcache = pt_xrealloc(a->dcache, nn * sizeof *a->dcache);
+		memset(a->dcache + a->dcache_cap, 0xff, (nn - a->dcache_cap) * sizeof *a->dcache);
+		a->dcache_cap = nn;
+	}
+	return &a->dcache[r];
+}
+
+/* Op-detail row of (parent row, name, host/device). Ops repeat, so the
+ * last children found under each parent are cached by name; the hash map
+ * is only asked on a miss. */
 static uint32_t detail_row(struct pt_agg *a, uint32_t parent, uint32_t name_id, uint8_t kind,
 			   int is_device)
 {
+	if (parent == AGG_NONE && !is_device) {
+		uint32_t *slot = idmap_slot(&a->detail_top, name_id);
+		if (*slot == AGG_NONE)
+			*slot = detail_new(a, parent, name_id, kind, is_device);
+		return *slot;
+	}
+	unsigned ci = (name_id * 2u + (unsigned)is_device) & (AGG_DCACHE - 1);
+	if (parent != AGG_NONE) {
+		uint32_t c = dcache_of(a, parent)->row[ci];
+		if (c != AGG_NONE && a->detail.v[c].name_id == name_id &&
+		    a->detail.v[c].is_device == is_device)
+			return c;
+	}
 	uint64_t key =
 	    ((uint64_t)parent << 32) | (name_id & 0x7fffffffu) | (is_device ? 0x80000000u : 0);
 	uint32_t *slot = u64map_slot(&a->detail_by_key, key);
-	if (*slot == AGG_NONE) {
-		uint32_t r = rowvec_add(&a->detail, name_id, kind, (uint8_t)is_device);
-		a->detail.v[r].parent = parent;
-		a->detail.v[r].depth =
-		    parent == AGG_NONE ? 0 : (uint16_t)(a->detail.v[parent].depth + 1);
-		*slot = r;
+	if (*slot == AGG_NONE)
+		*slot = detail_new(a, parent, name_id, kind, is_device);
+	uint32_t r = *slot;
+	if (parent != AGG_NONE)
+		dcache_of(a, parent)->row[ci] = r;
+	return r;
+}
+
+static struct rowvec *rows_of(struct pt_agg *a, uint8_t kind)
+{
+	switch (kind) {
+	case PT_KIND_OPERATOR:
+		return &a->ops;
+	case PT_KIND_USER_DEFINED:
+		return &a->ud;
+	case PT_KIND_CUDA_RUNTIME:
+		return &a->memory;
+	default:
+		return NULL;
 	}
-	return *slot;
+}
+
+/* A frame ends: its self time, its per-call GPU time (launched anywhere
+ * below it) to its rows, and that GPU time on to its parent. A frame with
+ * an instance hands its sum to the instance instead, settled at finish. */
+static void close_frame(struct pt_agg *a, const struct frame *f, struct frame *parent)
+{
+	if (f->row != AGG_NONE || f->own_detail != AGG_NONE) {
+		struct rowvec *rv = f->row != AGG_NONE ? rows_of(a, f->kind) : NULL;
+		struct pt_row *dr = f->own_detail != AGG_NONE ? &a->detail.v[f->own_detail] : NULL;
+		if (!f->no_self) {
+			/* Self time = own duration minus the direct children's,
+			 * clamped. */
+			uint64_t self = f->dur_ns > f->child_ns ? f->dur_ns - f->child_ns : 0;
+			if (rv)
+				rv->v[f->row].cpu_self_ns += self;
+			if (dr)
+				dr->cpu_self_ns += self;
+		}
+		if (f->own_inst == AGG_NONE) {
+			if (rv)
+				pt_stat_add(&rv->v[f->row].gpu, f->gpu_ns);
+			if (dr)
+				pt_stat_add(&dr->gpu, f->gpu_ns);
+		}
+	}
+	if (f->own_inst != AGG_NONE)
+		a->inst[f->own_inst].gpu_ns += f->gpu_ns;
+	else if (parent)
+		parent->gpu_ns += f->gpu_ns;
 }
 
 static void pop_frame(struct pt_agg *a, struct track_state *ts)
 {
-	struct frame *f = &ts->stack[--ts->depth];
-	if (f->own_inst == AGG_NONE)
-		return;
-	/* Self time = own duration minus the direct children's, clamped. */
-	uint64_t self = f->dur_ns > f->child_ns ? f->dur_ns - f->child_ns : 0;
-	const struct inst *in = &a->inst[f->own_inst];
-	switch (in->kind) {
-	case PT_KIND_OPERATOR:
-		a->ops.v[in->row].cpu_self_ns += self;
-		break;
-	case PT_KIND_USER_DEFINED:
-		a->ud.v[in->row].cpu_self_ns += self;
-		break;
-	case PT_KIND_CUDA_RUNTIME:
-		a->memory.v[in->row].cpu_self_ns += self;
-		break;
-	default:
-		break;
-	}
-	if (in->detail != AGG_NONE)
-		a->detail.v[in->detail].cpu_self_ns += self;
+	ts->depth--;
+	close_frame(a, &ts->stack[ts->depth], ts->depth ? &ts->stack[ts->depth - 1] : NULL);
 }
 
 /* Pops every open event that does not contain ev. A child may overhang its
@@ -172,36 +238,89 @@ static void unwind(struct pt_agg *a, struct track_state *ts, const struct pt_eve
 	}
 }
 
-static uint32_t new_inst(struct pt_agg *a, const struct frame *parent, uint8_t kind, uint32_t row,
-			 uint32_t detail)
+/* Gives every row-owning frame on the stack an instance, so device time
+ * that comes after the launch can still reach the per-call stats. Frames
+ * already linked are skipped, so each frame is visited once: O(1)
+ * amortized. */
+static void ensure_insts(struct pt_agg *a, struct track_state *ts)
 {
-	a->inst = agg_grow(a->inst, &a->inst_cap, a->ninst, sizeof *a->inst);
-	struct inst *in = &a->inst[a->ninst];
-	in->gpu_ns = 0;
-	in->parent = parent ? parent->inst : AGG_NONE;
-	in->row = row;
-	in->detail = detail;
-	in->kind = kind;
-	return (uint32_t)a->ninst++;
+	size_t i = ts->depth;
+	while (i > 0 && !ts->stack[i - 1].inst_ok)
+		i--;
+	uint32_t cur = i > 0 ? ts->stack[i - 1].inst : AGG_NONE;
+	for (; i < ts->depth; i++) {
+		struct frame *f = &ts->stack[i];
+		if (f->row != AGG_NONE || f->own_detail != AGG_NONE) {
+			a->inst = agg_grow(a->inst, &a->inst_cap, a->ninst, sizeof *a->inst);
+			a->inst[a->ninst] = (struct inst){0, cur, f->row, f->own_detail, f->kind};
+			f->own_inst = cur = (uint32_t)a->ninst++;
+		}
+		f->inst = cur;
+		f->inst_ok = 1;
+	}
 }
 
-static void register_launch(struct pt_agg *a, const struct pt_event *ev, const struct frame *f)
+/* The host event on top of ts carries a correlation id: it launched the
+ * device activities with that id. Those fed already are taken now (their
+ * time joins the frame's GPU sum and their op-detail rows); unless every
+ * activity is known to be in, the launch is also registered so later ones
+ * find it. A corr launched twice: activities go to the launch registered
+ * when they come (ids wrap in long live sessions). */
+static void launch(struct pt_agg *a, struct track_state *ts, const struct pt_event *ev)
 {
-	uint32_t *slot = u64map_slot(&a->launch_by_corr, ev->corr);
-	/* A corr seen twice (ids wrap in long live sessions): the latest
-	 * launch wins. */
-	if (*slot == AGG_NONE) {
+	struct frame *f = &ts->stack[ts->depth - 1];
+	uint64_t gpu = 0;
+	uint32_t head = a->nacts ? pt_u32map_get(&a->act_by_corr, ev->corr) : 0;
+	if (head) {
+		for (uint32_t i = head; i; i = a->acts[i - 1].next) {
+			struct devact *d = &a->acts[i - 1];
+			gpu += d->dur_ns;
+			if (f->detail != AGG_NONE) {
+				uint32_t r =
+				    detail_row(a, f->detail, d->name_id, a->act_kind[i - 1], 1);
+				pt_stat_add(&a->detail.v[r].gpu, d->dur_ns);
+			}
+			d->start_ns = UINT64_MAX; /* taken */
+		}
+		pt_u32map_put(&a->act_by_corr, ev->corr, 0);
+		f->gpu_ns += gpu;
+	}
+	if (!a->dev_complete) {
+		ensure_insts(a, ts);
 		a->launches =
 		    agg_grow(a->launches, &a->launches_cap, a->nlaunches, sizeof *a->launches);
-		*slot = (uint32_t)a->nlaunches++;
+		a->launches[a->nlaunches] = (struct launch){
+		    ev->start_ns, gpu, 0, ev->track_id, f->inst, f->detail, f->phase};
+		pt_u32map_put(&a->launch_by_corr, ev->corr, (uint32_t)++a->nlaunches);
+	} else if (gpu) {
+		/* all in: only step settling needs it, as a few bytes */
+		uint8_t *p = vlog_reserve(&a->done, 3 * VMAX + 1);
+		p = vput(p, zz_delta(a->done_prev_start, ev->start_ns));
+		p = vput(p, gpu);
+		p = vput(p, zz_delta(a->done_prev_track, ev->track_id));
+		*p++ = f->phase;
+		a->done.len = (size_t)(p - a->done.p);
+		a->done_prev_start = ev->start_ns;
+		a->done_prev_track = ev->track_id;
 	}
-	struct launch *l = &a->launches[*slot];
-	l->start_ns = ev->start_ns;
-	l->gpu_ns = 0;
-	l->track = ev->track_id;
-	l->inst = f->inst;
-	l->detail = f->detail;
-	l->phase = f->phase;
+}
+
+static void log_child(struct pt_agg *a, uint32_t fid, uint64_t start_ns, uint64_t end_ns)
+{
+	uint8_t *p = vlog_reserve(&a->children, 3 * VMAX);
+	p = vput(p, zz_delta(a->child_prev_fid, fid));
+	p = vput(p, zz_delta(a->child_prev_start, start_ns));
+	p = vput(p, end_ns - start_ns);
+	a->children.len = (size_t)(p - a->children.p);
+	a->child_prev_fid = fid;
+	a->child_prev_start = start_ns;
+}
+
+static void add_phase(struct pt_agg *a, const struct pt_event *ev, uint8_t kind)
+{
+	a->phases = agg_grow(a->phases, &a->phases_cap, a->nphases, sizeof *a->phases);
+	a->phases[a->nphases++] =
+	    (struct phase_rec){ev->start_ns, pt_event_end(ev), ev->track_id, kind};
 }
 
 static void host_event(struct pt_agg *a, struct track_state *ts, const struct pt_event *ev,
@@ -210,6 +329,7 @@ static void host_event(struct pt_agg *a, struct track_state *ts, const struct pt
 	uint64_t end = pt_event_end(ev);
 	if (!ts->is_device)
 		unwind(a, ts, ev);
+	ts->stack = agg_grow(ts->stack, &ts->cap, ts->depth, sizeof *ts->stack);
 	struct frame *parent = ts->depth ? &ts->stack[ts->depth - 1] : NULL;
 
 	/* An operator inside an operator is OperatorInner for the Overview
@@ -224,47 +344,40 @@ static void host_event(struct pt_agg *a, struct track_state *ts, const struct pt
 	if (ev->flags & PT_EVF_COMM)
 		ivl_add(&ts->lists[LS_HOSTCOMM], ev->start_ns, end);
 
-	struct frame f = {0};
-	f.start_ns = ev->start_ns;
-	f.end_ns = end;
-	f.dur_ns = ev->dur_ns;
-	f.kind = kind;
-	f.own_inst = AGG_NONE;
-	f.inst = parent ? parent->inst : AGG_NONE;
-	f.detail = parent ? parent->detail : AGG_NONE;
-	f.phase = parent ? parent->phase : 0;
-	f.phase_mask = parent ? parent->phase_mask : 0;
-	f.op_anc = (uint8_t)((parent && parent->op_anc) || kind == PT_KIND_OPERATOR);
-	f.step_fid = AGG_NONE;
+	struct frame *f = &ts->stack[ts->depth];
+	memset(f, 0, sizeof *f);
+	f->start_ns = ev->start_ns;
+	f->end_ns = end;
+	f->dur_ns = ev->dur_ns;
+	f->kind = kind;
+	f->row = f->own_detail = f->own_inst = f->inst = AGG_NONE;
+	f->detail = parent ? parent->detail : AGG_NONE;
+	f->phase = parent ? parent->phase : 0;
+	f->phase_mask = parent ? parent->phase_mask : 0;
+	f->op_anc = (uint8_t)((parent && parent->op_anc) || kind == PT_KIND_OPERATOR);
+	f->step_fid = AGG_NONE;
+	f->no_self = (uint8_t)ts->is_device;
 
 	if (parent) {
 		parent->child_ns += ev->dur_ns;
 		/* The step's direct children are its "top-level work", from
 		 * which a step without explicit Forward derives it. */
-		if (parent->kind == PT_KIND_PROFILE_STEP && !pt_kind_is_phase(kind)) {
-			a->children = agg_grow(a->children, &a->children_cap, a->nchildren,
-					       sizeof *a->children);
-			a->children[a->nchildren++] =
-			    (struct step_child){ev->start_ns, end, parent->step_fid};
-		}
+		if (parent->kind == PT_KIND_PROFILE_STEP && !pt_kind_is_phase(kind))
+			log_child(a, parent->step_fid, ev->start_ns, end);
 	}
 
 	if (pt_kind_is_phase(kind)) {
 		uint8_t bit = (uint8_t)(1u << (kind - PT_KIND_DATALOADER));
 		/* Only the outermost event of each phase kind counts. */
-		if (!(f.phase_mask & bit)) {
-			a->phases =
-			    agg_grow(a->phases, &a->phases_cap, a->nphases, sizeof *a->phases);
-			a->phases[a->nphases++] =
-			    (struct phase_rec){ev->start_ns, end, ev->track_id, kind};
-		}
-		f.phase_mask |= bit;
-		f.phase = kind;
+		if (!(f->phase_mask & bit))
+			add_phase(a, ev, kind);
+		f->phase_mask |= bit;
+		f->phase = kind;
 	} else if (kind == PT_KIND_PROFILE_STEP) {
 		a->steps = agg_grow(a->steps, &a->steps_cap, a->nsteps, sizeof *a->steps);
 		a->steps[a->nsteps] =
 		    (struct step_rec){ev->start_ns, ev->dur_ns, ev->arg, ev->name_id, ev->track_id};
-		f.step_fid = (uint32_t)a->nsteps++;
+		f->step_fid = (uint32_t)a->nsteps++;
 	}
 
 	if (kind == PT_KIND_OPERATOR && (ev->flags & PT_EVF_AUTOGRAD)) {
@@ -274,66 +387,46 @@ static void host_event(struct pt_agg *a, struct track_state *ts, const struct pt
 		 * thread): it marks the Backward phase and stays an operator in
 		 * the tables. Nested in an evaluate_function it changes nothing. */
 		uint8_t bit = (uint8_t)(1u << (PT_KIND_BACKWARD - PT_KIND_DATALOADER));
-		if (!(f.phase_mask & bit)) {
-			a->phases =
-			    agg_grow(a->phases, &a->phases_cap, a->nphases, sizeof *a->phases);
-			a->phases[a->nphases++] = (struct phase_rec){ev->start_ns, end, ev->track_id,
-								     PT_KIND_BACKWARD};
-		}
-		f.phase_mask |= bit;
-		f.phase = PT_KIND_BACKWARD;
+		if (!(f->phase_mask & bit))
+			add_phase(a, ev, PT_KIND_BACKWARD);
+		f->phase_mask |= bit;
+		f->phase = PT_KIND_BACKWARD;
 	}
 
-	uint32_t row = AGG_NONE, drow = AGG_NONE;
 	if (kind == PT_KIND_OPERATOR) {
-		row = row_for(&a->ops, &a->ops_by_name, ev->name_id, kind, 0);
-		pt_stat_add(&a->ops.v[row].cpu, ev->dur_ns);
+		f->row = row_for(&a->ops, &a->ops_by_name, ev->name_id, kind, 0);
+		pt_stat_add(&a->ops.v[f->row].cpu, ev->dur_ns);
 		if (!(parent && parent->op_anc))
 			a->op_top_cpu_ns += ev->dur_ns;
 	} else if (kind == PT_KIND_USER_DEFINED) {
-		row = row_for(&a->ud, &a->ud_by_name, ev->name_id, kind, 0);
-		pt_stat_add(&a->ud.v[row].cpu, ev->dur_ns);
+		f->row = row_for(&a->ud, &a->ud_by_name, ev->name_id, kind, 0);
+		pt_stat_add(&a->ud.v[f->row].cpu, ev->dur_ns);
 	} else if (kind == PT_KIND_CUDA_RUNTIME && is_memory_name(a, ev->name_id)) {
-		row = row_for(&a->memory, &a->memhost_by_name, ev->name_id, kind, 0);
-		pt_stat_add(&a->memory.v[row].cpu, ev->dur_ns);
+		f->row = row_for(&a->memory, &a->memhost_by_name, ev->name_id, kind, 0);
+		pt_stat_add(&a->memory.v[f->row].cpu, ev->dur_ns);
 	}
 	if (kind == PT_KIND_OPERATOR || kind == PT_KIND_OPERATOR_INNER) {
 		/* Op detail: a top-level operator, or a child of the innermost
 		 * op row open, down to AGG_DETAIL_MAX_DEPTH (deeper ones fold
 		 * into their ancestor). An OperatorInner outside any operator
 		 * has no detail row. */
-		if (f.detail == AGG_NONE) {
+		uint32_t drow = AGG_NONE;
+		if (f->detail == AGG_NONE) {
 			if (kind == PT_KIND_OPERATOR)
 				drow = detail_row(a, AGG_NONE, ev->name_id, kind, 0);
-		} else if (a->detail.v[f.detail].depth < AGG_DETAIL_MAX_DEPTH) {
-			drow = detail_row(a, f.detail, ev->name_id, kind, 0);
+		} else if (a->detail.v[f->detail].depth < AGG_DETAIL_MAX_DEPTH) {
+			drow = detail_row(a, f->detail, ev->name_id, kind, 0);
 		}
 		if (drow != AGG_NONE) {
 			pt_stat_add(&a->detail.v[drow].cpu, ev->dur_ns);
-			f.detail = drow;
+			f->detail = f->own_detail = drow;
 		}
 	}
-	if (row != AGG_NONE || drow != AGG_NONE) {
-		f.own_inst = new_inst(a, parent, kind, row, drow);
-		f.inst = f.own_inst;
-	}
+	ts->depth++;
 	if (ev->corr)
-		register_launch(a, ev, &f);
-
-	if (ts->is_device)
-		return; /* nothing nests on device tracks */
-	ts->stack = agg_grow(ts->stack, &ts->cap, ts->depth, sizeof *ts->stack);
-	ts->stack[ts->depth++] = f;
-}
-
-void agg_apply_launch(struct pt_agg *a, uint32_t li, const struct pt_event *ev)
-{
-	struct launch *l = &a->launches[li];
-	l->gpu_ns += ev->dur_ns;
-	if (l->detail != AGG_NONE) {
-		uint32_t r = detail_row(a, l->detail, ev->name_id, ev->kind, 1);
-		pt_stat_add(&a->detail.v[r].gpu, ev->dur_ns);
-	}
+		launch(a, ts, ev);
+	if (ts->is_device) /* nothing nests on device tracks */
+		pop_frame(a, ts);
 }
 
 static void device_event(struct pt_agg *a, struct track_state *ts, const struct pt_event *ev,
@@ -364,14 +457,30 @@ static void device_event(struct pt_agg *a, struct track_state *ts, const struct 
 			d->kernels++;
 		}
 	}
-	uint32_t li = ev->corr ? u64map_get(&a->launch_by_corr, ev->corr) : AGG_NONE;
-	if (li != AGG_NONE) {
-		agg_apply_launch(a, li, ev);
-	} else {
-		/* Launch not seen yet (or never will be): settled at finish. */
-		a->pending = agg_grow(a->pending, &a->pending_cap, a->npending, sizeof *a->pending);
-		a->pending[a->npending++] = *ev;
+	if (!ev->corr) {
+		/* no launch to find: counts in the step holding its start */
+		a->orphans = agg_grow(a->orphans, &a->orphans_cap, a->norphans, sizeof *a->orphans);
+		a->orphans[a->norphans++] = (struct orphan){ev->start_ns, ev->dur_ns};
+		return;
 	}
+	uint32_t li = a->nlaunches ? pt_u32map_get(&a->launch_by_corr, ev->corr) : 0;
+	if (li) {
+		struct launch *l = &a->launches[li - 1];
+		l->gpu_ns += ev->dur_ns;
+		l->late_ns += ev->dur_ns;
+		if (l->detail != AGG_NONE) {
+			uint32_t r = detail_row(a, l->detail, ev->name_id, ev->kind, 1);
+			pt_stat_add(&a->detail.v[r].gpu, ev->dur_ns);
+		}
+		return;
+	}
+	/* Launch not seen yet: wait for it (or stay an orphan). */
+	a->acts = agg_grow(a->acts, &a->acts_cap, a->nacts, sizeof *a->acts);
+	a->act_kind = agg_grow(a->act_kind, &a->act_kind_cap, a->nacts, 1);
+	a->acts[a->nacts] = (struct devact){ev->start_ns, ev->dur_ns, ev->name_id,
+					    pt_u32map_get(&a->act_by_corr, ev->corr)};
+	a->act_kind[a->nacts] = kind;
+	pt_u32map_put(&a->act_by_corr, ev->corr, (uint32_t)++a->nacts);
 }
 
 void pt_agg_feed(struct pt_agg *a, const struct pt_event *ev)
@@ -395,6 +504,16 @@ void pt_agg_feed(struct pt_agg *a, const struct pt_event *ev)
 		host_event(a, ts, ev, kind);
 }
 
+static void free_acts(struct pt_agg *a)
+{
+	free(a->acts);
+	free(a->act_kind);
+	a->acts = NULL;
+	a->act_kind = NULL;
+	a->nacts = a->acts_cap = a->act_kind_cap = 0;
+	pt_u32map_free(&a->act_by_corr);
+}
+
 void agg_free(struct pt_agg *a)
 {
 	for (size_t i = 0; i < a->ntracks; i++) {
@@ -413,14 +532,18 @@ void agg_free(struct pt_agg *a)
 	idmap_free(&a->memdev_by_name);
 	idmap_free(&a->memhost_by_name);
 	idmap_free(&a->ud_by_name);
+	idmap_free(&a->detail_top);
 	u64map_free(&a->detail_by_key);
-	u64map_free(&a->launch_by_corr);
+	free(a->dcache);
 	free(a->memname);
+	free_acts(a);
 	free(a->inst);
 	free(a->launches);
-	free(a->pending);
+	pt_u32map_free(&a->launch_by_corr);
+	vlog_free(&a->done);
+	free(a->orphans);
 	free(a->steps);
-	free(a->children);
+	vlog_free(&a->children);
 	free(a->phases);
 	free(a->devs);
 	free(a);
@@ -432,19 +555,17 @@ struct pt_summary *pt_agg_finish(struct pt_agg *a)
 	for (size_t i = 0; i < a->ntracks; i++)
 		while (a->tracks[i].depth)
 			pop_frame(a, &a->tracks[i]);
-	/* Activities that came before their launch: resolve now; the rest
-	 * (no corr, or a corr never launched) stay as orphans, which count
-	 * in the step whose span holds their start (Others). */
-	size_t norphans = 0;
-	for (size_t i = 0; i < a->npending; i++) {
-		const struct pt_event *ev = &a->pending[i];
-		uint32_t li = ev->corr ? u64map_get(&a->launch_by_corr, ev->corr) : AGG_NONE;
-		if (li != AGG_NONE)
-			agg_apply_launch(a, li, ev);
-		else
-			a->pending[norphans++] = *ev;
+	/* Activities whose launch never came (a corr never launched) are
+	 * orphans: they count in the step whose span holds their start
+	 * (Others). */
+	for (size_t i = 0; i < a->nacts; i++) {
+		const struct devact *d = &a->acts[i];
+		if (d->start_ns == UINT64_MAX)
+			continue;
+		a->orphans = agg_grow(a->orphans, &a->orphans_cap, a->norphans, sizeof *a->orphans);
+		a->orphans[a->norphans++] = (struct orphan){d->start_ns, d->dur_ns};
 	}
-	a->npending = norphans;
+	free_acts(a);
 
 	s->t0_ns = a->events ? a->t0_ns : 0;
 	s->t1_ns = a->events ? a->t1_ns : 0;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "proftop/agg.h"
+#include "u32map.h"
 
 #define AGG_NONE UINT32_MAX
 /* Legacy PyTorch exports round start and duration separately, so a child
@@ -22,18 +23,85 @@
  * their depth-3 ancestor. */
 #define AGG_DETAIL_MAX_DEPTH 3
 
+/* ---- varints (agg_union.c) ---- */
+/* Unsigned LEB128 and zigzag-coded signed deltas: the aggregator's long
+ * per-event logs (intervals, step children, launches) are kept as byte
+ * streams of small deltas, 4 to 7 bytes an entry instead of 16 to 24. */
+static inline uint8_t *vput(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+static inline uint64_t vget(const uint8_t **pp)
+{
+	const uint8_t *p = *pp;
+	uint64_t v = *p & 0x7f;
+	unsigned sh = 7;
+	while (*p++ & 0x80) {
+		v |= (uint64_t)(*p & 0x7f) << sh;
+		sh += 7;
+	}
+	*pp = p;
+	return v;
+}
+/* b - a as a zigzag code (any two u64, wrapping), and back. */
+static inline uint64_t zz_delta(uint64_t a, uint64_t b)
+{
+	uint64_t d = b - a;
+	return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+}
+static inline uint64_t zz_apply(uint64_t a, uint64_t z)
+{
+	uint64_t neg = 0 - (z & 1); /* all ones for a negative delta */
+	return a + ((z >> 1) ^ neg);
+}
+#define VMAX 10 /* bytes of one varint at most */
+
+/* A growable byte log of varints. */
+struct vlog {
+	uint8_t *p;
+	size_t len, cap;
+};
+/* The end of the log (no pointer arithmetic on an empty log's NULL). */
+static inline const uint8_t *vlog_end(const struct vlog *l)
+{
+	return l->len ? l->p + l->len : l->p;
+}
+/* Makes room for n more bytes; returns where to write. */
+uint8_t *vlog_reserve(struct vlog *l, size_t n);
+void vlog_free(struct vlog *l);
+
 /* ---- interval lists (agg_union.c) ---- */
 struct ivl {
 	uint64_t s, e;
 };
+/* Merged intervals in start order. The last one stays open (plain) so the
+ * next can merge into it; the ones before are coded in a vlog as
+ * (zigzag start - previous end, length). */
 struct ivl_list {
-	struct ivl *v;
-	size_t n, cap;
+	struct vlog log;
+	uint64_t n;	 /* intervals, the open one included */
+	uint64_t prev_e; /* end of the last coded interval (0 before any) */
+	struct ivl last; /* the open interval, when n > 0 */
 };
 /* Appends [s, e) to a list whose starts arrive in order, merging with the
  * last interval when they overlap or touch: O(1). */
 void ivl_add(struct ivl_list *l, uint64_t s, uint64_t e);
 void ivl_free(struct ivl_list *l);
+/* Reads a list back in order. */
+struct ivl_rd {
+	const uint8_t *p, *end;
+	uint64_t prev_e;
+	struct ivl last;
+	int last_left;
+};
+void ivl_rd_init(struct ivl_rd *r, const struct ivl_list *l);
+/* 1 and the next interval in *out, or 0 at the end. */
+int ivl_rd_next(struct ivl_rd *r, struct ivl *out);
 /* Union of k lists (each sorted and merged); writes the merged result to
  * out when out is non-NULL. Returns the union's length. */
 uint64_t ivl_union(struct ivl_list *const *lists, size_t k, struct ivl_list *out);
@@ -78,15 +146,20 @@ enum {
 
 struct frame {
 	uint64_t start_ns, end_ns, dur_ns;
-	uint64_t child_ns; /* sum of direct children's durations */
-	uint32_t own_inst; /* this event's instance, or AGG_NONE */
-	uint32_t inst;	   /* innermost instance on the stack (self included) */
-	uint32_t detail;   /* innermost op-detail row on the stack */
-	uint32_t step_fid; /* for a step frame: its feed index */
+	uint64_t child_ns;   /* sum of direct children's durations */
+	uint64_t gpu_ns;     /* device time launched below it, not yet handed on */
+	uint32_t row;	     /* own row in the table of its kind, or AGG_NONE */
+	uint32_t own_detail; /* own op-detail row, or AGG_NONE */
+	uint32_t detail;     /* innermost op-detail row on the stack */
+	uint32_t own_inst;   /* instance (made only for late launches), or AGG_NONE */
+	uint32_t inst;	     /* innermost instance on the stack (valid once inst_ok) */
+	uint32_t step_fid;   /* for a step frame: its feed index */
 	uint8_t kind;
 	uint8_t phase;	    /* innermost phase kind on the stack, 0 = none */
 	uint8_t phase_mask; /* phase kinds open on the stack (bit = kind) */
 	uint8_t op_anc;	    /* an OPERATOR is on the stack (self included) */
+	uint8_t inst_ok;    /* inst is set (the instance chain reaches here) */
+	uint8_t no_self;    /* a host event on a device track: no self time */
 };
 
 struct track_state {
@@ -100,8 +173,15 @@ struct track_state {
 	struct ivl_list lists[LS__COUNT];
 };
 
-/* A host instance that owns a row: its GPU time (launched at any depth
- * below it) is summed here and folded into the rows at finish. */
+/*
+ * Per-call GPU time. A launch whose device activities were fed before it
+ * (pt_summarize feeds device tracks first) adds their time to its frame;
+ * a frame hands its sum to its parent when it pops, after adding it to its
+ * rows' per-call stats. Only a launch whose activities may still come
+ * (fed in another order, as a live session does) needs instances: records
+ * of the row-owning frames open at the launch, made on demand, whose sums
+ * are settled at pt_agg_finish once every activity is in.
+ */
 struct inst {
 	uint64_t gpu_ns;
 	uint32_t parent; /* enclosing instance, created earlier (lower index) */
@@ -110,25 +190,29 @@ struct inst {
 	uint8_t kind;
 };
 
-/* A host call that launched device work (keyed by corr). */
+/* A host call whose device activities may come after it (keyed by corr). */
 struct launch {
 	uint64_t start_ns;
-	uint64_t gpu_ns; /* device time of the activities it launched */
+	uint64_t gpu_ns;  /* device time of the activities it launched */
+	uint64_t late_ns; /* the part that came after it (goes to inst) */
 	uint32_t track;
 	uint32_t inst;
 	uint32_t detail;
 	uint8_t phase;
 };
 
+/* A device activity fed before its launch, kept until a host event with
+ * its corr takes it (start_ns = UINT64_MAX once taken); the ones never
+ * taken are orphans at finish. */
+struct devact {
+	uint64_t start_ns, dur_ns;
+	uint32_t name_id;
+	uint32_t next; /* index + 1 of the next activity with the same corr */
+};
+
 struct step_rec {
 	uint64_t start_ns, dur_ns, samples;
 	uint32_t name_id, track;
-};
-
-/* A direct child of a step on the step's own track (not a phase event). */
-struct step_child {
-	uint64_t start_ns, end_ns;
-	uint32_t step_fid;
 };
 
 /* An outermost (of its kind) phase event. */
@@ -138,15 +222,29 @@ struct phase_rec {
 	uint8_t kind;
 };
 
+/* A device activity with no launch (no corr, or one never launched). */
+struct orphan {
+	uint64_t start_ns, dur_ns;
+};
+
 struct dev_acc {
 	int32_t device;
 	uint64_t kernels, memcpys, memsets, memcpy_bytes;
+};
+
+/* Per op-detail row: the last children looked up under it, by name. */
+#define AGG_DCACHE 4
+struct dcache {
+	uint32_t row[AGG_DCACHE];
 };
 
 struct pt_agg {
 	const struct pt_trace *t;
 	struct pt_agg_opts o;
 	int64_t ordinal_base; /* step ordinal of the first step (step windows) */
+	/* Every device activity has been fed (pt_summarize, after its device
+	 * pass): a launch with no activity waiting has none to come. */
+	int dev_complete;
 
 	uint64_t events, t0_ns, t1_ns;
 	int has_gpu;
@@ -161,22 +259,39 @@ struct pt_agg {
 
 	struct rowvec ops, detail, kernels, memory, ud;
 	struct idmap ops_by_name, kernels_by_name, memdev_by_name, memhost_by_name, ud_by_name;
+	struct idmap detail_top; /* name -> top-level op-detail row */
 	struct u64map detail_by_key;
+	struct dcache *dcache; /* parallel to detail rows */
+	size_t dcache_cap;
 	uint8_t *memname; /* per name id: 0 unknown, 1 memory call, 2 not */
 	size_t memname_n;
 
+	/* activities waiting for their launch */
+	struct devact *acts;
+	uint8_t *act_kind;
+	size_t nacts, acts_cap, act_kind_cap;
+	struct pt_u32map act_by_corr; /* corr -> index + 1 of the newest */
+	/* launches whose activities may come later */
 	struct inst *inst;
 	size_t ninst, inst_cap;
 	struct launch *launches;
 	size_t nlaunches, launches_cap;
-	struct u64map launch_by_corr;
-	struct pt_event *pending; /* device activities whose launch was not yet seen */
-	size_t npending, pending_cap;
+	struct pt_u32map launch_by_corr; /* corr -> index + 1 */
+	/* launches that took their activities when fed: (zigzag start delta,
+	 * gpu_ns, zigzag track delta, phase) for step settling */
+	struct vlog done;
+	uint64_t done_prev_start;
+	uint32_t done_prev_track;
+	struct orphan *orphans;
+	size_t norphans, orphans_cap;
 
 	struct step_rec *steps;
 	size_t nsteps, steps_cap;
-	struct step_child *children;
-	size_t nchildren, children_cap;
+	/* direct children of steps on the step's own track that are not
+	 * phase events: (zigzag step delta, zigzag start delta, length) */
+	struct vlog children;
+	uint64_t child_prev_start;
+	uint32_t child_prev_fid;
 	struct phase_rec *phases;
 	size_t nphases, phases_cap;
 
@@ -184,8 +299,6 @@ struct pt_agg {
 	size_t ndevs, devs_cap;
 };
 
-/* agg.c: routes a device activity to the op-detail rows under its launch. */
-void agg_apply_launch(struct pt_agg *a, uint32_t li, const struct pt_event *ev);
 /* agg_steps.c: fills s->steps, s->model, s->perf. */
 void agg_settle_steps(struct pt_agg *a, struct pt_summary *s);
 /* agg_tables.c: fills the tables, overview, dist and devices. */

@@ -4,7 +4,7 @@
  * of each phase per step (the rules are written beside their code and
  * copied in the README), the Model Summary and the Perf Summary. Also
  * pt_summarize, which picks the window for a step range and feeds a trace's
- * store through an aggregator, host tracks first.
+ * store through an aggregator, device tracks first.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -195,13 +195,18 @@ static void settle_cpu(struct pt_agg *a, const struct steps_ctx *c, struct sacc 
 	uint32_t *pos = pt_xmalloc((a->nsteps ? a->nsteps : 1) * sizeof *pos);
 	for (size_t si = 0; si < c->n; si++)
 		pos[c->ss[si].fid] = (uint32_t)si;
-	for (size_t i = 0; i < a->nchildren; i++) {
-		const struct step_child *ch = &a->children[i];
-		struct sacc *sa = &acc[pos[ch->step_fid]];
+	const uint8_t *p = a->children.p, *pend = vlog_end(&a->children);
+	uint32_t fid = 0;
+	uint64_t start = 0;
+	while (p < pend) {
+		fid = (uint32_t)zz_apply(fid, vget(&p));
+		start = zz_apply(start, vget(&p));
+		uint64_t end = start + vget(&p);
+		struct sacc *sa = &acc[pos[fid]];
 		if (sa->has_fwd)
 			continue;
-		uint64_t s = u64_max(ch->start_ns, sa->data_end);
-		uint64_t e = u64_min(ch->end_ns, sa->bwd_start);
+		uint64_t s = u64_max(start, sa->data_end);
+		uint64_t e = u64_min(end, sa->bwd_start);
 		if (e > s)
 			sa->cpu[PT_MS_FORWARD] += e - s;
 	}
@@ -217,41 +222,56 @@ static void settle_cpu(struct pt_agg *a, const struct steps_ctx *c, struct sacc 
 	}
 }
 
+/* A launch's GPU time to its step: the step holding its start; its phase
+ * is the innermost phase event open on the launching thread; without one,
+ * a launch on the step's own track inside [data_end, bwd_start) of a step
+ * whose Forward is derived is Forward; anything else is Others. */
+static void gpu_to_step(struct pt_agg *a, const struct steps_ctx *c, struct sacc *acc,
+			uint64_t start_ns, uint32_t track, uint8_t phase, uint64_t gpu_ns)
+{
+	size_t si = find_step(c, start_ns);
+	if (si == SIZE_MAX)
+		return;
+	struct sacc *sa = &acc[si];
+	int row = phase_row(phase);
+	if (row < 0) {
+		const struct step_rec *st = &a->steps[c->ss[si].fid];
+		if (!sa->has_fwd && track == st->track && start_ns >= sa->data_end &&
+		    start_ns < sa->bwd_start)
+			row = PT_MS_FORWARD;
+		else
+			row = PT_MS_OTHERS;
+	}
+	sa->gpu[PT_MS_STEP] += gpu_ns;
+	sa->gpu[row] += gpu_ns;
+}
+
 static void settle_gpu(struct pt_agg *a, const struct steps_ctx *c, struct sacc *acc)
 {
-	/* A launch belongs to the step holding its start; its phase is the
-	 * innermost phase event open on the launching thread; without one,
-	 * a launch on the step's own track inside [data_end, bwd_start) of a
-	 * step whose Forward is derived is Forward; anything else is Others. */
 	for (size_t i = 0; i < a->nlaunches; i++) {
 		const struct launch *l = &a->launches[i];
-		if (!l->gpu_ns)
-			continue;
-		size_t si = find_step(c, l->start_ns);
-		if (si == SIZE_MAX)
-			continue;
-		struct sacc *sa = &acc[si];
-		int row = phase_row(l->phase);
-		if (row < 0) {
-			const struct step_rec *st = &a->steps[c->ss[si].fid];
-			if (!sa->has_fwd && l->track == st->track && l->start_ns >= sa->data_end &&
-			    l->start_ns < sa->bwd_start)
-				row = PT_MS_FORWARD;
-			else
-				row = PT_MS_OTHERS;
-		}
-		sa->gpu[PT_MS_STEP] += l->gpu_ns;
-		sa->gpu[row] += l->gpu_ns;
+		if (l->gpu_ns)
+			gpu_to_step(a, c, acc, l->start_ns, l->track, l->phase, l->gpu_ns);
+	}
+	const uint8_t *p = a->done.p, *end = vlog_end(&a->done);
+	uint64_t start = 0;
+	uint32_t track = 0;
+	while (p < end) {
+		start = zz_apply(start, vget(&p));
+		uint64_t gpu = vget(&p);
+		track = (uint32_t)zz_apply(track, vget(&p));
+		uint8_t phase = *p++;
+		gpu_to_step(a, c, acc, start, track, phase, gpu);
 	}
 	/* Device activities with no known launch: the step whose span holds
 	 * the activity's own start, as Others. */
-	for (size_t i = 0; i < a->npending; i++) {
-		const struct pt_event *ev = &a->pending[i];
-		size_t si = find_step(c, ev->start_ns);
+	for (size_t i = 0; i < a->norphans; i++) {
+		const struct orphan *o = &a->orphans[i];
+		size_t si = find_step(c, o->start_ns);
 		if (si == SIZE_MAX)
 			continue;
-		acc[si].gpu[PT_MS_STEP] += ev->dur_ns;
-		acc[si].gpu[PT_MS_OTHERS] += ev->dur_ns;
+		acc[si].gpu[PT_MS_STEP] += o->dur_ns;
+		acc[si].gpu[PT_MS_OTHERS] += o->dur_ns;
 	}
 }
 
@@ -417,12 +437,13 @@ struct pt_summary *pt_summarize(struct pt_trace *t, const struct pt_agg_opts *o)
 	uint32_t ntr = pt_store_track_count(t->store);
 	if (t->ntracks > ntr)
 		ntr = t->ntracks;
-	/* Host tracks first, so launches are usually known before the
-	 * device activities they started. */
+	/* Device tracks first: every launch then finds its activities when
+	 * it is fed, and adds their time straight into the calls open on its
+	 * thread (no per-call records, no launch table). */
 	for (int pass = 0; pass < 2; pass++) {
 		for (uint32_t i = 0; i < ntr; i++) {
 			int dev = i < t->ntracks && pt_track_is_device(&t->tracks[i]);
-			if (dev != pass)
+			if (dev != !pass)
 				continue;
 			struct pt_store_iter it;
 			pt_store_iter_init(&it, t->store, i, opts.t0_ns, opts.t1_ns);
@@ -431,6 +452,7 @@ struct pt_summary *pt_summarize(struct pt_trace *t, const struct pt_agg_opts *o)
 				pt_agg_feed(a, ev);
 			pt_store_iter_done(&it);
 		}
+		a->dev_complete = 1;
 	}
 	return pt_agg_finish(a);
 }

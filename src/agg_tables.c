@@ -1,7 +1,7 @@
 /*
  * agg_tables.c - settles the per-name tables at pt_agg_finish: folds the
- * device time of every launch into the op / user-defined / memory-call
- * instances on its stack (per-call GPU stats), orders the Operator,
+ * device time that came after its launch into the op / user-defined /
+ * memory-call instances open at the launch (per-call GPU stats), orders the Operator,
  * op-detail (pre-order tree), Kernel, Memory and UserDefined tables, and
  * merges the per-track interval lists into the Overview unions, the
  * Distributed Summary (communication / computation / overlap) and the
@@ -37,7 +37,8 @@ static void table_from(struct pt_table *t, struct rowvec *rv)
 		qsort(t->rows, t->n, sizeof *t->rows, row_cmp);
 }
 
-/* Per-call GPU time: each launch's device time goes to the innermost
+/* Per-call GPU time of the calls that had instances (see struct inst):
+ * each registered launch's late device time goes to the innermost
  * instance open at the launch; instances are created parent first, so one
  * backward sweep adds every child's sum into its parent and each instance
  * ends up with the device time launched anywhere below it. */
@@ -46,7 +47,7 @@ static void settle_instances(struct pt_agg *a)
 	for (size_t i = 0; i < a->nlaunches; i++) {
 		const struct launch *l = &a->launches[i];
 		if (l->inst != AGG_NONE)
-			a->inst[l->inst].gpu_ns += l->gpu_ns;
+			a->inst[l->inst].gpu_ns += l->late_ns;
 	}
 	for (size_t i = a->ninst; i-- > 0;) {
 		const struct inst *in = &a->inst[i];

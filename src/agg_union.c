@@ -1,9 +1,10 @@
 /*
- * agg_union.c - the aggregator's small containers: interval lists merged on
- * the fly (per track and kind, starts arrive in order so merging is O(1) per
- * event), the k-way union of such lists across tracks and their
+ * agg_union.c - the aggregator's small containers: varint byte logs,
+ * interval lists merged on the fly and kept as such logs (per track and
+ * kind, starts arrive in order so merging is O(1) per event), the k-way
+ * union of such lists across tracks and their
  * intersection (Paddle's "After merged" rule, Distributed overlap), an
- * integer-keyed open-addressing hash map (correlation ids, op-detail keys),
+ * integer-keyed open-addressing hash map (op-detail keys),
  * dense name-id maps and row vectors.
  */
 #include <stdlib.h>
@@ -23,6 +24,26 @@ void *agg_grow(void *p, size_t *cap, size_t n, size_t elem)
 	return pt_xrealloc(p, ncap * elem);
 }
 
+/* ---- byte logs ---- */
+
+uint8_t *vlog_reserve(struct vlog *l, size_t n)
+{
+	if (l->len + n > l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		while (cap < l->len + n)
+			cap *= 2;
+		l->p = pt_xrealloc(l->p, cap);
+		l->cap = cap;
+	}
+	return l->p + l->len;
+}
+
+void vlog_free(struct vlog *l)
+{
+	free(l->p);
+	memset(l, 0, sizeof *l);
+}
+
 /* ---- intervals ---- */
 
 void ivl_add(struct ivl_list *l, uint64_t s, uint64_t e)
@@ -30,7 +51,7 @@ void ivl_add(struct ivl_list *l, uint64_t s, uint64_t e)
 	if (e <= s)
 		return; /* adds nothing to a union or an intersection */
 	if (l->n) {
-		struct ivl *last = &l->v[l->n - 1];
+		struct ivl *last = &l->last;
 		/* Starts arrive in order (per track), so only the last interval
 		 * can overlap. A start before the last one (input out of order)
 		 * is merged as well rather than breaking the sortedness. */
@@ -41,32 +62,65 @@ void ivl_add(struct ivl_list *l, uint64_t s, uint64_t e)
 				last->s = s;
 			return;
 		}
+		/* the open interval is final now: code it */
+		uint8_t *p = vlog_reserve(&l->log, 2 * VMAX);
+		p = vput(p, zz_delta(l->prev_e, last->s));
+		p = vput(p, last->e - last->s);
+		l->log.len = (size_t)(p - l->log.p);
+		l->prev_e = last->e;
 	}
-	l->v = agg_grow(l->v, &l->cap, l->n, sizeof *l->v);
-	l->v[l->n++] = (struct ivl){s, e};
+	l->last = (struct ivl){s, e};
+	l->n++;
 }
 
 void ivl_free(struct ivl_list *l)
 {
-	free(l->v);
+	vlog_free(&l->log);
 	memset(l, 0, sizeof *l);
 }
 
+void ivl_rd_init(struct ivl_rd *r, const struct ivl_list *l)
+{
+	r->p = l->log.p;
+	r->end = vlog_end(&l->log);
+	r->prev_e = 0;
+	r->last = l->last;
+	r->last_left = l->n > 0;
+}
+
+int ivl_rd_next(struct ivl_rd *r, struct ivl *out)
+{
+	if (r->p < r->end) {
+		out->s = zz_apply(r->prev_e, vget(&r->p));
+		out->e = out->s + vget(&r->p);
+		r->prev_e = out->e;
+		return 1;
+	}
+	if (r->last_left) {
+		r->last_left = 0;
+		*out = r->last;
+		return 1;
+	}
+	return 0;
+}
+
 struct cur {
-	const struct ivl *p, *end;
+	struct ivl iv; /* the reader's current interval */
+	struct ivl_rd rd;
 };
 
-static void cur_down(struct cur *h, size_t n, size_t i)
+/* The heap holds indices into the cursors (cheap to swap). */
+static void cur_down(const struct cur *c, uint32_t *h, size_t n, size_t i)
 {
 	for (;;) {
 		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < n && h[l].p->s < h[m].p->s)
+		if (l < n && c[h[l]].iv.s < c[h[m]].iv.s)
 			m = l;
-		if (r < n && h[r].p->s < h[m].p->s)
+		if (r < n && c[h[r]].iv.s < c[h[m]].iv.s)
 			m = r;
 		if (m == i)
 			return;
-		struct cur tmp = h[i];
+		uint32_t tmp = h[i];
 		h[i] = h[m];
 		h[m] = tmp;
 		i = m;
@@ -76,20 +130,28 @@ static void cur_down(struct cur *h, size_t n, size_t i)
 /* Merges the lists with a heap on their next start: O(total * log k). */
 uint64_t ivl_union(struct ivl_list *const *lists, size_t k, struct ivl_list *out)
 {
-	struct cur *h = pt_xmalloc((k ? k : 1) * sizeof *h);
+	struct cur *c = pt_xmalloc((k ? k : 1) * sizeof *c);
+	uint32_t *h = pt_xmalloc((k ? k : 1) * sizeof *h);
 	size_t n = 0;
-	for (size_t i = 0; i < k; i++)
-		if (lists[i] && lists[i]->n)
-			h[n++] = (struct cur){lists[i]->v, lists[i]->v + lists[i]->n};
+	for (size_t i = 0; i < k; i++) {
+		if (!lists[i] || !lists[i]->n)
+			continue;
+		ivl_rd_init(&c[n].rd, lists[i]);
+		ivl_rd_next(&c[n].rd, &c[n].iv);
+		h[n] = (uint32_t)n;
+		n++;
+	}
 	for (size_t i = n / 2; i-- > 0;)
-		cur_down(h, n, i);
+		cur_down(c, h, n, i);
 	uint64_t total = 0, cs = 0, ce = 0;
 	int open = 0;
 	while (n) {
-		struct ivl iv = *h[0].p;
-		if (++h[0].p == h[0].end)
+		struct cur *top = &c[h[0]];
+		struct ivl iv = top->iv;
+		if (!ivl_rd_next(&top->rd, &top->iv))
 			h[0] = h[--n];
-		cur_down(h, n, 0);
+		if (n > 1)
+			cur_down(c, h, n, 0);
 		if (open && iv.s <= ce) {
 			if (iv.e > ce)
 				ce = iv.e;
@@ -109,23 +171,28 @@ uint64_t ivl_union(struct ivl_list *const *lists, size_t k, struct ivl_list *out
 		if (out)
 			ivl_add(out, cs, ce);
 	}
+	free(c);
 	free(h);
 	return total;
 }
 
 uint64_t ivl_intersect_len(const struct ivl_list *a, const struct ivl_list *b)
 {
-	size_t i = 0, j = 0;
+	struct ivl_rd ra, rb;
+	struct ivl x, y;
+	ivl_rd_init(&ra, a);
+	ivl_rd_init(&rb, b);
+	int hx = ivl_rd_next(&ra, &x), hy = ivl_rd_next(&rb, &y);
 	uint64_t total = 0;
-	while (i < a->n && j < b->n) {
-		uint64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
-		uint64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
+	while (hx && hy) {
+		uint64_t s = x.s > y.s ? x.s : y.s;
+		uint64_t e = x.e < y.e ? x.e : y.e;
 		if (e > s)
 			total += e - s;
-		if (a->v[i].e < b->v[j].e)
-			i++;
+		if (x.e < y.e)
+			hx = ivl_rd_next(&ra, &x);
 		else
-			j++;
+			hy = ivl_rd_next(&rb, &y);
 	}
 	return total;
 }

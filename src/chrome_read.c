@@ -123,6 +123,23 @@ static long src_read(struct src *s, char *dst, size_t cap)
 	if (s->err)
 		return -1;
 	if (!s->gz) {
+		if (s->in_len == 0 && s->fd >= 0 && !s->raw_eof) {
+			/* plain file: straight into the caller's buffer, no
+			 * second copy through the raw one */
+			for (;;) {
+				ssize_t n = read(s->fd, dst, cap);
+				if (n < 0 && errno == EINTR)
+					continue;
+				if (n < 0) {
+					s->err = PT_EIO;
+					snprintf(s->msg, sizeof s->msg, "%s", strerror(errno));
+					return -1;
+				}
+				if (n == 0)
+					s->raw_eof = 1;
+				return (long)n;
+			}
+		}
 		while (s->in_len == 0) {
 			int r = raw_fill(s);
 			if (r <= 0)

@@ -13,6 +13,7 @@
 
 #include "chrome_int.h"
 #include "classify.h"
+#include "u32map.h"
 #include "util.h"
 
 /* Flow-made correlation ids start here, clear of CUPTI's. */
@@ -48,6 +49,14 @@ struct map64 {
 	uint32_t mask, n;
 };
 
+/* A recently seen event name: its length and its first and last 8 bytes
+ * (which are the whole name up to 16 bytes). */
+struct name_ent {
+	uint64_t w0, w1;
+	uint32_t len, id;
+};
+#define NAME_CACHE 1024u
+
 struct cr_sink {
 	struct pt_trace *t;
 	struct trk *trk;
@@ -55,14 +64,17 @@ struct cr_sink {
 	uint32_t gen;
 	struct map64 proc_lane; /* (pid, pid_str) hash -> lane + 1 | device << 8 */
 	struct map64 cls;	/* (cat, name, lane) -> kind | flags << 8, +1 */
-	struct map64 corrs;	/* correlation ids seen on slices */
+	/* correlation ids seen on slices, as a bitmap: bit (id & 31) of the
+	 * word at id >> 5 (ids are dense and clustered: a few bytes each) */
+	struct pt_u32map corrs;
 	struct flow *flows;
 	size_t nflows, flows_cap;
 	/* last string lookups: consecutive events mostly repeat them */
 	struct {
 		const char *p;
 		uint32_t len, id;
-	} last_cat, last_pid, last_tid;
+	} last_pid, last_tid;
+	struct name_ent *names; /* NAME_CACHE entries, direct-mapped */
 	struct pt_track_key last_key;
 	uint32_t last_track;
 	int have_last;
@@ -152,6 +164,7 @@ struct cr_sink *cr_sink_new(struct pt_trace *t)
 	struct cr_sink *s = pt_xcalloc(1, sizeof *s);
 	s->t = t;
 	s->gen = 1;
+	s->names = pt_xcalloc(NAME_CACHE, sizeof *s->names);
 	return s;
 }
 
@@ -164,8 +177,9 @@ void cr_sink_free(struct cr_sink *s)
 	free(s->trk);
 	map_free(&s->proc_lane);
 	map_free(&s->cls);
-	map_free(&s->corrs);
+	pt_u32map_free(&s->corrs);
 	free(s->flows);
+	free(s->names);
 	pt_buf_free(&s->tmp);
 	free(s);
 }
@@ -184,6 +198,28 @@ static uint32_t intern_name(struct cr_sink *s, const char *p, size_t n)
 	uint32_t id = pt_trace_intern(s->t, p, n);
 	if (pt_strtab_count(s->t->strings) != before && !pt_utf8_valid(p, n))
 		pt_trace_warn(s->t, PT_WARN_BAD_UTF8, 1);
+	return id;
+}
+
+/* Event names repeat: most are found here with two loads and a compare
+ * (a memcmp only past 16 bytes), without hashing the whole name. */
+static uint32_t intern_event_name(struct cr_sink *s, const char *p, uint32_t n)
+{
+	uint64_t w0 = 0, w1 = 0;
+	if (n >= 8) {
+		memcpy(&w0, p, 8);
+		memcpy(&w1, p + n - 8, 8);
+	} else {
+		memcpy(&w0, p, n);
+	}
+	/* the top bits of a product depend on every byte of its factors */
+	uint64_t h = ((w1 * 0xc2b2ae3d27d4eb4full) ^ w0 ^ n) * 0x9e3779b97f4a7c15ull;
+	struct name_ent *e = &s->names[h >> 54]; /* NAME_CACHE = 1 << 10 */
+	if (e->id && e->len == n && e->w0 == w0 && e->w1 == w1 &&
+	    (n <= 16 || memcmp(p, pt_trace_str(s->t, e->id), n) == 0))
+		return e->id;
+	uint32_t id = intern_name(s, p, n);
+	*e = (struct name_ent){w0, w1, n, id};
 	return id;
 }
 
@@ -334,6 +370,18 @@ static int32_t device_of(const struct trk *tr, const struct cr_sink *s,
 	return 0;
 }
 
+static void corr_note(struct cr_sink *s, uint32_t corr)
+{
+	uint32_t bit = 1u << (corr & 31), w = pt_u32map_get(&s->corrs, corr >> 5);
+	if (!(w & bit))
+		pt_u32map_put(&s->corrs, corr >> 5, w | bit);
+}
+
+static int corr_seen(const struct cr_sink *s, uint32_t corr)
+{
+	return (pt_u32map_get(&s->corrs, corr >> 5) >> (corr & 31)) & 1;
+}
+
 static void emit(struct cr_sink *s, const struct pt_track_key *k, uint32_t track, struct trk *tr,
 		 struct pt_event *ev, enum pt_kind kind, int64_t device, int64_t stream,
 		 uint32_t have)
@@ -350,7 +398,7 @@ static void emit(struct cr_sink *s, const struct pt_track_key *k, uint32_t track
 		tr->host_seen = 1;
 	}
 	if (ev->corr)
-		map_put(&s->corrs, ev->corr, 1);
+		corr_note(s, ev->corr);
 	pt_trace_add(s->t, ev);
 }
 
@@ -530,9 +578,9 @@ static void one_event(struct cr_sink *s, const struct cr_batch *b, const struct 
 	struct trk *tr = trk_of(s, track, &k);
 	uint32_t name_id = 0, cat_id = 0;
 	if (r->have & PT_RAW_NAME)
-		name_id = intern_name(s, sl_ptr(b, r->name), PT_JSL_LEN(r->name));
+		name_id = intern_event_name(s, sl_ptr(b, r->name), PT_JSL_LEN(r->name));
 	if (r->have & PT_RAW_CAT)
-		cat_id = intern_cached(s, b, r->cat, &s->last_cat);
+		cat_id = intern_event_name(s, sl_ptr(b, r->cat), PT_JSL_LEN(r->cat));
 	switch (r->ph) {
 	case 'X':
 		do_slice(s, &k, track, tr, r->ts_ns, (r->have & PT_RAW_DUR) ? r->dur_ns : 0,
@@ -666,7 +714,7 @@ static void bind_flows(struct cr_sink *s)
 	for (size_t i = 0; i < s->nflows; i++) {
 		struct flow *f = &s->flows[i];
 		if (!f->id_is_str && f->id > 0 && f->id <= UINT32_MAX &&
-		    map_get(&s->corrs, (uint64_t)f->id))
+		    corr_seen(s, (uint32_t)f->id))
 			continue;
 		s->flows[n++] = *f;
 	}

@@ -470,21 +470,24 @@ static inline int split_byte(struct pt_json_split *s, char c)
 	return 0;
 }
 
-size_t pt_json_split_scan(struct pt_json_split *s, const char *buf, size_t n)
+/* The byte-at-a-time scan of [i, lim) (16 bytes at a time between special
+ * bytes); returns the index past the closing '}', or PT_JSON_SPLIT_MORE
+ * with *next where it stopped (lim, or one further past an escape). */
+static size_t split_slow(struct pt_json_split *s, const char *buf, size_t i, size_t lim,
+			 size_t *next_out)
 {
-	size_t i = 0;
 #ifdef PT_HAVE_SSE2
 	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
 	const __m128i lb = _mm_set1_epi8('{'), rb = _mm_set1_epi8('}');
 #endif
-	while (i < n) {
+	while (i < lim) {
 		if (s->esc) {
 			s->esc = 0;
 			i++;
 			continue;
 		}
 #ifdef PT_HAVE_SSE2
-		if (n - i >= 16) {
+		if (lim - i >= 16) {
 			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(buf + i));
 			__m128i m1 = _mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, bs));
 			__m128i m2 = _mm_or_si128(_mm_cmpeq_epi8(v, lb), _mm_cmpeq_epi8(v, rb));
@@ -495,16 +498,13 @@ size_t pt_json_split_scan(struct pt_json_split *s, const char *buf, size_t n)
 				m &= m - 1;
 				if (split_byte(s, buf[i + b]))
 					return i + b + 1;
-				if (s->esc) {
+				if (s->esc && b + 1 < 16) {
 					/* the escaped byte is never special */
 					s->esc = 0;
-					if (b + 1 < 16) {
-						m &= ~(1u << (b + 1));
-					} else {
-						next = i + b + 2;
-						break;
-					}
+					m &= ~(1u << (b + 1));
 				}
+				/* else it is the next window's first byte (maybe in
+				 * the next piece of input): the loop's top skips it */
 			}
 			i = next;
 			continue;
@@ -513,6 +513,67 @@ size_t pt_json_split_scan(struct pt_json_split *s, const char *buf, size_t n)
 		if (split_byte(s, buf[i]))
 			return i + 1;
 		i++;
+	}
+	*next_out = i;
+	return PT_JSON_SPLIT_MORE;
+}
+
+#ifdef PT_HAVE_SSE2
+/* Bit k set where p[k] == c, for 64 bytes. */
+static inline uint64_t eq64(__m128i v0, __m128i v1, __m128i v2, __m128i v3, char c)
+{
+	const __m128i k = _mm_set1_epi8(c);
+	return (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v0, k)) |
+	       (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v1, k)) << 16 |
+	       (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v2, k)) << 32 |
+	       (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v3, k)) << 48;
+}
+#endif
+
+size_t pt_json_split_scan(struct pt_json_split *s, const char *buf, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+#ifdef PT_HAVE_SSE2
+		/* 64 bytes at a time: with no backslash in the block, the bytes
+		 * inside strings are the prefix XOR of the quote bits, and only
+		 * the braces outside them need a look. */
+		if (n - i >= 64 && !s->esc) {
+			const __m128i *v = (const __m128i *)(const void *)(buf + i);
+			__m128i v0 = _mm_loadu_si128(v), v1 = _mm_loadu_si128(v + 1);
+			__m128i v2 = _mm_loadu_si128(v + 2), v3 = _mm_loadu_si128(v + 3);
+			if (!eq64(v0, v1, v2, v3, '\\')) {
+				uint64_t x = eq64(v0, v1, v2, v3, '"');
+				x ^= x << 1;
+				x ^= x << 2;
+				x ^= x << 4;
+				x ^= x << 8;
+				x ^= x << 16;
+				x ^= x << 32;
+				if (s->in_str)
+					x = ~x;
+				uint64_t br =
+				    (eq64(v0, v1, v2, v3, '{') | eq64(v0, v1, v2, v3, '}')) & ~x;
+				while (br) {
+					unsigned k = (unsigned)__builtin_ctzll(br);
+					br &= br - 1;
+					if (buf[i + k] == '{') {
+						s->depth++;
+					} else if (s->depth && --s->depth == 0) {
+						s->in_str = 0;
+						return i + k + 1;
+					}
+				}
+				s->in_str = (uint8_t)(x >> 63);
+				i += 64;
+				continue;
+			}
+		}
+#endif
+		size_t lim = n - i >= 64 ? i + 64 : n;
+		size_t r = split_slow(s, buf, i, lim, &i);
+		if (r != PT_JSON_SPLIT_MORE)
+			return r;
 	}
 	return PT_JSON_SPLIT_MORE;
 }

@@ -9,7 +9,8 @@
  *
  * Chunks are sorted in place when read (start ascending, longer first, then
  * kind, name and correlation so the order is total); an iterator merges a
- * track's sorted chunks with a small heap.
+ * track's sorted chunks with a small heap that a chunk joins only when its
+ * first event is due.
  */
 #include "proftop/store.h"
 
@@ -48,6 +49,7 @@ struct pt_store {
 struct pt_store_cursor {
 	struct chunk *c;
 	uint32_t i;
+	uint32_t cap; /* header cursor only: cursors allocated */
 };
 
 static size_t chunk_bytes(uint32_t cap)
@@ -304,6 +306,33 @@ static void heap_down(struct pt_store_cursor *h, uint32_t n, uint32_t i)
 	}
 }
 
+static void heap_up(struct pt_store_cursor *h, uint32_t i)
+{
+	while (i > 0) {
+		uint32_t p = (i - 1) / 2;
+		if (!cur_less(&h[i], &h[p]))
+			return;
+		struct pt_store_cursor tmp = h[i];
+		h[i] = h[p];
+		h[p] = tmp;
+		i = p;
+	}
+}
+
+static int cur_qcmp(const void *a, const void *b)
+{
+	return cur_less(a, b) ? -1 : cur_less(b, a) ? 1 : 0;
+}
+
+/*
+ * The merge is lazy: the track's chunks wait, ordered by their first event,
+ * and join the heap only when that event is the next one due. A track's
+ * chunks mostly follow each other in time, so the heap holds one or two
+ * cursors instead of all of them. The cursors live in one array after a
+ * header (heap[-1]: .i = next waiting cursor, .cap = cursors): the heap
+ * grows from the front, the waiting ones are taken from their front, and
+ * the heap never holds more cursors than were taken.
+ */
 void pt_store_iter_init(struct pt_store_iter *it, struct pt_store *st, uint32_t track,
 			uint64_t t0_ns, uint64_t t1_ns)
 {
@@ -319,35 +348,49 @@ void pt_store_iter_init(struct pt_store_iter *it, struct pt_store *st, uint32_t 
 		nch++;
 	if (!nch)
 		return;
-	it->heap = pt_xmalloc(nch * sizeof *it->heap);
+	struct pt_store_cursor *base = pt_xmalloc((nch + 1) * sizeof *base);
+	struct pt_store_cursor *w = base + 1;
+	uint32_t n = 0;
 	for (struct chunk *c = st->tracks[track].head; c; c = c->next_in_track) {
 		sort_chunk(c);
 		if (c->n == 0 || c->min_start >= t1_ns || c->max_end < t0_ns)
 			continue;
 		uint32_t i = lower_bound(c, t0_ns);
 		if (i < c->n && c->ev[i].start_ns < t1_ns)
-			it->heap[it->nheap++] = (struct pt_store_cursor){c, i};
+			w[n++] = (struct pt_store_cursor){c, i, 0};
 	}
-	for (uint32_t i = it->nheap / 2; i-- > 0;)
-		heap_down(it->heap, it->nheap, i);
+	if (n > 1)
+		qsort(w, n, sizeof *w, cur_qcmp);
+	base[0] = (struct pt_store_cursor){NULL, 0, n};
+	it->heap = w;
 }
 
 struct pt_event *pt_store_iter_next(struct pt_store_iter *it)
 {
+	if (!it->heap)
+		return NULL;
+	struct pt_store_cursor *h = it->heap, *hdr = it->heap - 1;
+	/* let in the waiting chunks whose first event comes before the top */
+	while (hdr->i < hdr->cap && (!it->nheap || !cur_less(&h[0], &h[hdr->i]))) {
+		struct pt_store_cursor c = h[hdr->i++];
+		h[it->nheap] = c;
+		heap_up(h, it->nheap++);
+	}
 	if (!it->nheap)
 		return NULL;
-	struct pt_store_cursor *top = &it->heap[0];
+	struct pt_store_cursor *top = &h[0];
 	struct pt_event *ev = &top->c->ev[top->i];
 	top->i++;
 	if (top->i >= top->c->n || top->c->ev[top->i].start_ns >= it->t1_ns)
-		it->heap[0] = it->heap[--it->nheap];
-	heap_down(it->heap, it->nheap, 0);
+		h[0] = h[--it->nheap];
+	heap_down(h, it->nheap, 0);
 	return ev;
 }
 
 void pt_store_iter_done(struct pt_store_iter *it)
 {
-	free(it->heap);
+	if (it->heap)
+		free(it->heap - 1);
 	it->heap = NULL;
 	it->nheap = 0;
 }
