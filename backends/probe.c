@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "probe_cupti.h"
 #include "probe_int.h"
 
 PT_HIDDEN struct pt_probe pt_probe_g = {.names_lock = PTHREAD_MUTEX_INITIALIZER};
@@ -235,22 +236,24 @@ static void on_fork_child(void)
 }
 
 /* Points NVTX at this library unless something else is already injected.
- * Skipped when the probe is linked into the executable (unit tests). */
-static void set_nvtx_path(void)
+ * Skipped when the probe is linked into the executable (unit tests).
+ * Returns 1 when the probe is a shared object of its own. */
+static int set_nvtx_path(void)
 {
 	Dl_info info;
 	if (!dladdr((void *)set_nvtx_path, &info) || !info.dli_fname || !info.dli_fname[0])
-		return;
+		return 0;
 	char self[PATH_MAX], exe[PATH_MAX];
 	if (!realpath(info.dli_fname, self))
-		return;
+		return 0;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	if (n > 0) {
 		exe[n] = 0;
 		if (strcmp(exe, self) == 0)
-			return;
+			return 0;
 	}
 	setenv("NVTX_INJECTION64_PATH", self, 0);
+	return 1;
 }
 
 __attribute__((constructor)) static void probe_init(void)
@@ -273,11 +276,12 @@ __attribute__((constructor)) static void probe_init(void)
 					     "Optimization"};
 	for (int i = 0; i < 5; i++)
 		G.phase_name[i] = pt_probe_intern(phase[i], strlen(phase[i]));
-	set_nvtx_path();
+	int is_so = set_nvtx_path();
 	__atomic_store_n(&G.hdr->state, PT_SHM_RUNNING, __ATOMIC_RELAXED);
 	/* The magic goes last: a reader that sees it sees a complete header. */
 	__atomic_store_n(&G.hdr->magic, PT_SHM_MAGIC, __ATOMIC_RELEASE);
 	__atomic_store_n(&G.state, PT_PROBE_ON, __ATOMIC_RELEASE);
+	pt_cupti_probe_init(is_so); /* GPU tracing: now, or at cuInit */
 }
 
 /* No locks here: exit() may run from a signal handler. */

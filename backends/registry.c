@@ -10,6 +10,7 @@
 const struct pt_backend_ops *const pt_backends[] = {
 	&pt_backend_session,
 	&pt_backend_procstat,
+	&pt_backend_nvml,
 	NULL,
 };
 

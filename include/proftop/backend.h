@@ -63,5 +63,6 @@ const struct pt_backend_ops *pt_backend_find(const char *name);
 
 extern const struct pt_backend_ops pt_backend_session;
 extern const struct pt_backend_ops pt_backend_procstat;
+extern const struct pt_backend_ops pt_backend_nvml; /* optional: libnvidia-ml.so.1 */
 
 #endif
