@@ -68,8 +68,35 @@ size_t pt_timeline_correlated(struct pt_trace *t, uint32_t corr, struct pt_event
 			      size_t max);
 
 /* A ruler step (1, 2, 5 x 10^k ns) giving about `ticks` ticks over span_ns,
- * and the text of a duration with its unit ("12.5 ms", "800 µs", "3 s"). */
+ * and the text of a duration with its unit ("12.5 ms", "800 us", "3 s"): ASCII "us",
+ * three significant digits, no locale. */
 uint64_t pt_timeline_tick_ns(uint64_t span_ns, unsigned ticks);
 void pt_format_duration(char *buf, size_t len, uint64_t ns);
+
+/*
+ * The cache (an addition to the calls above): a per-track index built on a
+ * track's first use (start, end and nesting depth of its events in start
+ * order, about 26 bytes per event, plus per-block summaries of about 6 bytes per
+ * event) and rebuilt when that track's event count or the store's drop
+ * count changes; also the list of step events, remade after any append.
+ * With it a 200-column frame over a million events costs a few events per
+ * cell instead of every event (bench/bench_timeline.c). The plain calls
+ * above build a throwaway cache per call (O(events on the lane)); the TUI
+ * keeps one cache per trace and uses the calls below, which answer exactly
+ * as the plain ones do. A cache follows one trace: given another, it starts
+ * over. It points into the store: use it only while no writer runs, and
+ * from one thread at a time.
+ */
+struct pt_timeline_cache;
+struct pt_timeline_cache *pt_timeline_cache_new(void);
+void pt_timeline_cache_free(struct pt_timeline_cache *c);
+size_t pt_timeline_cache_lanes(struct pt_timeline_cache *c, const struct pt_trace *t,
+			       struct pt_lane *out, size_t max);
+size_t pt_timeline_cache_bucket(struct pt_timeline_cache *c, struct pt_trace *t, uint32_t track,
+				uint64_t t0_ns, uint64_t t1_ns, struct pt_cell *cells, size_t width);
+int pt_timeline_cache_event_at(struct pt_timeline_cache *c, struct pt_trace *t, uint32_t track,
+			       uint64_t t_ns, int dir, struct pt_event *out);
+int pt_timeline_cache_step_edge(struct pt_timeline_cache *c, const struct pt_trace *t,
+				uint64_t t_ns, int dir, uint64_t *out_ns, uint64_t *out_end_ns);
 
 #endif
