@@ -64,12 +64,15 @@ void cli_usage_run(FILE *f);
 void cli_usage_record(FILE *f);
 void cli_usage_ls(FILE *f);
 void cli_usage_attach(FILE *f);
+void cli_usage_backends(FILE *f);
 
 int cli_report(int argc, char **argv);
 int cli_export(int argc, char **argv);
 int cli_run(int argc, char **argv);
 int cli_record(int argc, char **argv);
 int cli_ls(int argc, char **argv);
+/* `proftop backends`: each data source and whether it can run here. */
+int cli_backends(int argc, char **argv);
 /* `proftop` with no command, or `proftop -p PID`: argv[0] is "proftop". */
 int cli_attach(int argc, char **argv);
 
@@ -88,5 +91,36 @@ int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, s
 int cli_wait_child(pid_t child);
 /* Exports t to path as a Chrome trace; prints "wrote PATH" or the error. */
 int cli_write_trace(struct pt_trace *t, const char *path);
+
+/* ---- the full-screen UI (cli_view.c; tui/tui.h has no curses types) ---- */
+#include "../tui/tui.h"
+struct pt_live_result;
+void cli_usage_view(FILE *f);
+int cli_view(int argc, char **argv);
+/* Options every screen command takes: --ascii --no-color --mouse --no-mouse -n N. */
+enum { CLI_OPT_ASCII = 300, CLI_OPT_NOCOLOR, CLI_OPT_MOUSE, CLI_OPT_NOMOUSE };
+#define CLI_SCREEN_LONGOPTS                                                                  \
+	{"ascii", no_argument, NULL, CLI_OPT_ASCII},                                         \
+		{"no-color", no_argument, NULL, CLI_OPT_NOCOLOR},                            \
+		{"mouse", no_argument, NULL, CLI_OPT_MOUSE},                                 \
+		{"no-mouse", no_argument, NULL, CLI_OPT_NOMOUSE},                            \
+		{"iterations", required_argument, NULL, 'n'}
+#define CLI_SCREEN_HELP                                                                      \
+	"  -n, --iterations N  quit the screen after N refreshes (for tests)\n"                \
+	"      --ascii         draw with ASCII only (automatic when the locale is not UTF-8)\n" \
+	"      --no-color      no colours (also when NO_COLOR is set)\n"                        \
+	"      --mouse         enable mouse reporting (off by default)\n"
+/* 1 when c was a screen option (applied), 0 when not, CLI_USAGE after an error. */
+int cli_screen_opt(struct tui_opts *o, int c, const char *arg);
+/* The live loop's ui_wait: opens the screen on first use (ctx: struct cli_screen). */
+struct cli_screen {
+	struct tui *u;
+	struct tui_opts o;
+	uint64_t started_ns;
+	int failed;
+};
+int cli_screen_wait(void *ctx, struct pt_trace *t, const struct pt_live_result *res,
+		    uint64_t wait_ns);
+void cli_screen_close(struct cli_screen *s);
 
 #endif

@@ -45,6 +45,8 @@ void cli_usage_attach(FILE *f)
 	      "  -p, --pid PID       the session of PID\n"
 	      "  -d, --delay SECS    refresh period (default 1)\n"
 	      "  -o, --output FILE   write a Chrome trace when done\n"
+	      "      --no-screen     no screen: only the final summary (also off a terminal)\n"
+	      CLI_SCREEN_HELP
 	      "  -h, --help          show this help\n",
 	      f);
 }
@@ -132,15 +134,27 @@ int cli_attach(int argc, char **argv)
 		{"delay", required_argument, NULL, 'd'},
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
+		{"no-screen", no_argument, NULL, 'S'},
+		CLI_SCREEN_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
 	uint64_t pid = 0, refresh_ns = 1000000000ull;
 	const char *out = NULL;
-	int c, rc;
+	int c, rc, no_screen = 0;
+	struct cli_screen scr = {0};
+	tui_opts_init(&scr.o);
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hp:d:o:", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hp:d:o:n:", longs, NULL)) != -1) {
+		if ((rc = cli_screen_opt(&scr.o, c, optarg)) != 0) {
+			if (rc != 1)
+				return rc;
+			continue;
+		}
 		switch (c) {
+		case 'S':
+			no_screen = 1;
+			break;
 		case 'h':
 			cli_usage_attach(stdout);
 			return CLI_OK;
@@ -203,12 +217,21 @@ int cli_attach(int argc, char **argv)
 	struct pt_live_result res;
 	lo.session_ops = pt_backend_find("session");
 	lo.procstat_ops = pt_backend_find("procstat");
+	lo.nvml_ops = pt_backend_find("nvml");
 	lo.session_pid = (int32_t)pid;
 	lo.refresh_ns = refresh_ns;
-	lo.screen = isatty(1);
 	lo.out = stdout;
+	if (isatty(0) && isatty(1) && !no_screen) {
+		scr.o.refresh_ns = refresh_ns;
+		scr.started_ns = pt_now_ns();
+		lo.ui_wait = cli_screen_wait;
+		lo.ui_ctx = &scr;
+	} else {
+		lo.screen = isatty(1) && !no_screen;
+	}
 	pt_live_signals();
 	pt_live_run(t, &lo, &res);
+	cli_screen_close(&scr);
 	pt_trace_set_source(t, res.describe[0] ? res.describe : "live session");
 	pt_live_print(stdout, t, &res, 0, lo.screen);
 	rc = CLI_OK;

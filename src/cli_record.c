@@ -107,6 +107,7 @@ int cli_record(int argc, char **argv)
 	struct pt_live_result res;
 	lo.session_ops = pt_backend_find("session");
 	lo.procstat_ops = pt_backend_find("procstat");
+	lo.nvml_ops = pt_backend_find("nvml");
 	lo.duration_ns = duration_ns;
 	lo.out = stdout;
 	pt_live_signals();

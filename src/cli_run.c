@@ -44,7 +44,8 @@ void cli_usage_run(FILE *f)
 	      "  -d, --delay SECS    refresh period of the summary (default 1)\n"
 	      "      --log FILE      CMD's stdout and stderr (default ./proftop-run-PID.log)\n"
 	      "  -o, --output FILE   also write a Chrome trace at the end\n"
-	      "      --no-screen     no periodic summary, only the final one\n"
+	      "      --no-screen     no screen: only the final summary (also off a terminal)\n"
+	      CLI_SCREEN_HELP
 	      "  -h, --help          show this help\n"
 	      "\n"
 	      "The library is $PROFTOP_LIB, else libproftop.so next to the proftop binary,\n"
@@ -227,14 +228,23 @@ int cli_run(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"no-screen", no_argument, NULL, OPT_NOSCREEN},
 		{"help", no_argument, NULL, 'h'},
+		CLI_SCREEN_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
 	uint64_t refresh_ns = 1000000000ull;
 	const char *log = NULL, *out = NULL;
+	int rc;
 	int no_screen = 0, c;
+	struct cli_screen scr = {0};
+	tui_opts_init(&scr.o);
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:hd:o:", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:hd:o:n:", longs, NULL)) != -1) {
+		if ((rc = cli_screen_opt(&scr.o, c, optarg)) != 0) {
+			if (rc != 1)
+				return rc;
+			continue;
+		}
 		switch (c) {
 		case 'h':
 			cli_usage_run(stdout);
@@ -262,7 +272,7 @@ int cli_run(int argc, char **argv)
 	pt_live_signals();
 	pid_t child;
 	char log_used[PATH_MAX];
-	int rc = cli_launch(argv + optind, log, &child, log_used, sizeof log_used);
+	rc = cli_launch(argv + optind, log, &child, log_used, sizeof log_used);
 	if (rc)
 		return rc;
 	char esc[PATH_MAX];
@@ -276,15 +286,22 @@ int cli_run(int argc, char **argv)
 	int tty = isatty(1);
 	lo.session_ops = pt_backend_find("session");
 	lo.procstat_ops = pt_backend_find("procstat");
+	lo.nvml_ops = pt_backend_find("nvml");
 	lo.child = child;
 	lo.session_pid = child;
 	lo.find_pid = find_descendant;
 	lo.find_ctx = &child;
 	lo.refresh_ns = refresh_ns;
-	lo.screen = tty && !no_screen;
 	lo.out = stdout;
+	if (tty && !no_screen) { /* the full-screen UI; the final summary follows it */
+		scr.o.refresh_ns = refresh_ns;
+		scr.started_ns = pt_now_ns();
+		lo.ui_wait = cli_screen_wait;
+		lo.ui_ctx = &scr;
+	}
 	pt_live_run(t, &lo, &res);
-	pt_live_print(stdout, t, &res, 0, lo.screen);
+	cli_screen_close(&scr);
+	pt_live_print(stdout, t, &res, 0, 0);
 	if (!res.session_found)
 		fprintf(stderr, "proftop: pid %d never opened a session (no probe loaded?)\n",
 			(int)child);

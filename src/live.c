@@ -7,7 +7,8 @@
  * own process group, so it gets exactly one SIGINT per key press). Without
  * a child, Ctrl-C or the owner's exit ends the loop. The text view redraws
  * the whole summary every refresh period (cost: one pt_summarize of the
- * trace; a later piece makes it incremental).
+ * trace; a later piece makes it incremental). With ui_wait set, the
+ * full-screen UI waits for keys in place of the sleep.
  */
 #include <errno.h>
 #include <signal.h>
@@ -96,9 +97,26 @@ static void try_open(struct pt_backend **sess, struct pt_backend **proc, const s
 		o->procstat_ops->open(proc, &a, err, sizeof err);
 }
 
+/*
+ * The NVML sampler (device-wide GPU utilization, memory, power), opened once
+ * when the session's process is known; without libnvidia-ml or a driver it
+ * simply contributes nothing.
+ */
+static struct pt_backend *open_nvml(const struct pt_backend_ops *ops, int32_t pid)
+{
+	struct pt_backend *b = NULL;
+	struct pt_backend_args a = {0};
+	char err[256];
+	a.pid = pid;
+	if (ops && ops->open(&b, &a, err, sizeof err) != 0)
+		b = NULL;
+	return b;
+}
+
 int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live_result *res)
 {
-	struct pt_backend *sess = NULL, *proc = NULL;
+	struct pt_backend *sess = NULL, *proc = NULL, *nvml = NULL;
+	int nvml_tried = 0;
 	uint64_t poll_ns = o->poll_ns ? o->poll_ns : PT_LIVE_POLL_NS;
 	uint64_t t0 = pt_now_ns(), next_draw = t0 + o->refresh_ns;
 	sig_atomic_t sigs_seen = sig_count;
@@ -129,6 +147,14 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 				if (!sess)
 					try_open(&sess, &proc, o, res, o->session_pid);
 			}
+		}
+		if (sess && !nvml_tried) {
+			nvml_tried = 1;
+			nvml = open_nvml(o->nvml_ops, o->session_pid);
+		}
+		if (nvml && nvml->ops->poll(nvml, t, now) == PT_ENOENT) {
+			nvml->ops->close(nvml);
+			nvml = NULL;
 		}
 		if (proc && proc->ops->poll(proc, t, now) == PT_ENOENT) {
 			proc->ops->close(proc);
@@ -162,12 +188,22 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 			next_draw = now + o->refresh_ns;
 		}
 		uint64_t spent = pt_now_ns() - now;
-		if (spent < poll_ns)
+		if (o->ui_wait && !res->ui_quit) {
+			if (o->ui_wait(o->ui_ctx, t, res, spent < poll_ns ? poll_ns - spent : 0)) {
+				res->ui_quit = 1;
+				if (!o->child)
+					break;
+				kill(o->child, SIGINT);
+			}
+		} else if (spent < poll_ns) {
 			sleep_ns(poll_ns - spent);
+		}
 	}
 	if (sess)
 		sess->ops->close(sess); /* detaches: the probe goes back to flight recording */
 	if (proc)
 		proc->ops->close(proc);
+	if (nvml)
+		nvml->ops->close(nvml);
 	return 0;
 }

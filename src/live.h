@@ -17,9 +17,12 @@
 
 #define PT_LIVE_POLL_NS 100000000ull /* drain period: 100 ms keeps latency < 250 ms */
 
+struct pt_live_result;
+
 struct pt_live_opts {
 	const struct pt_backend_ops *session_ops; /* NULL: no session backend */
 	const struct pt_backend_ops *procstat_ops;/* NULL: no CPU samples */
+	const struct pt_backend_ops *nvml_ops;     /* optional GPU sampler, NULL = none */
 	pid_t child;             /* launched CMD (0: attach) */
 	int32_t session_pid;     /* session to open (the child's pid when launching) */
 	/* optional: another pid to try while the child's own session is missing
@@ -31,6 +34,15 @@ struct pt_live_opts {
 	uint64_t duration_ns;    /* stop recording after this (0: no limit) */
 	int screen;              /* redraw a text summary on out (a tty) */
 	FILE *out;
+	/*
+	 * Optional full-screen UI (tui/), called instead of sleeping between
+	 * polls for up to wait_ns; it reads t (no poll runs meanwhile). Returns 1
+	 * when the user quit: attach then ends; with a child the child gets one
+	 * SIGINT and the loop goes on quietly until it exits (the UI has closed).
+	 */
+	int (*ui_wait)(void *ctx, struct pt_trace *t, const struct pt_live_result *res,
+		       uint64_t wait_ns);
+	void *ui_ctx;
 };
 
 struct pt_live_result {
@@ -39,6 +51,7 @@ struct pt_live_result {
 	int child_done;          /* child reaped; status below */
 	int child_status;        /* waitpid status */
 	int interrupted;         /* Ctrl-C / SIGTERM seen */
+	int ui_quit;             /* the screen was quit (q) */
 	int timed_out;           /* duration reached */
 	char describe[512];      /* the session, escaped, or "" */
 };

@@ -36,6 +36,8 @@ void cli_usage_main(FILE *f)
 	      "  run [OPTS] -- CMD...      start CMD under the probe and watch it\n"
 	      "  record -o OUT -- CMD...   record CMD (or -p PID) into a Chrome trace\n"
 	      "  ls                        list this user's sessions\n"
+	      "  backends                  list the data sources and whether each works here\n"
+	      "  view FILE                 open a trace in the full-screen UI\n"
 	      "  report FILE [--json]      print the summary tables of a trace\n"
 	      "  export IN -o OUT.json     write a trace as Chrome Trace Event Format JSON\n"
 	      "  help COMMAND              show a command's options\n"
@@ -258,12 +260,16 @@ static int cmd_help(int argc, char **argv)
 		cli_usage_export(stdout);
 	else if (!strcmp(c, "run"))
 		cli_usage_run(stdout);
+	else if (!strcmp(c, "view"))
+		cli_usage_view(stdout);
 	else if (!strcmp(c, "record"))
 		cli_usage_record(stdout);
 	else if (!strcmp(c, "ls"))
 		cli_usage_ls(stdout);
 	else if (!strcmp(c, "attach"))
 		cli_usage_attach(stdout);
+	else if (!strcmp(c, "backends"))
+		cli_usage_backends(stdout);
 	else if (!strcmp(c, "help"))
 		cli_usage_main(stdout);
 	else
@@ -292,13 +298,20 @@ int main(int argc, char **argv)
 		return cmd_help(argc - 1, argv + 1);
 	if (!strcmp(cmd, "run"))
 		return cli_run(argc - 1, argv + 1);
+	if (!strcmp(cmd, "view"))
+		return cli_view(argc - 1, argv + 1);
 	if (!strcmp(cmd, "record"))
 		return cli_record(argc - 1, argv + 1);
 	if (!strcmp(cmd, "ls"))
 		return cli_ls(argc - 1, argv + 1);
+	if (!strcmp(cmd, "backends"))
+		return cli_backends(argc - 1, argv + 1);
 	/* attach options: -p PID, -d SECS, -o OUT */
 	if (!strncmp(cmd, "-p", 2) || !strncmp(cmd, "--pid", 5) || !strncmp(cmd, "-d", 2) ||
-	    !strncmp(cmd, "--delay", 7) || !strncmp(cmd, "-o", 2) || !strncmp(cmd, "--output", 8))
+	    !strncmp(cmd, "--delay", 7) || !strncmp(cmd, "-o", 2) || !strncmp(cmd, "--output", 8) ||
+	    !strncmp(cmd, "-n", 2) || !strcmp(cmd, "--ascii") || !strcmp(cmd, "--no-color") ||
+	    !strcmp(cmd, "--mouse") || !strcmp(cmd, "--no-mouse") || !strcmp(cmd, "--no-screen") ||
+	    !strncmp(cmd, "--iterations", 12))
 		return cli_attach(argc, argv);
 	char esc[128];
 	pt_escape_term(esc, sizeof esc, cmd, strlen(cmd), 60, 0);

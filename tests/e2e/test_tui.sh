@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# test_tui.sh - the real screen in tmux: `proftop view` on a real trace and
+# on a trace with escape sequences in its names, and `proftop run` on
+# minitrain. Polls the pane (never fixed sleeps) and uses its own tmux
+# socket so the user's tmux is untouched.
+# san: skip
+# (the TUI under ASan is slow enough to make the polling flaky on 2 cores;
+#  the same drawing code runs under ASan in build-san/tests/test_tui_screen)
+. tests/e2e/lib.sh
+command -v tmux >/dev/null || { skip "tmux screen tests" "no tmux"; done_testing; exit 0; }
+SOCK="pt-e2e-$$"
+TM() { tmux -L "$SOCK" "$@"; }
+trap 'TM kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
+TRACE="$PT_TRACES/kineto_tb_plugin/samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz"
+BIN=$(cd "$(dirname "$PROFTOP")" && pwd)/$(basename "$PROFTOP")
+ROOT=$(pwd)
+case $TRACE in /*) ;; *) TRACE="$ROOT/$TRACE" ;; esac
+
+# wait_for SESSION REGEX [SECS]: polls the pane until REGEX shows
+wait_for() {
+	local s=$1 re=$2 n=$((${3:-10} * 10))
+	for _ in $(seq "$n"); do
+		TM capture-pane -p -t "$s" 2>/dev/null | grep -Eq -- "$re" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+pane() { TM capture-pane -p -t "$1"; }
+start() { # start NAME W H CMD
+	TM new-session -d -s "$1" -x "$2" -y "$3" -c "$TMP" \
+		"env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $4; echo EXIT=\$?; sleep 60"
+}
+expect() { # expect DESC SESSION REGEX [SECS]
+	if wait_for "$2" "$3" "${4:-10}"; then ok "$1"; else not_ok "$1" "$(pane "$2" | head -n 30)"; fi
+}
+
+if [ ! -f "$TRACE" ]; then
+	skip "view tests" "no shared traces"
+else
+	start v 200 50 "$BIN view $TRACE"
+	expect "summary view shows the model summary" v "Model Summary"
+	expect "summary shows the verdict" v "Verdict: input-bound"
+	expect "session line with steps and reader ratio" v "6 steps .* reader 39\.6%"
+	TM send-keys -t v 2
+	expect "operators view ranks operators" v "aten::conv2d"
+	n_all=$(pane v | grep -c "aten::")
+	TM send-keys -t v / c o n v 2 d
+	expect "search line shows the pattern" v "Search: conv2d"
+	n_match=$(pane v | grep -c "aten::")
+	if [ "$n_match" -gt 0 ] && [ "$n_match" -lt "$n_all" ]; then ok "search narrows the list ($n_all -> $n_match)"
+	else not_ok "search narrows the list" "$n_all -> $n_match"; fi
+	if TM capture-pane -p -e -t v | grep -q $'\e\\[[0-9;]*4[0-9;]*m'; then ok "matched letters highlighted (underline)"
+	else not_ok "matched letters highlighted"; fi
+	TM send-keys -t v Escape 3
+	expect "kernels view" v "GPU Total.*GPU Avg"
+	TM send-keys -t v 5
+	expect "memory view" v "Memcpy|memcpy"
+	TM send-keys -t v 6
+	expect "distributed view" v "Communication"
+	TM send-keys -t v 4
+	expect "timeline shows lanes" v "GPU 0 stream 7"
+	r0=$(pane v | grep -m1 '^span')
+	TM send-keys -t v w
+	wait_for v "^span" 2
+	sleep 0.3
+	r1=$(pane v | grep -m1 '^span')
+	TM send-keys -t v s
+	sleep 0.3
+	wait_for v "^span" 2
+	r2=$(pane v | grep -m1 '^span')
+	if [ "$r0" != "$r1" ] && [ "$r0" = "$r2" ]; then ok "w then s returns to the same zoom"
+	else not_ok "w then s returns to the same zoom" "$r0" "$r1" "$r2"; fi
+	TM send-keys -t v w w d
+	sleep 0.3
+	r3=$(pane v | grep -m1 '^span')
+	TM send-keys -t v a a
+	sleep 0.3
+	r4=$(pane v | grep -m1 '^span')
+	if [ "$r3" != "$r4" ]; then ok "a/d move the visible range"; else not_ok "a/d move the visible range" "$r3"; fi
+	TM send-keys -t v e
+	expect "e exports a snapshot and says where" v "exported [0-9]+ events to \./proftop-[0-9]{8}-[0-9]{6}\.json"
+	snap=$(ls "$TMP"/proftop-*.json 2>/dev/null | head -n1)
+	if [ -n "$snap" ]; then
+		a=$("$PROFTOP" report "$TRACE" 2>/dev/null | grep -E "^ *(ProfileStep|Dataloader|Backward)" | head -3)
+		b=$("$PROFTOP" report "$snap" 2>/dev/null | grep -E "^ *(ProfileStep|Dataloader|Backward)" | head -3)
+		if [ -n "$a" ] && [ "$a" = "$b" ]; then ok "the snapshot reports the same numbers"
+		else not_ok "the snapshot reports the same numbers" "$a" "$b"; fi
+	else
+		not_ok "the snapshot file exists"
+	fi
+	TM send-keys -t v 1
+	TM resize-window -t v -x 80 -y 24 2>/dev/null || TM resize-pane -t v -x 80 -y 24
+	sleep 0.3
+	expect "80x24 after resize stays readable" v "Verdict"
+	if pane v | grep -q "too small"; then not_ok "no too-small notice at 80x24"; else ok "no too-small notice at 80x24"; fi
+	TM resize-window -t v -x 30 -y 8 2>/dev/null
+	expect "below the minimum: a clear notice" v "terminal too small"
+	TM resize-window -t v -x 200 -y 50 2>/dev/null
+	TM send-keys -t v q
+	expect "q quits with status 0" v "EXIT=0"
+fi
+
+# a trace whose names carry escape sequences
+printf '{"traceEvents":[{"ph":"X","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},{"ph":"X","cat":"cpu_op","name":"evil\\u001b]0;PWNED\\u0007\\u001b[2Jx","pid":1,"tid":1,"ts":10,"dur":50}]}' >"$TMP/evil.json"
+start e 120 30 "$BIN view $TMP/evil.json"
+TM send-keys -t e 2
+expect "escaped names are shown literally" e 'evil\\e\]0;PWNED'
+TM send-keys -t e 4
+sleep 0.3
+TM send-keys -t e q
+expect "the escaped trace quits cleanly" e "EXIT=0"
+if TM display-message -p -t e '#{pane_title}' | grep -q PWNED; then not_ok "the title was not changed"; else ok "the title was not changed"; fi
+
+# -n: the real screen exits by itself
+start n 100 30 "$BIN view -n 3 -d 0.2 $TMP/evil.json"
+expect "-n N exits after N refreshes" n "EXIT=0" 15
+
+# SIGTERM leaves the terminal clean (the pane shows the shell's output again)
+start k 100 30 "$BIN view $TMP/evil.json"
+expect "view started" k "1 Summary"
+pid=$(TM list-panes -t k -F '#{pane_pid}')
+pkid=$(pgrep -P "$pid" -f "proftop view" | head -n1)
+[ -n "$pkid" ] && kill -TERM "$pkid"
+expect "SIGTERM ends the screen" k "EXIT=0"
+if TM display-message -p -t k '#{alternate_on}' | grep -q 0; then ok "terminal left the alternate screen"
+else not_ok "terminal left the alternate screen"; fi
+
+# the live screen on minitrain
+if [ -x "$ROOT/build/examples/minitrain" ]; then
+	start r 160 40 "PROFTOP_LIB=$ROOT/build/libproftop.so $BIN run -d 0.5 -- $ROOT/build/examples/minitrain"
+	expect "run shows the live screen" r "running" 20
+	expect "run shows steps from minitrain" r "[1-9][0-9]* steps" 20
+	TM send-keys -t r 2
+	expect "run: operators view" r "Name .*Calls" 10
+	TM send-keys -t r q
+	expect "run: q stops the command and prints the summary" r "EXIT=" 30
+else
+	skip "run on minitrain" "no build/examples/minitrain"
+fi
+done_testing

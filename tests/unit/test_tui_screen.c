@@ -1,0 +1,316 @@
+/*
+ * test_tui.c - the TUI without a terminal: pure layout (40x12, 80x24,
+ * 250x70 with 1 to 8 GPUs: panes inside the screen, not overlapping), the
+ * key table (no key bound twice in one view, every action reachable, help
+ * and bar driven by it), the operator-type rule, and every view rendered
+ * into the in-memory canvas from a fixture: expected rows, search narrowing,
+ * w then s restoring the zoom, a/d panning, and names with escape sequences
+ * never putting a control character on the screen.
+ */
+#include "testutil.h"
+
+#include "app.h"
+#include "layout.h"
+#include "proftop/chrome.h"
+#include "proftop/store.h"
+
+static int inside(struct tui_rect r, int w, int h)
+{
+	return r.x >= 0 && r.y >= 0 && r.x + r.w <= w && r.y + r.h <= h;
+}
+
+static void test_layout(void **state)
+{
+	(void)state;
+	int sizes[][2] = {{40, 12}, {80, 24}, {250, 70}, {200, 50}, {120, 40}};
+	for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+		for (int gpus = 0; gpus <= 8; gpus++) {
+			int w = sizes[s][0], h = sizes[s][1];
+			struct tui_layout l;
+			tui_layout_compute(w, h, 2 + gpus, &l);
+			assert_false(l.too_small);
+			assert_int_equal(l.nmeters, 2 + gpus); /* every meter placed */
+			struct tui_rect all[TUI_MAX_METERS + 4];
+			int n = 0;
+			for (int i = 0; i < l.nmeters; i++)
+				all[n++] = l.meters[i];
+			all[n++] = l.session;
+			all[n++] = l.tabs;
+			all[n++] = l.body;
+			all[n++] = l.help;
+			for (int i = 0; i < n; i++) {
+				assert_true(inside(all[i], w, h));
+				for (int j = i + 1; j < n; j++)
+					assert_false(tui_rect_overlap(all[i], all[j]));
+			}
+			assert_true(l.body.h >= h / 2 - 2); /* the header never eats the view */
+			if (w >= 200 && gpus <= 2)
+				assert_int_equal(l.form, TUI_METER_FULL);
+		}
+	}
+	struct tui_layout l;
+	tui_layout_compute(39, 24, 3, &l);
+	assert_true(l.too_small);
+	tui_layout_compute(80, 9, 3, &l);
+	assert_true(l.too_small);
+}
+
+static void test_keys(void **state)
+{
+	(void)state;
+	/* no key bound twice within one view */
+	for (int v = 0; v < TUI_V__COUNT; v++) {
+		for (size_t i = 0; i < tui_nbindings; i++) {
+			const struct tui_binding *b = &tui_bindings[i];
+			if (b->views && !(b->views & TUI_VM(v)))
+				continue;
+			for (int k = 0; k < TUI_BIND_KEYS && b->keys[k]; k++)
+				assert_ptr_equal(tui_key_lookup(b->keys[k], v) == b ? b : tui_key_lookup(b->keys[k], v),
+						 tui_key_lookup(b->keys[k], v));
+		}
+	}
+	/* the keys */
+	assert_int_equal(tui_key_lookup('q', TUI_V_SUMMARY)->act, TUI_ACT_QUIT);
+	assert_int_equal(tui_key_lookup(TUI_KEY_F(10), TUI_V_TIMELINE)->act, TUI_ACT_QUIT);
+	assert_int_equal(tui_key_lookup('?', TUI_V_KERNELS)->act, TUI_ACT_HELP);
+	assert_int_equal(tui_key_lookup(TUI_KEY_F(1), TUI_V_KERNELS)->act, TUI_ACT_HELP);
+	for (int v = 0; v < TUI_V__COUNT; v++) {
+		const struct tui_binding *b = tui_key_lookup('1' + v, TUI_V_SUMMARY);
+		assert_int_equal(b->act, TUI_ACT_VIEW);
+		assert_int_equal(b->arg, v);
+	}
+	assert_int_equal(tui_key_lookup('w', TUI_V_TIMELINE)->act, TUI_ACT_ZOOM_IN);
+	assert_int_equal(tui_key_lookup('+', TUI_V_TIMELINE)->act, TUI_ACT_ZOOM_IN);
+	assert_int_equal(tui_key_lookup('s', TUI_V_TIMELINE)->act, TUI_ACT_ZOOM_OUT);
+	assert_int_equal(tui_key_lookup('-', TUI_V_TIMELINE)->act, TUI_ACT_ZOOM_OUT);
+	assert_int_equal(tui_key_lookup('a', TUI_V_TIMELINE)->act, TUI_ACT_PAN_LEFT);
+	assert_int_equal(tui_key_lookup(TUI_KEY_SLEFT, TUI_V_TIMELINE)->act, TUI_ACT_PAN_LEFT);
+	assert_int_equal(tui_key_lookup('d', TUI_V_TIMELINE)->act, TUI_ACT_PAN_RIGHT);
+	assert_int_equal(tui_key_lookup(TUI_KEY_LEFT, TUI_V_TIMELINE)->act, TUI_ACT_EV_PREV);
+	assert_int_equal(tui_key_lookup('/', TUI_V_OPERATORS)->act, TUI_ACT_SEARCH);
+	assert_int_equal(tui_key_lookup(TUI_KEY_F(6), TUI_V_OPERATORS)->act, TUI_ACT_SORT_NEXT);
+	assert_int_equal(tui_key_lookup('t', TUI_V_OPERATORS)->act, TUI_ACT_GROUP);
+	assert_int_equal(tui_key_lookup(TUI_KEY_TAB, TUI_V_USER)->act, TUI_ACT_NEXT_VIEW);
+	assert_int_equal(tui_key_lookup(TUI_KEY_UP, TUI_V_OPERATORS)->act, TUI_ACT_UP);
+	assert_int_equal(tui_key_lookup(TUI_KEY_UP, TUI_V_TIMELINE)->act, TUI_ACT_LANE_UP);
+	assert_null(tui_key_lookup('w', TUI_V_OPERATORS));
+	/* every action but NONE is reachable */
+	for (int act = TUI_ACT_QUIT; act < TUI_ACT__COUNT; act++) {
+		int found = 0;
+		for (size_t i = 0; i < tui_nbindings; i++)
+			found |= tui_bindings[i].act == (enum tui_action)act && tui_bindings[i].keys[0];
+		assert_true(found);
+	}
+	char buf[16];
+	tui_key_name(TUI_KEY_F(10), buf, sizeof buf);
+	assert_string_equal(buf, "F10");
+	tui_key_name(TUI_CTRL('l'), buf, sizeof buf);
+	assert_string_equal(buf, "Ctrl-L");
+}
+
+static void test_op_type(void **state)
+{
+	(void)state;
+	struct {
+		const char *in, *out;
+	} cases[] = {{"aten::mm", "aten"},	     {"autograd::engine::evaluate_function: X", "autograd"},
+		     {"matmul dygraph", "matmul"}, {"linear_0", "linear"},
+		     {"conv2d_12", "conv2d"},	     {"conv2d", "conv2d"},
+		     {"ProfilerStep#3", "ProfilerStep"}, {"relu", "relu"}};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		size_t n = tui_op_type(cases[i].in, strlen(cases[i].in));
+		assert_int_equal(n, strlen(cases[i].out));
+		assert_memory_equal(cases[i].in, cases[i].out, n);
+	}
+}
+
+/* ---- rendering ---- */
+
+static struct pt_trace *load(const char *path)
+{
+	struct pt_trace *t = pt_trace_new(64u << 20);
+	char err[256];
+	assert_int_equal(pt_chrome_read(t, path, NULL, err, sizeof err), 0);
+	return t;
+}
+
+static char screen[300 * 80 * 4];
+
+static const char *render(struct tui_app *a, struct tui_canvas *c)
+{
+	tui_app_draw(a, c);
+	size_t n = 0;
+	for (int y = 0; y < c->h; y++) {
+		n += tui_canvas_row_text(c, y, screen + n, sizeof screen - n - 2);
+		screen[n++] = '\n';
+	}
+	screen[n] = 0;
+	/* nothing below 0x20 except the newlines */
+	for (size_t i = 0; i < n; i++)
+		assert_true((unsigned char)screen[i] >= 0x20 || screen[i] == '\n');
+	return screen;
+}
+
+static int count_rows(const char *s, const char *needle)
+{
+	int n = 0;
+	for (const char *p = s; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+static void keys(struct tui_app *a, const char *s)
+{
+	for (; *s; s++)
+		tui_app_key(a, (unsigned char)*s);
+}
+
+static void test_views(void **state)
+{
+	(void)state;
+	struct pt_trace *t = load(tu_path(tu_traces(),
+					  "kineto_tb_plugin/samples__resnet50_num_workers_0__worker0."
+					  "1623143089861.pt.trace.json.gz"));
+	struct tui_opts o;
+	tui_opts_init(&o);
+	struct tui_app a;
+	tui_app_init(&a, t, &o);
+	struct tui_canvas c;
+	tui_canvas_init(&c, 200, 50, 0);
+	const char *s = render(&a, &c);
+	assert_non_null(strstr(s, "Model Summary"));
+	assert_non_null(strstr(s, "Dataloader"));
+	assert_non_null(strstr(s, "input-bound"));
+	assert_non_null(strstr(s, "reader ratio 39.6"));
+	assert_non_null(strstr(s, "GPU0"));
+	keys(&a, "2");
+	s = render(&a, &c);
+	assert_non_null(strstr(s, "aten::conv2d"));
+	assert_non_null(strstr(s, "CPU Total"));
+	int before = count_rows(s, "aten::");
+	keys(&a, "/conv2d");
+	s = render(&a, &c);
+	assert_non_null(strstr(s, "Search: conv2d"));
+	int after = count_rows(s, "aten::");
+	assert_true(after > 0 && after < before);
+	/* matched letters are highlighted */
+	int hl = 0;
+	for (int i = 0; i < c.w * c.h; i++)
+		hl += c.cells[i].color == TUI_C_MATCH;
+	assert_true(hl >= 6);
+	tui_app_key(&a, TUI_KEY_ESC);
+	s = render(&a, &c);
+	assert_null(strstr(s, "Search:"));
+	keys(&a, "t");
+	s = render(&a, &c);
+	assert_non_null(strstr(s, "Type"));
+	keys(&a, "t");
+	tui_app_key(&a, TUI_KEY_ENTER); /* expand the top operator */
+	s = render(&a, &c);
+	assert_non_null(strstr(s, "  - "));
+	keys(&a, "3");
+	s = render(&a, &c);
+	assert_non_null(strstr(s, "GPU Total"));
+	keys(&a, "5");
+	s = render(&a, &c);
+	assert_non_null(strstr(s, "Memcpy") ? strstr(s, "Memcpy") : strstr(s, "memcpy"));
+	keys(&a, "6");
+	s = render(&a, &c);
+	assert_non_null(strstr(s, "Communication"));
+	keys(&a, "7");
+	render(&a, &c);
+	/* timeline: w then s restores the range; a/d move it */
+	keys(&a, "4");
+	s = render(&a, &c);
+	assert_non_null(strstr(s, "GPU 0 stream 7"));
+	assert_non_null(strstr(s, "ProfilerStep"));
+	uint64_t t0 = a.tl.t0_ns, t1 = a.tl.t1_ns;
+	keys(&a, "w");
+	assert_true(a.tl.t1_ns - a.tl.t0_ns < t1 - t0);
+	keys(&a, "s");
+	assert_true(a.tl.t0_ns + 1 >= t0 && a.tl.t0_ns <= t0 + 1);
+	assert_true(a.tl.t1_ns + 1 >= t1 && a.tl.t1_ns <= t1 + 1);
+	keys(&a, "ww");
+	uint64_t z0 = a.tl.t0_ns;
+	keys(&a, "d");
+	assert_true(a.tl.t0_ns > z0);
+	keys(&a, "aa");
+	assert_true(a.tl.t0_ns < z0);
+	keys(&a, "]");
+	tui_app_key(&a, TUI_KEY_ENTER);
+	s = render(&a, &c);
+	assert_non_null(strstr(s, "Event details"));
+	keys(&a, "0");
+	/* small screens */
+	tui_canvas_resize(&c, 80, 24);
+	for (int v = '1'; v <= '7'; v++) {
+		tui_app_key(&a, v);
+		s = render(&a, &c);
+		assert_null(strstr(s, "too small"));
+	}
+	tui_canvas_resize(&c, 30, 8);
+	s = render(&a, &c);
+	assert_non_null(strstr(s, "terminal too small"));
+	assert_non_null(strstr(s, "(need 40x10)"));
+	/* window selector */
+	tui_canvas_resize(&c, 120, 40);
+	keys(&a, "1W");
+	s = render(&a, &c);
+	assert_non_null(strstr(s, "last 10 steps"));
+	keys(&a, "W");
+	s = render(&a, &c);
+	assert_non_null(strstr(s, "last 30 s"));
+	/* help lists the key table */
+	keys(&a, "?");
+	s = render(&a, &c);
+	assert_non_null(strstr(s, "zoom in around the cursor"));
+	assert_int_equal(tui_app_key(&a, 'x'), 0); /* closes help */
+	assert_int_equal(tui_app_key(&a, 'q'), 1);
+	tui_canvas_free(&c);
+	tui_app_free(&a);
+	pt_trace_free(t);
+}
+
+static void test_hostile_names(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new(16u << 20);
+	uint32_t th = tu_track(t, 1, 1, -1);
+	tu_ev(t, th, PT_KIND_PROFILE_STEP, "ProfilerStep#1", 0, 1000, 0);
+	tu_ev(t, th, PT_KIND_OPERATOR, "evil\x1b]0;pwned\x07\x1b[2J\x9b" "31m", 10, 500, 0);
+	tu_ev(t, th, PT_KIND_OPERATOR, "bidi\xe2\x80\xaeoverride", 600, 100, 0);
+	tu_ev(t, th, PT_KIND_OPERATOR, "wide \xe4\xb8\xad\xe6\x96\x87 name", 700, 100, 0);
+	struct tui_opts o;
+	tui_opts_init(&o);
+	struct tui_app a;
+	tui_app_init(&a, t, &o);
+	struct tui_canvas c;
+	tui_canvas_init(&c, 120, 30, 0);
+	for (int v = '1'; v <= '7'; v++) {
+		tui_app_key(&a, v);
+		const char *s = render(&a, &c);
+		assert_null(strchr(s, 0x1b));
+		for (int i = 0; i < c.w * c.h; i++) {
+			uint32_t ch = c.cells[i].ch;
+			assert_true(ch >= 0x20 && !(ch >= 0x7f && ch < 0xa0) && ch != 0x202e);
+		}
+	}
+	tui_app_key(&a, '2');
+	const char *s = render(&a, &c);
+	assert_non_null(strstr(s, "evil\\e]0;pwned"));
+	tui_canvas_free(&c);
+	tui_app_free(&a);
+	pt_trace_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_layout),
+		cmocka_unit_test(test_keys),
+		cmocka_unit_test(test_op_type),
+		cmocka_unit_test(test_views),
+		cmocka_unit_test(test_hostile_names),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,377 @@
+/*
+ * app.c - the frame around the views: the header meters (bar, percentage,
+ * one-minute sparkline; folded by the layout), the session line, the tab
+ * bar, the bottom key bar and the help screen (both from the key table),
+ * the "terminal too small" notice, transient messages, and key dispatch
+ * (search typing first, then the view's own actions, then the global ones).
+ * Also the export key: the event store plus the summary, to
+ * ./proftop-YYYYmmdd-HHMMSS.json through pt_chrome_export.
+ *
+ * Views are a small vtable: draw (canvas, rect) and action (binding).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "app.h"
+#include "proftop/chrome.h"
+#include "proftop/error.h"
+#include "proftop/store.h"
+#include "util.h"
+
+struct tui_view_ops {
+	void (*draw)(struct tui_app *a, struct tui_canvas *c, struct tui_rect r);
+	int (*action)(struct tui_app *a, const struct tui_binding *b);
+};
+
+static void draw_table_view(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
+{
+	tui_table_draw(a, &a->tables[a->view], c, r);
+}
+
+static int table_view_action(struct tui_app *a, const struct tui_binding *b)
+{
+	return tui_table_action(a, &a->tables[a->view], b);
+}
+
+static const struct tui_view_ops view_ops[TUI_V__COUNT] = {
+	[TUI_V_SUMMARY] = {tui_summary_draw, NULL},
+	[TUI_V_OPERATORS] = {draw_table_view, table_view_action},
+	[TUI_V_KERNELS] = {draw_table_view, table_view_action},
+	[TUI_V_TIMELINE] = {tui_tl_draw, tui_tl_action},
+	[TUI_V_MEMORY] = {draw_table_view, table_view_action},
+	[TUI_V_DISTRIBUTED] = {tui_dist_draw, NULL},
+	[TUI_V_USER] = {draw_table_view, table_view_action},
+};
+
+void tui_opts_init(struct tui_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->refresh_ns = 1000000000ull;
+}
+
+void tui_app_init(struct tui_app *a, struct pt_trace *t, const struct tui_opts *o)
+{
+	memset(a, 0, sizeof *a);
+	a->t = t;
+	a->o = *o;
+	for (int v = 0; v < TUI_V__COUNT; v++)
+		tui_table_init(&a->tables[v], v);
+	a->st.describe = t->source ? t->source : "";
+	a->st.state = "file";
+	tui_model_build(a, 1);
+}
+
+void tui_app_free(struct tui_app *a)
+{
+	for (int v = 0; v < TUI_V__COUNT; v++)
+		tui_table_free(&a->tables[v]);
+	tui_tl_free(&a->tl);
+	tui_model_free(&a->model);
+}
+
+void tui_app_message(struct tui_app *a, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(a->msg, sizeof a->msg, fmt, ap);
+	va_end(ap);
+	a->msg_until_ns = pt_now_ns() + 4000000000ull;
+}
+
+static int meter_color(double pct)
+{
+	return pct >= 80 ? TUI_C_METER_HI : pct >= 50 ? TUI_C_METER_MID : TUI_C_METER_LO;
+}
+
+static void draw_meter(struct tui_app *a, struct tui_canvas *c, const struct tui_meter *m,
+		       struct tui_rect r)
+{
+	int x = r.x, end = r.x + r.w - 1; /* one column gap to the next meter */
+	int form = a->lay.form;
+	int lw = form == TUI_METER_MINI ? 5 : 10;
+	char lab[24];
+	snprintf(lab, sizeof lab, "%.*s", lw, m->label);
+	tui_put_str(c, x, r.y, end, lab, tui_st(TUI_C_HEADER, TUI_A_BOLD));
+	x += lw;
+	char pct[16];
+	if (m->valid)
+		snprintf(pct, sizeof pct, "%5.1f%%", m->pct);
+	else
+		snprintf(pct, sizeof pct, "  N/A ");
+	if (form == TUI_METER_MINI) {
+		tui_put_str(c, x, r.y, end, pct, tui_st(m->valid ? meter_color(m->pct) : TUI_C_DIM, 0));
+		return;
+	}
+	int spark_w = form == TUI_METER_FULL ? (r.w - lw - 9) / 2 : 0;
+	if (spark_w > TUI_SPARK_N)
+		spark_w = TUI_SPARK_N;
+	int bar_w = end - x - 2 - 7 - (spark_w ? spark_w + 1 : 0);
+	if (bar_w < 3)
+		bar_w = 3;
+	tui_put_ch(c, x, r.y, '[', tui_st(TUI_C_DIM, TUI_A_BOLD));
+	int fill = m->valid ? (int)(m->pct / 100.0 * bar_w + 0.5) : 0;
+	if (fill > bar_w)
+		fill = bar_w;
+	for (int i = 0; i < bar_w; i++)
+		tui_put_ch(c, x + 1 + i, r.y, i < fill ? '|' : ' ', tui_st(meter_color(m->pct), TUI_A_BOLD));
+	if (m->has_mem && bar_w > 16) {
+		char mem[32];
+		if (m->mem_total_bytes > 0)
+			snprintf(mem, sizeof mem, "%.1f/%.1fG", m->mem_used_bytes / 1073741824.0,
+				 m->mem_total_bytes / 1073741824.0);
+		else
+			snprintf(mem, sizeof mem, "%.1fG", m->mem_used_bytes / 1073741824.0);
+		int ml = (int)strlen(mem);
+		tui_put_str(c, x + 1 + bar_w - ml, r.y, x + 1 + bar_w, mem, tui_st(TUI_C_DIM, 0));
+	}
+	x += bar_w + 1;
+	tui_put_ch(c, x++, r.y, ']', tui_st(TUI_C_DIM, TUI_A_BOLD));
+	x = tui_put_str(c, x, r.y, end, pct, tui_st(m->valid ? meter_color(m->pct) : TUI_C_DIM, 0));
+	if (spark_w) {
+		x++;
+		for (int i = 0; i < spark_w; i++) {
+			double v = m->spark[TUI_SPARK_N - spark_w + i];
+			if (v < 0) {
+				tui_put_ch(c, x + i, r.y, ' ', tui_st(TUI_C_DIM, 0));
+				continue;
+			}
+			int lvl = (int)(v / 100.0 * 7.0 + 0.5);
+			tui_put_ch(c, x + i, r.y, tui_spark(c, lvl), tui_st(meter_color(v), 0));
+		}
+	}
+}
+
+static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
+{
+	const struct pt_summary *s = a->model.sum;
+	struct pt_trace *t = a->t;
+	char el[32], line[400];
+	uint64_t elapsed = a->st.started_ns && a->now_ns > a->st.started_ns
+				   ? a->now_ns - a->st.started_ns
+				   : (t->last_ns > t->first_ns ? t->last_ns - t->first_ns : 0);
+	tui_fmt_ns(el, sizeof el, elapsed >= 10000000000ull ? elapsed / 1000000000ull * 1000000000ull : elapsed);
+	int x = tui_put_name(c, r.x, r.y, r.w / 3, a->st.describe, strlen(a->st.describe),
+			     tui_st(TUI_C_DEFAULT, TUI_A_BOLD));
+	snprintf(line, sizeof line, " %s%s %s | %llu steps | ips %.1f | reader %.1f%% | %llu events",
+		 a->st.state, a->paused ? " [PAUSED]" : "", el, (unsigned long long)s->perf.steps,
+		 s->perf.ips_avg, s->perf.reader_ratio_pct, (unsigned long long)t->events_seen);
+	x = tui_put_str(c, x, r.y, r.x + r.w, line, tui_st(TUI_C_DEFAULT, 0));
+	uint64_t dropped = t->warnings[PT_WARN_SOURCE_DROPPED] + pt_store_dropped(t->store);
+	if (dropped)
+		tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_WARN, TUI_A_BOLD), " | %llu dropped",
+			   (unsigned long long)dropped);
+	else
+		tui_put_str(c, x, r.y, r.x + r.w, " | 0 dropped", tui_st(TUI_C_DIM, 0));
+}
+
+static void draw_tabs(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
+{
+	int x = r.x;
+	for (int v = 0; v < TUI_V__COUNT; v++) {
+		char lab[32];
+		snprintf(lab, sizeof lab, "%d %s", v + 1, tui_view_name(v));
+		int cur = v == a->view;
+		struct tui_style s = cur ? tui_st(TUI_C_HEADER, TUI_A_REVERSE | TUI_A_BOLD)
+					 : tui_st(TUI_C_DIM, 0);
+		if (x + (int)strlen(lab) + 2 > r.x + r.w && !cur)
+			snprintf(lab, sizeof lab, "%d", v + 1);
+		x = tui_put_str(c, x, r.y, r.x + r.w, lab, s);
+		x = tui_put_str(c, x, r.y, r.x + r.w, " ", tui_st(TUI_C_DEFAULT, 0));
+	}
+	char w[64];
+	snprintf(w, sizeof w, "[W] %s", a->model.window_label);
+	int len = (int)strlen(w);
+	if (x + len + 1 <= r.x + r.w)
+		tui_put_str(c, r.x + r.w - len, r.y, r.x + r.w, w, tui_st(TUI_C_KEY, 0));
+}
+
+static void draw_help_bar(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
+{
+	tui_fill(c, r, ' ', tui_st(TUI_C_DEFAULT, 0));
+	if (a->msg[0] && a->now_ns < a->msg_until_ns) {
+		char esc[300];
+		pt_escape_term(esc, sizeof esc, a->msg, strlen(a->msg), (size_t)r.w, c->ascii ? PT_ESC_ASCII : 0);
+		tui_put_str(c, r.x, r.y, r.x + r.w, esc, tui_st(TUI_C_WARN, TUI_A_BOLD));
+		return;
+	}
+	int x = r.x;
+	for (size_t i = 0; i < tui_nbindings && x < r.x + r.w; i++) {
+		const struct tui_binding *b = &tui_bindings[i];
+		if (!b->hint || (b->views && !(b->views & TUI_VM(a->view))))
+			continue;
+		char k[16];
+		tui_key_name(b->keys[0], k, sizeof k);
+		if (x + (int)strlen(k) + (int)strlen(b->hint) + 1 > r.x + r.w)
+			break;
+		x = tui_put_str(c, x, r.y, r.x + r.w, k, tui_st(TUI_C_KEY, TUI_A_BOLD));
+		x = tui_put_str(c, x, r.y, r.x + r.w, b->hint, tui_st(TUI_C_HEADER, TUI_A_REVERSE));
+		x++;
+	}
+}
+
+static void draw_help(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
+{
+	int y = r.y;
+	tui_put_str(c, r.x, y++, r.x + r.w, "Keys (any key closes this help)",
+		    tui_st(TUI_C_HEADER, TUI_A_BOLD));
+	int colw = r.w >= 120 ? r.w / 2 : r.w, col = 0;
+	int y0 = y;
+	for (size_t i = 0; i < tui_nbindings; i++) {
+		const struct tui_binding *b = &tui_bindings[i];
+		if (y >= r.y + r.h) {
+			if (colw == r.w || col == 1)
+				break;
+			col = 1;
+			y = y0;
+		}
+		char keys[48] = "", k[16];
+		for (int j = 0; j < TUI_BIND_KEYS && b->keys[j]; j++) {
+			tui_key_name(b->keys[j], k, sizeof k);
+			if (j)
+				strncat(keys, " ", sizeof keys - strlen(keys) - 1);
+			strncat(keys, k, sizeof keys - strlen(keys) - 1);
+		}
+		const char *where = b->views == TUI_VM_TL ? "timeline" : b->views == TUI_VM_TABLES ? "tables"
+				    : b->views == TUI_VM(TUI_V_OPERATORS) ? "operators"
+				    : b->views ? "some views" : "";
+		int x = r.x + col * colw;
+		tui_printf(c, x, y, x + colw, tui_st(TUI_C_KEY, TUI_A_BOLD), "%-16s", keys);
+		tui_printf(c, x + 17, y, x + colw - 1, tui_st(TUI_C_DEFAULT, 0), "%s%s%s%s", b->help,
+			   where[0] ? " (" : "", where, where[0] ? ")" : "");
+		y++;
+	}
+}
+
+void tui_app_draw(struct tui_app *a, struct tui_canvas *c)
+{
+	tui_canvas_clear(c);
+	tui_layout_compute(c->w, c->h, a->model.nmeters, &a->lay);
+	if (a->lay.too_small) {
+		char msg[80];
+		snprintf(msg, sizeof msg, "terminal too small (need %dx%d)", TUI_MIN_W, TUI_MIN_H);
+		if ((int)strlen(msg) <= c->w) {
+			tui_put_str(c, 0, 0, c->w, msg, tui_st(TUI_C_WARN, TUI_A_BOLD));
+		} else { /* narrower than the notice: two lines */
+			tui_put_str(c, 0, 0, c->w, "terminal too small", tui_st(TUI_C_WARN, TUI_A_BOLD));
+			tui_printf(c, 0, 1, c->w, tui_st(TUI_C_WARN, 0), "(need %dx%d)", TUI_MIN_W, TUI_MIN_H);
+		}
+		return;
+	}
+	for (int i = 0; i < a->lay.nmeters; i++)
+		draw_meter(a, c, &a->model.meters[i], a->lay.meters[i]);
+	draw_session(a, c, a->lay.session);
+	draw_tabs(a, c, a->lay.tabs);
+	if (a->help)
+		draw_help(a, c, a->lay.body);
+	else
+		view_ops[a->view].draw(a, c, a->lay.body);
+	draw_help_bar(a, c, a->lay.help);
+}
+
+static void do_export(struct tui_app *a)
+{
+	char path[64];
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	strftime(path, sizeof path, "proftop-%Y%m%d-%H%M%S.json", &tm);
+	struct pt_export_opts eo = {0};
+	eo.summary = a->model.sum;
+	char err[256] = "";
+	int rc = pt_chrome_export(a->t, path, &eo, err, sizeof err);
+	if (rc < 0)
+		tui_app_message(a, "export failed: %s", err[0] ? err : pt_strerror(rc));
+	else
+		tui_app_message(a, "exported %llu events to ./%s",
+				(unsigned long long)pt_store_count(a->t->store), path);
+}
+
+/* Typing into the search line: printable bytes extend the pattern. */
+static int search_key(struct tui_app *a, int key)
+{
+	struct tui_table *tb = &a->tables[a->view];
+	if (key == TUI_KEY_ESC) {
+		tb->plen = 0;
+		memset(tb->pat, 0, sizeof tb->pat);
+		a->searching = 0;
+		return 1;
+	}
+	if (key == TUI_KEY_ENTER) {
+		a->searching = 0;
+		return 1;
+	}
+	if (key == TUI_KEY_BACKSPACE || key == 127 || key == 8) {
+		if (tb->plen)
+			tb->pat[--tb->plen] = 0;
+		tb->sel = tb->top = 0;
+		return 1;
+	}
+	if (key >= 32 && key < 256 && key != 127 && tb->plen + 1 < sizeof tb->pat) {
+		tb->pat[tb->plen++] = (char)key;
+		tb->sel = tb->top = 0;
+		return 1;
+	}
+	return 0; /* arrows etc. fall through to the table */
+}
+
+/* Handles one key; returns 1 when the app should quit. */
+int tui_app_key(struct tui_app *a, int key)
+{
+	if (key == TUI_KEY_RESIZE)
+		return 0;
+	if (a->help) { /* any key closes the help (q still quits) */
+		a->help = 0;
+		if (key != 'q' && key != TUI_KEY_F(10))
+			return 0;
+	}
+	if (a->searching && search_key(a, key))
+		return 0;
+	const struct tui_binding *b = tui_key_lookup(key, a->view);
+	if (!b)
+		return 0;
+	if (view_ops[a->view].action && view_ops[a->view].action(a, b))
+		return 0;
+	switch (b->act) {
+	case TUI_ACT_QUIT:
+		a->quit = 1;
+		return 1;
+	case TUI_ACT_HELP:
+		a->help = 1;
+		break;
+	case TUI_ACT_VIEW:
+		a->view = b->arg;
+		a->searching = 0;
+		break;
+	case TUI_ACT_NEXT_VIEW:
+		a->view = (a->view + 1) % TUI_V__COUNT;
+		a->searching = 0;
+		break;
+	case TUI_ACT_PREV_VIEW:
+		a->view = (a->view + TUI_V__COUNT - 1) % TUI_V__COUNT;
+		a->searching = 0;
+		break;
+	case TUI_ACT_WINDOW:
+		a->window = (a->window + 1) % TUI_WIN__COUNT;
+		tui_model_build(a, 1);
+		tui_app_message(a, "window: %s", a->model.window_label);
+		break;
+	case TUI_ACT_EXPORT:
+		do_export(a);
+		break;
+	case TUI_ACT_PAUSE:
+		a->paused = !a->paused;
+		if (!a->paused)
+			tui_model_build(a, 0);
+		tui_app_message(a, "%s", a->paused ? "paused: data keeps being collected (p resumes)"
+						   : "resumed");
+		break;
+	case TUI_ACT_CANCEL:
+		a->msg[0] = 0;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}

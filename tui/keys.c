@@ -1,0 +1,113 @@
+/*
+ * keys.c - the key table (keys.h) and its lookup. Rules that shaped it:
+ * htop's function keys (F1 help, F3 search, F6 sort, F10 quit) next to the
+ * letters; the timeline's w/a/s/d (chrome://tracing, Perfetto) with layout-
+ * independent aliases (+/- zoom, Shift+arrows and ,/. pan), arrows moving
+ * the cursor between events and lanes; number keys 1-7 for the views.
+ * Bindings limited to some views come before the ones for every view, so a
+ * key can mean something specific in one view and something general in the
+ * others (Up moves a table's selection and the timeline's lane).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "keys.h"
+
+#define K(...) {__VA_ARGS__}
+
+const struct tui_binding tui_bindings[] = {
+	/* timeline */
+	{TUI_ACT_ZOOM_IN, 0, TUI_VM_TL, K('w', '+', '='), "zoom in around the cursor", "Zoom"},
+	{TUI_ACT_ZOOM_OUT, 0, TUI_VM_TL, K('s', '-', '_'), "zoom out around the cursor", NULL},
+	{TUI_ACT_PAN_LEFT, 0, TUI_VM_TL, K('a', TUI_KEY_SLEFT, ','), "pan left (earlier)", "Pan"},
+	{TUI_ACT_PAN_RIGHT, 0, TUI_VM_TL, K('d', TUI_KEY_SRIGHT, '.'), "pan right (later)", NULL},
+	{TUI_ACT_EV_PREV, 0, TUI_VM_TL, K(TUI_KEY_LEFT), "cursor to the previous event", NULL},
+	{TUI_ACT_EV_NEXT, 0, TUI_VM_TL, K(TUI_KEY_RIGHT), "cursor to the next event", NULL},
+	{TUI_ACT_LANE_UP, 0, TUI_VM_TL, K(TUI_KEY_UP, 'k'), "cursor to the lane above", NULL},
+	{TUI_ACT_LANE_DOWN, 0, TUI_VM_TL, K(TUI_KEY_DOWN, 'j'), "cursor to the lane below", NULL},
+	{TUI_ACT_STEP_PREV, 0, TUI_VM_TL, K('['), "jump to the previous step", "Step"},
+	{TUI_ACT_STEP_NEXT, 0, TUI_VM_TL, K(']'), "jump to the next step", NULL},
+	{TUI_ACT_FOLLOW, 0, TUI_VM_TL, K('f'), "follow the live edge", "Follow"},
+	{TUI_ACT_FIT, 0, TUI_VM_TL, K('0'), "fit everything", "Fit"},
+	{TUI_ACT_ENTER, 0, TUI_VM_TL, K(TUI_KEY_ENTER), "details of the event under the cursor",
+	 "Details"},
+	/* tables */
+	{TUI_ACT_SEARCH, 0, TUI_VM_TABLES, K('/', TUI_KEY_F(3)), "fuzzy search (Esc clears)",
+	 "Search"},
+	{TUI_ACT_SEARCH_NEXT, 0, TUI_VM_TABLES, K('n'), "next match", NULL},
+	{TUI_ACT_SEARCH_PREV, 0, TUI_VM_TABLES, K('N'), "previous match", NULL},
+	{TUI_ACT_SORT_NEXT, 0, TUI_VM_TABLES, K('>', TUI_KEY_F(6)), "sort by the next column",
+	 "Sort"},
+	{TUI_ACT_SORT_PREV, 0, TUI_VM_TABLES, K('<'), "sort by the previous column", NULL},
+	{TUI_ACT_SORT_INVERT, 0, TUI_VM_TABLES, K('I'), "invert the sort order", NULL},
+	{TUI_ACT_ENTER, 0, TUI_VM(TUI_V_OPERATORS), K(TUI_KEY_ENTER),
+	 "expand an operator into its inner ops and kernels", "Expand"},
+	{TUI_ACT_GROUP, 0, TUI_VM(TUI_V_OPERATORS), K('t'),
+	 "single operators / operator types", "Types"},
+	/* every view */
+	{TUI_ACT_HELP, 0, TUI_VM_ALL, K('?', 'h', TUI_KEY_F(1)), "this help", "Help"},
+	{TUI_ACT_VIEW, TUI_V_SUMMARY, TUI_VM_ALL, K('1'), "Summary: model, perf, overview", NULL},
+	{TUI_ACT_VIEW, TUI_V_OPERATORS, TUI_VM_ALL, K('2'), "Operators", NULL},
+	{TUI_ACT_VIEW, TUI_V_KERNELS, TUI_VM_ALL, K('3'), "Kernels", NULL},
+	{TUI_ACT_VIEW, TUI_V_TIMELINE, TUI_VM_ALL, K('4'), "Timeline", NULL},
+	{TUI_ACT_VIEW, TUI_V_MEMORY, TUI_VM_ALL, K('5'), "Memory (memcpy / memset)", NULL},
+	{TUI_ACT_VIEW, TUI_V_DISTRIBUTED, TUI_VM_ALL, K('6'), "Distributed", NULL},
+	{TUI_ACT_VIEW, TUI_V_USER, TUI_VM_ALL, K('7'), "UserDefined", NULL},
+	{TUI_ACT_NEXT_VIEW, 0, TUI_VM_ALL, K(TUI_KEY_TAB), "next view", "View"},
+	{TUI_ACT_PREV_VIEW, 0, TUI_VM_ALL, K(TUI_KEY_BTAB), "previous view", NULL},
+	{TUI_ACT_UP, 0, TUI_VM_ALL, K(TUI_KEY_UP, 'k'), "move up", NULL},
+	{TUI_ACT_DOWN, 0, TUI_VM_ALL, K(TUI_KEY_DOWN, 'j'), "move down", NULL},
+	{TUI_ACT_PGUP, 0, TUI_VM_ALL, K(TUI_KEY_PGUP), "page up", NULL},
+	{TUI_ACT_PGDN, 0, TUI_VM_ALL, K(TUI_KEY_PGDN, ' '), "page down", NULL},
+	{TUI_ACT_HOME, 0, TUI_VM_ALL, K(TUI_KEY_HOME, 'g'), "first row", NULL},
+	{TUI_ACT_END, 0, TUI_VM_ALL, K(TUI_KEY_END, 'G'), "last row", NULL},
+	{TUI_ACT_WINDOW, 0, TUI_VM_ALL, K('W'), "window: all / last 10 steps / last 30 s", "Window"},
+	{TUI_ACT_EXPORT, 0, TUI_VM_ALL, K('e'), "export a snapshot (Chrome trace) to ./proftop-*.json",
+	 "Export"},
+	{TUI_ACT_PAUSE, 0, TUI_VM_ALL, K('p'), "pause the view (data keeps coming)", "Pause"},
+	{TUI_ACT_CANCEL, 0, TUI_VM_ALL, K(TUI_KEY_ESC), "clear search / close a popup", NULL},
+	{TUI_ACT_REDRAW, 0, TUI_VM_ALL, K(TUI_CTRL('l')), "redraw the screen", NULL},
+	{TUI_ACT_QUIT, 0, TUI_VM_ALL, K('q', TUI_KEY_F(10)), "quit", "Quit"},
+};
+const size_t tui_nbindings = sizeof tui_bindings / sizeof tui_bindings[0];
+
+const struct tui_binding *tui_key_lookup(int key, int view)
+{
+	if (key == 0)
+		return NULL;
+	for (size_t i = 0; i < tui_nbindings; i++) {
+		const struct tui_binding *b = &tui_bindings[i];
+		if (b->views && !(b->views & TUI_VM(view)))
+			continue;
+		for (int k = 0; k < TUI_BIND_KEYS && b->keys[k]; k++)
+			if (b->keys[k] == key)
+				return b;
+	}
+	return NULL;
+}
+
+void tui_key_name(int key, char *buf, size_t len)
+{
+	static const char *const special[] = {
+		"Up", "Down", "Left", "Right", "S-Left", "S-Right", "PgUp", "PgDn", "Home", "End",
+		"Enter", "Esc", "Tab", "S-Tab", "Bksp", "Resize"};
+	if (key >= TUI_KEY_F1 && key <= TUI_KEY_F12)
+		snprintf(buf, len, "F%d", key - TUI_KEY_F1 + 1);
+	else if (key >= TUI_KEY_UP && key < TUI_KEY_F1)
+		snprintf(buf, len, "%s", special[key - TUI_KEY_UP]);
+	else if (key == ' ')
+		snprintf(buf, len, "Space");
+	else if (key > 0 && key < 32)
+		snprintf(buf, len, "Ctrl-%c", key + 'A' - 1);
+	else if (key > 32 && key < 127)
+		snprintf(buf, len, "%c", key);
+	else
+		snprintf(buf, len, "#%d", key);
+}
+
+const char *tui_view_name(int v)
+{
+	static const char *const names[TUI_V__COUNT] = {
+		"Summary", "Operators", "Kernels", "Timeline", "Memory", "Distributed", "UserDefined"};
+	return v >= 0 && v < TUI_V__COUNT ? names[v] : "?";
+}

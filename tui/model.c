@@ -1,0 +1,254 @@
+/*
+ * model.c - what the views read, rebuilt from the trace at most once per
+ * refresh and only when events arrived (or the window changed): the summary
+ * of the selected window (pt_summarize over all / the last 10 steps / the
+ * last 30 s) and the header meters with their one-minute sparklines.
+ *
+ * Meters: CPU(Process) and CPU(System) come from the /proc sampler's
+ * counters. Each GPU's utilization per second is the busy time of its
+ * kernels (communication included) in that second, summed over its streams
+ * and capped at 100 %; where a GPU backend writes counters on the device's
+ * tracks, a counter whose name contains "util" (NVML utilization, percent)
+ * takes precedence, and one whose name contains "mem" and "used"/"total"
+ * (bytes) fills the memory figure. Only the last minute is scanned (the
+ * store iterates a time range per track), so a refresh costs the events
+ * of one minute, not of the whole session.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "app.h"
+#include "proftop/store.h"
+#include "util.h"
+
+void tui_fmt_ns(char *buf, size_t len, uint64_t ns)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%lluns", (unsigned long long)ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.2fus", (double)ns / 1e3);
+	else if (ns < 1000000000ull)
+		snprintf(buf, len, "%.2fms", (double)ns / 1e6);
+	else if (ns < 1000ull * 1000000000ull)
+		snprintf(buf, len, "%.3fs", (double)ns / 1e9);
+	else
+		snprintf(buf, len, "%.0fs", (double)ns / 1e9);
+}
+
+/*
+ * Operator type, the rule behind 't' in the Operators view:
+ *  1. a namespaced name keeps its namespace: "aten::mm" -> "aten",
+ *     "autograd::engine::evaluate_function: X" -> "autograd";
+ *  2. otherwise the name up to the first ' ', '#' or '(' ("matmul dygraph"
+ *     -> "matmul", "ProfilerStep#3" -> "ProfilerStep");
+ *  3. then a trailing instance number after '_', '.', '-' is dropped
+ *     ("linear_0" -> "linear", "conv2d_12" -> "conv2d"; "conv2d" stays).
+ */
+size_t tui_op_type(const char *name, size_t len)
+{
+	for (size_t i = 0; i + 1 < len; i++)
+		if (name[i] == ':' && name[i + 1] == ':' && i > 0)
+			return i;
+	size_t n = 0;
+	while (n < len && name[n] != ' ' && name[n] != '#' && name[n] != '(')
+		n++;
+	size_t d = n;
+	while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
+		d--;
+	if (d < n && d > 1 && (name[d - 1] == '_' || name[d - 1] == '.' || name[d - 1] == '-'))
+		n = d - 1;
+	return n ? n : len;
+}
+
+static uint64_t window_t0(struct tui_app *a, char *label, size_t len)
+{
+	struct pt_trace *t = a->t;
+	uint64_t last = pt_store_last_ns(t->store);
+	if (a->window == TUI_WIN_SECS) {
+		snprintf(label, len, "last 30 s");
+		return last > TUI_WIN_SECS_NS ? last - TUI_WIN_SECS_NS : 0;
+	}
+	if (a->window == TUI_WIN_STEPS) {
+		uint64_t at = last + 1, start = 0, end;
+		int found = 0;
+		for (int i = 0; i < TUI_WIN_STEPS_N; i++) {
+			if (pt_timeline_step_edge(t, at, -1, &start, &end) != 0)
+				break;
+			found++;
+			at = start;
+		}
+		snprintf(label, len, "last %d steps", TUI_WIN_STEPS_N);
+		return found ? start : 0;
+	}
+	snprintf(label, len, "whole session");
+	return 0;
+}
+
+static int name_has(const char *s, const char *needle)
+{
+	return strcasestr(s, needle) != NULL;
+}
+
+static void build_meters(struct tui_app *a)
+{
+	struct tui_model *m = &a->model;
+	struct pt_trace *t = a->t;
+	int dev_of_meter[TUI_MAX_METERS];
+	int meter_of_dev[64];
+	for (int i = 0; i < 64; i++)
+		meter_of_dev[i] = -1;
+	m->nmeters = 0;
+	struct tui_meter *cpu = &m->meters[m->nmeters++];
+	struct tui_meter *sys = &m->meters[m->nmeters++];
+	memset(cpu, 0, sizeof *cpu * 2);
+	snprintf(cpu->label, sizeof cpu->label, "CPU(Proc)");
+	snprintf(sys->label, sizeof sys->label, "CPU(Sys)");
+	dev_of_meter[0] = dev_of_meter[1] = -1;
+	/* GPUs in device order */
+	int maxdev = -1;
+	for (uint32_t i = 0; i < t->ntracks; i++)
+		if (t->tracks[i].device > maxdev && t->tracks[i].device < 64)
+			maxdev = t->tracks[i].device;
+	for (int d = 0; d <= maxdev && m->nmeters < TUI_MAX_METERS; d++) {
+		int seen = 0;
+		for (uint32_t i = 0; i < t->ntracks && !seen; i++)
+			seen = t->tracks[i].device == d;
+		if (!seen)
+			continue;
+		struct tui_meter *g = &m->meters[m->nmeters];
+		memset(g, 0, sizeof *g);
+		snprintf(g->label, sizeof g->label, "GPU%d", d);
+		meter_of_dev[d] = m->nmeters;
+		dev_of_meter[m->nmeters++] = d;
+	}
+	m->ngpu = m->nmeters - 2;
+
+	uint64_t ref = t->last_ns ? t->last_ns : pt_store_last_ns(t->store);
+	uint64_t span = (uint64_t)TUI_SPARK_N * TUI_SPARK_BUCKET_NS;
+	uint64_t lo = ref > span ? ref - span : 0;
+	double sum[TUI_MAX_METERS][TUI_SPARK_N];
+	double util_sum[TUI_MAX_METERS][TUI_SPARK_N];
+	uint16_t cnt[TUI_MAX_METERS][TUI_SPARK_N], util_cnt[TUI_MAX_METERS][TUI_SPARK_N];
+	memset(sum, 0, sizeof sum);
+	memset(cnt, 0, sizeof cnt);
+	memset(util_sum, 0, sizeof util_sum);
+	memset(util_cnt, 0, sizeof util_cnt);
+	uint32_t id_proc = pt_strtab_find(t->strings, "CPU(Process)", 12);
+	uint32_t id_sys = pt_strtab_find(t->strings, "CPU(System)", 11);
+	int any_busy[TUI_MAX_METERS] = {0};
+	uint32_t ntr = pt_store_track_count(t->store);
+	for (uint32_t tr = 0; tr < ntr && tr < t->ntracks; tr++) {
+		int dev = t->tracks[tr].device;
+		int mi_dev = dev >= 0 && dev < 64 ? meter_of_dev[dev] : -1;
+		struct pt_store_iter it;
+		pt_store_iter_init(&it, t->store, tr, lo, ref + 1);
+		struct pt_event *ev;
+		while ((ev = pt_store_iter_next(&it))) {
+			if (ev->kind == PT_KIND_COUNTER) {
+				double v;
+				memcpy(&v, &ev->arg, sizeof v);
+				if (!isfinite(v))
+					continue;
+				int b = (int)((ev->start_ns - lo) / TUI_SPARK_BUCKET_NS);
+				if (b >= TUI_SPARK_N)
+					b = TUI_SPARK_N - 1;
+				int mi = ev->name_id && ev->name_id == id_proc ? 0
+					 : ev->name_id && ev->name_id == id_sys ? 1
+										 : -1;
+				if (mi >= 0) {
+					sum[mi][b] += v;
+					cnt[mi][b]++;
+					m->meters[mi].valid = 1;
+					m->meters[mi].pct = v;
+				} else if (mi_dev >= 0) {
+					const char *nm = pt_trace_str(t, ev->name_id);
+					if (name_has(nm, "util")) {
+						util_sum[mi_dev][b] += v;
+						util_cnt[mi_dev][b]++;
+					} else if (name_has(nm, "mem") && name_has(nm, "used")) {
+						m->meters[mi_dev].has_mem = 1;
+						m->meters[mi_dev].mem_used_bytes = v;
+					} else if (name_has(nm, "mem") && name_has(nm, "total")) {
+						m->meters[mi_dev].mem_total_bytes = v;
+					}
+				}
+				continue;
+			}
+			if (mi_dev < 0 || (ev->kind != PT_KIND_KERNEL && ev->kind != PT_KIND_COMMUNICATION))
+				continue;
+			any_busy[mi_dev] = 1;
+			uint64_t s = ev->start_ns, e = pt_event_end(ev);
+			if (e > ref)
+				e = ref;
+			while (s < e) {
+				uint64_t b = (s - lo) / TUI_SPARK_BUCKET_NS;
+				if (b >= TUI_SPARK_N)
+					break;
+				uint64_t bend = lo + (b + 1) * TUI_SPARK_BUCKET_NS;
+				uint64_t piece = (e < bend ? e : bend) - s;
+				sum[mi_dev][b] += (double)piece;
+				s += piece;
+			}
+		}
+		pt_store_iter_done(&it);
+	}
+	for (int mi = 0; mi < m->nmeters; mi++) {
+		struct tui_meter *me = &m->meters[mi];
+		int has_util = 0;
+		for (int b = 0; b < TUI_SPARK_N; b++)
+			has_util |= util_cnt[mi][b] != 0;
+		for (int b = 0; b < TUI_SPARK_N; b++) {
+			double v = -1;
+			if (dev_of_meter[mi] < 0) {
+				if (cnt[mi][b])
+					v = sum[mi][b] / cnt[mi][b];
+			} else if (has_util) {
+				if (util_cnt[mi][b])
+					v = util_sum[mi][b] / util_cnt[mi][b];
+			} else if (any_busy[mi]) {
+				v = 100.0 * sum[mi][b] / (double)TUI_SPARK_BUCKET_NS;
+				if (v > 100)
+					v = 100;
+			}
+			me->spark[b] = v;
+		}
+		if (dev_of_meter[mi] >= 0) {
+			me->valid = has_util || any_busy[mi];
+			/* latest complete value: the last bucket with data */
+			me->pct = 0;
+			for (int b = TUI_SPARK_N - 1; b >= 0; b--)
+				if (me->spark[b] >= 0) {
+					me->pct = me->spark[b];
+					break;
+				}
+		}
+	}
+}
+
+void tui_model_build(struct tui_app *a, int force)
+{
+	struct tui_model *m = &a->model;
+	struct pt_trace *t = a->t;
+	if (!force && m->sum && m->built_events == t->events_seen && m->built_window == a->window)
+		return;
+	struct pt_agg_opts o;
+	pt_agg_opts_init(&o);
+	o.t0_ns = window_t0(a, m->window_label, sizeof m->window_label);
+	struct pt_summary *s = pt_summarize(t, &o);
+	if (m->sum)
+		pt_summary_free(m->sum);
+	m->sum = s;
+	m->built_events = t->events_seen;
+	m->built_window = a->window;
+	m->gen++;
+	build_meters(a);
+}
+
+void tui_model_free(struct tui_model *m)
+{
+	if (m->sum)
+		pt_summary_free(m->sum);
+	m->sum = NULL;
+}

@@ -1,0 +1,344 @@
+/*
+ * term.c - the curses backend: starts and restores the terminal, maps
+ * curses keys to ours, and flushes the canvas by writing only the cells
+ * that changed since the last flush (curses then sends only what differs),
+ * at most about 10 times a second. The palette uses the terminal's default
+ * background with a few foreground colours (no white or black text), so it
+ * reads on dark and light themes; NO_COLOR / --no-color keep attributes
+ * only. The terminal is restored from atexit, from tui_close, and from the
+ * crash signals (SEGV, BUS, FPE, ILL, ABRT) before they re-raise; SIGINT,
+ * SIGTERM and SIGHUP end the loop through the caller's handlers (live.c) or
+ * ours (view). No mouse reporting unless --mouse.
+ */
+#include <curses.h>
+#include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "proftop/error.h"
+#include "util.h"
+
+#define MIN_FLUSH_NS 100000000ull /* ~10 Hz cap on redraws */
+
+struct tui {
+	struct tui_app app;
+	struct tui_canvas back, front;
+	int front_valid;
+	int colors;
+	int open;
+	int dirty;
+	uint64_t last_tick_ns, last_flush_ns;
+	uint64_t refreshes;
+};
+
+static volatile sig_atomic_t curses_on;
+
+static void restore_terminal(void)
+{
+	if (curses_on) {
+		curses_on = 0;
+		endwin();
+	}
+}
+
+static void on_crash(int sig)
+{
+	restore_terminal();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static short pair_fg[TUI_C__COUNT] = {
+	[TUI_C_DEFAULT] = -1,	     [TUI_C_HEADER] = COLOR_CYAN,   [TUI_C_SELECT] = COLOR_BLUE,
+	[TUI_C_MATCH] = COLOR_MAGENTA,  [TUI_C_METER_LO] = COLOR_GREEN, [TUI_C_METER_MID] = COLOR_BLUE,
+	[TUI_C_METER_HI] = COLOR_RED,   [TUI_C_DIM] = -1,		[TUI_C_KEY] = -1,
+	[TUI_C_WARN] = COLOR_RED,	     [TUI_C_K_STEP] = COLOR_BLUE,   [TUI_C_K_DATA] = COLOR_YELLOW,
+	[TUI_C_K_FWD] = COLOR_GREEN,    [TUI_C_K_BWD] = COLOR_MAGENTA, [TUI_C_K_OPT] = COLOR_CYAN,
+	[TUI_C_K_OP] = COLOR_BLUE,	     [TUI_C_K_RUNTIME] = COLOR_RED, [TUI_C_K_KERNEL] = COLOR_GREEN,
+	[TUI_C_K_MEM] = COLOR_YELLOW,   [TUI_C_K_COMM] = COLOR_RED,    [TUI_C_K_USER] = COLOR_CYAN,
+};
+
+static int ascii_needed(const struct tui_opts *o)
+{
+	if (o->ascii)
+		return 1;
+#ifndef PT_HAVE_NCURSESW
+	return 1;
+#else
+	const char *cs = nl_langinfo(CODESET);
+	return !(cs && (!strcmp(cs, "UTF-8") || !strcmp(cs, "utf8")));
+#endif
+}
+
+struct tui *tui_open(struct pt_trace *t, const struct tui_opts *o)
+{
+	if (!isatty(0) || !isatty(1)) {
+		fprintf(stderr, "proftop: the screen needs a terminal (use --no-screen or report)\n");
+		return NULL;
+	}
+	setlocale(LC_ALL, "");
+	struct tui *u = pt_xcalloc(1, sizeof *u);
+	tui_app_init(&u->app, t, o);
+	int ascii = ascii_needed(o);
+	if (!getenv("ESCDELAY"))
+		setenv("ESCDELAY", "25", 0); /* Esc answers at once; no alt-combos needed */
+	static int hooks;
+	if (!hooks) {
+		hooks = 1;
+		atexit(restore_terminal);
+		int crash[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+		for (size_t i = 0; i < sizeof crash / sizeof crash[0]; i++)
+			signal(crash[i], on_crash);
+	}
+	if (!initscr()) {
+		free(u);
+		fprintf(stderr, "proftop: cannot start the screen (TERM?)\n");
+		return NULL;
+	}
+	curses_on = 1;
+	u->open = 1;
+	cbreak(); /* Ctrl-C stays a signal */
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	curs_set(0);
+	leaveok(stdscr, TRUE);
+	if (o->mouse)
+		mousemask(BUTTON1_CLICKED, NULL);
+	if (!o->no_color && !getenv("NO_COLOR") && has_colors()) {
+		start_color();
+		use_default_colors();
+		u->colors = 1;
+		for (int i = 1; i < TUI_C__COUNT; i++)
+			init_pair((short)i, pair_fg[i], -1);
+	}
+	tui_canvas_init(&u->back, COLS, LINES, ascii);
+	tui_canvas_init(&u->front, COLS, LINES, ascii);
+	u->dirty = 1;
+	u->last_tick_ns = pt_now_ns();
+	return u;
+}
+
+void tui_close(struct tui *u)
+{
+	if (!u)
+		return;
+	if (u->open) {
+		u->open = 0;
+		restore_terminal();
+	}
+	tui_app_free(&u->app);
+	tui_canvas_free(&u->back);
+	tui_canvas_free(&u->front);
+	free(u);
+}
+
+static attr_t cell_attr(const struct tui *u, const struct tui_cell *c)
+{
+	attr_t a = 0;
+	if (c->attr & TUI_A_BOLD)
+		a |= A_BOLD;
+	if (c->attr & TUI_A_REVERSE)
+		a |= A_REVERSE;
+	if (c->attr & TUI_A_UNDERLINE)
+		a |= A_UNDERLINE;
+	if (c->color == TUI_C_DIM && !(c->attr & TUI_A_REVERSE))
+		a |= A_DIM;
+	if (u->colors && c->color && c->color < TUI_C__COUNT && pair_fg[c->color] >= 0)
+		a |= COLOR_PAIR(c->color);
+	return a;
+}
+
+static void flush(struct tui *u)
+{
+	struct tui_canvas *b = &u->back, *f = &u->front;
+	char run[4096];
+	for (int y = 0; y < b->h; y++) {
+		int x = 0;
+		while (x < b->w) {
+			struct tui_cell *bc = tui_canvas_at(b, x, y);
+			if (u->front_valid && !memcmp(bc, tui_canvas_at(f, x, y), sizeof *bc)) {
+				x++;
+				continue;
+			}
+			/* a run of changed cells with one style */
+			int x0 = x;
+			size_t n = 0;
+			while (x < b->w && n + 4 < sizeof run) {
+				struct tui_cell *c = tui_canvas_at(b, x, y);
+				if (c->color != bc->color || c->attr != bc->attr)
+					break;
+				if (u->front_valid && x > x0 && !memcmp(c, tui_canvas_at(f, x, y), sizeof *c))
+					break;
+				n += (size_t)tui_utf8_put(c->ch, run + n);
+				*tui_canvas_at(f, x, y) = *c;
+				x++;
+			}
+			attrset(cell_attr(u, bc));
+			mvaddnstr(y, x0, run, (int)n);
+		}
+	}
+	attrset(A_NORMAL);
+	u->front_valid = 1;
+	wnoutrefresh(stdscr);
+	doupdate();
+}
+
+static int map_key(int ch)
+{
+	if (ch >= KEY_F(1) && ch <= KEY_F(12))
+		return TUI_KEY_F1 + (ch - KEY_F(1));
+	switch (ch) {
+	case KEY_UP:
+		return TUI_KEY_UP;
+	case KEY_DOWN:
+		return TUI_KEY_DOWN;
+	case KEY_LEFT:
+		return TUI_KEY_LEFT;
+	case KEY_RIGHT:
+		return TUI_KEY_RIGHT;
+	case KEY_SLEFT:
+		return TUI_KEY_SLEFT;
+	case KEY_SRIGHT:
+		return TUI_KEY_SRIGHT;
+	case KEY_PPAGE:
+		return TUI_KEY_PGUP;
+	case KEY_NPAGE:
+		return TUI_KEY_PGDN;
+	case KEY_HOME:
+		return TUI_KEY_HOME;
+	case KEY_END:
+		return TUI_KEY_END;
+	case KEY_ENTER:
+	case '\n':
+	case '\r':
+		return TUI_KEY_ENTER;
+	case 27:
+		return TUI_KEY_ESC;
+	case '\t':
+		return TUI_KEY_TAB;
+	case KEY_BTAB:
+		return TUI_KEY_BTAB;
+	case KEY_BACKSPACE:
+	case 127:
+	case 8:
+		return TUI_KEY_BACKSPACE;
+	case KEY_RESIZE:
+		return TUI_KEY_RESIZE;
+	case KEY_MOUSE:
+		return 0;
+	}
+	return ch >= 0 && ch < 256 ? ch : 0;
+}
+
+static void redraw(struct tui *u)
+{
+	struct tui_app *a = &u->app;
+	a->now_ns = pt_now_ns();
+	if (u->back.w != COLS || u->back.h != LINES) {
+		tui_canvas_resize(&u->back, COLS, LINES);
+		tui_canvas_resize(&u->front, COLS, LINES);
+		u->front_valid = 0;
+		clearok(curscr, TRUE);
+	}
+	tui_app_draw(a, &u->back);
+	flush(u);
+	u->last_flush_ns = a->now_ns;
+	u->dirty = 0;
+}
+
+int tui_wait(struct tui *u, const struct tui_status *st, uint64_t wait_ns)
+{
+	if (!u || !u->open)
+		return 1;
+	struct tui_app *a = &u->app;
+	a->st = *st;
+	uint64_t start = pt_now_ns(), deadline = start + wait_ns;
+	for (;;) {
+		uint64_t now = pt_now_ns();
+		if (now - u->last_tick_ns >= a->o.refresh_ns) {
+			u->last_tick_ns = now;
+			u->refreshes++;
+			if (!a->paused)
+				tui_model_build(a, 0);
+			u->dirty = 1;
+			if (a->o.max_refreshes && u->refreshes >= a->o.max_refreshes) {
+				redraw(u);
+				a->quit = 1;
+			}
+		}
+		if (a->msg[0] && now >= a->msg_until_ns && a->msg_until_ns) {
+			a->msg_until_ns = 0;
+			u->dirty = 1;
+		}
+		if (u->dirty && now - u->last_flush_ns >= MIN_FLUSH_NS)
+			redraw(u);
+		if (a->quit) {
+			restore_terminal();
+			u->open = 0;
+			return 1;
+		}
+		now = pt_now_ns();
+		if (now >= deadline)
+			return 0;
+		uint64_t until = deadline;
+		if (u->last_tick_ns + a->o.refresh_ns < until)
+			until = u->last_tick_ns + a->o.refresh_ns;
+		if (u->dirty && u->last_flush_ns + MIN_FLUSH_NS < until)
+			until = u->last_flush_ns + MIN_FLUSH_NS;
+		int ms = until > now ? (int)((until - now + 999999) / 1000000) : 0;
+		struct pollfd pfd = {0, POLLIN, 0};
+		int pr = poll(&pfd, 1, ms);
+		if (pr < 0 && errno == EINTR)
+			return 0; /* a signal: let the caller look */
+		if (pr > 0 && (pfd.revents & (POLLHUP | POLLERR | POLLNVAL))) {
+			a->quit = 1; /* the terminal went away */
+			continue;
+		}
+		int ch;
+		while ((ch = getch()) != ERR) {
+			int key = map_key(ch);
+			if (key == TUI_KEY_RESIZE || key == TUI_CTRL('l')) {
+				u->front_valid = 0;
+				clearok(curscr, TRUE);
+			}
+			if (key && tui_app_key(a, key))
+				break;
+			u->dirty = 1;
+		}
+	}
+}
+
+static volatile sig_atomic_t view_stop;
+static void on_stop(int sig)
+{
+	(void)sig;
+	view_stop = 1;
+}
+
+int tui_view_file(struct pt_trace *t, const struct tui_opts *o, const char *describe)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	struct tui *u = tui_open(t, o);
+	if (!u)
+		return PT_EINVAL;
+	struct tui_status st = {describe, "file", 0, 0};
+	while (!view_stop && !tui_wait(u, &st, 250000000ull))
+		;
+	tui_close(u);
+	return 0;
+}

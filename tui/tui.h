@@ -1,0 +1,48 @@
+/*
+ * tui.h - the terminal UI as the command-line front end sees it: options,
+ * the session line's inputs, and a screen that the live loop drives between
+ * polls (tui_open / tui_wait / tui_close) or that runs on its own over a
+ * loaded file (tui_view_file). No curses types: src/cli_*.c include this.
+ *
+ * The screen reads the trace only while the caller is not writing to it
+ * (the live loop calls tui_wait between polls, on the same thread).
+ */
+#ifndef TUI_TUI_H
+#define TUI_TUI_H
+
+#include <stdint.h>
+
+#include "proftop/trace.h"
+
+struct tui_opts {
+	int ascii;               /* 1: ASCII only; 0: auto (UTF-8 locale -> Unicode) */
+	int no_color;            /* 1: monochrome (also when NO_COLOR is set) */
+	int mouse;               /* enable mouse reporting (off unless asked) */
+	uint64_t refresh_ns;     /* model/header refresh period (-d), default 1 s */
+	uint64_t max_refreshes;  /* -n N: quit after N refreshes (0: never) */
+};
+void tui_opts_init(struct tui_opts *o);
+
+/* What the session line shows; strings are the caller's (already escaped). */
+struct tui_status {
+	const char *describe;    /* "1234 (python train.py)" or the file name */
+	const char *state;       /* "running", "exited", "file", "waiting" */
+	uint64_t started_ns;     /* CLOCK_MONOTONIC at start (0: elapsed from the trace) */
+	int live;                /* 1: data may still grow */
+};
+
+struct tui;
+/* Starts the screen (curses); NULL with a message on stderr when it cannot. */
+struct tui *tui_open(struct pt_trace *t, const struct tui_opts *o);
+/*
+ * Waits up to wait_ns for keys, handling them and redrawing; rebuilds the
+ * model at most once per refresh period when new events arrived. Returns
+ * 1 when the user quit (or -n was reached): the screen is closed by then.
+ */
+int tui_wait(struct tui *u, const struct tui_status *st, uint64_t wait_ns);
+/* Restores the terminal and frees the screen (NULL is fine; idempotent). */
+void tui_close(struct tui *u);
+/* Runs the screen over a loaded trace until quit. Returns 0 or PT_E*. */
+int tui_view_file(struct pt_trace *t, const struct tui_opts *o, const char *describe);
+
+#endif
