@@ -67,9 +67,8 @@ PROBE_OBJ := $(PROBE_SRC:%.c=$(BUILD)/pic/%.o)
 PROBE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN) -O2 -g -fPIC -fvisibility=hidden \
 	-ftls-model=initial-exec -Iinclude -Isrc
 CUDA_INC := $(wildcard $(CUDA_HOME)/include/cupti.h)
-ifneq ($(CUDA_INC),)
-PROBE_CFLAGS += -DPT_HAVE_CUDA_HEADERS -I$(CUDA_HOME)/include
-endif
+CUDA_CFLAGS := $(if $(CUDA_INC),-DPT_HAVE_CUDA_HEADERS -I$(CUDA_HOME)/include)
+PROBE_CFLAGS += $(CUDA_CFLAGS)
 
 # examples/: small programs annotated with the C API, linked weakly so they
 # run with and without proftop (libproftop.so is preloaded by `proftop run`).
@@ -117,6 +116,11 @@ $(BUILD)/tests/test_tui%: tests/unit/test_tui%.c $(TUI_OBJ) $(BUILD)/libproftop_
 $(BUILD)/bench/bench_tui%: bench/bench_tui%.c $(TUI_OBJ) $(BUILD)/libproftop_core.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(CURSES_CFLAGS) -Itui -o $@ $< $(TUI_OBJ) $(BUILD)/libproftop_core.a $(CURSES_LIBS) $(LDLIBS)
+
+# The CUPTI translation is tested and benchmarked with the real record structs
+# when CUDA's headers are present (they skip otherwise).
+$(BUILD)/tests/test_probe_cupti: ALL_CFLAGS += $(CUDA_CFLAGS)
+$(BUILD)/bench/bench_cupti: ALL_CFLAGS += $(CUDA_CFLAGS)
 
 # Tests of the probe link its objects directly.
 $(BUILD)/tests/test_probe%: tests/unit/test_probe%.c $(PROBE_OBJ) $(BUILD)/libproftop_core.a tests/unit/testutil.h

@@ -73,6 +73,41 @@ def synth(path, n_events):
         f.write("]}\n")
 
 
+def step_ms(out):
+    for line in out.decode().splitlines():
+        if "done steps=" in line:
+            return float(line.split("step_ms=")[1].split()[0])
+    sys.exit("minitrain printed no final line")
+
+
+def minitrain_overhead(args, tmp):
+    """minitrain's mean step time alone and under `proftop record` (probe
+    loaded, reader attached and draining), alternating runs; medians."""
+    mt = os.path.join(args.build, "examples", "minitrain")
+    proftop = os.path.join(args.build, "proftop")
+    if not os.path.exists(mt):
+        return
+    print()
+    print("== minitrain step time with proftop attached vs without (median of 7 alternating runs)")
+    env = dict(os.environ, PROFTOP_SESSION_DIR=os.path.join(tmp, "sessions"))
+    os.makedirs(env["PROFTOP_SESSION_DIR"], mode=0o700, exist_ok=True)
+    cmd = [mt, "--steps", "300", "--log-every", "0"]
+    alone, attached = [], []
+    for i in range(7):
+        p = subprocess.run(cmd, capture_output=True, env=env)
+        alone.append(step_ms(p.stdout + p.stderr))
+        out = os.path.join(tmp, "mt.json")
+        p = subprocess.run([proftop, "record", "-o", out, "--log", os.path.join(tmp, "mt.log"), "--"] + cmd,
+                           capture_output=True, env=env)
+        with open(os.path.join(tmp, "mt.log"), "rb") as f:
+            attached.append(step_ms(f.read()))
+    alone.sort()
+    attached.sort()
+    a, b = alone[3], attached[3]
+    print("minitrain --steps 300: %.3f ms/step alone, %.3f ms/step under proftop record: %+.2f%%"
+          % (a, b, (b - a) / a * 100))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -113,6 +148,7 @@ def main():
               "budget 64 B/event + 32 MiB = %.1f MiB (%.2f of it)"
               % (mb, kept, tp, mb / tp, rss / 2**20, rss / max(kept, 1), budget / 2**20, rss / budget))
         os.unlink(big)
+        minitrain_overhead(args, tmp)
         src = os.path.join(traces, BIG[0])
         if os.path.exists(src):
             print()

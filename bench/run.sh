@@ -27,6 +27,15 @@ echo
 echo "== bench_probe (range push+pop with a reader attached, vs no probe and a bare reference)"
 "$BUILD"/bench/bench_probe "$BUILD/libproftop.so"
 echo
+echo "== bench_cupti (translating synthetic CUPTI activity records, vs a plain copy)"
+"$BUILD"/bench/bench_cupti
+echo
+echo "== bench_fuzzy (re-ranking 100,000 operator names per keystroke, vs a strcasestr filter)"
+"$BUILD"/bench/bench_fuzzy
+echo
+echo "== bench_timeline (bucketing 1 M events into 60 lanes x 200 columns, vs iterating them)"
+"$BUILD"/bench/bench_timeline
+echo
 echo "== bench_export (1 M and 3 M events to disk, vs fprintf(\"%f\") formatting)"
 "$BUILD"/bench/bench_export 1000000
 "$BUILD"/bench/bench_export 3000000
