@@ -205,6 +205,10 @@ static int nv_poll(struct pt_backend *b, struct pt_trace *t, uint64_t now_ns)
 			int len = snprintf(label, sizeof label, "NVML GPU %u", d);
 			struct pt_track_key key = {n->pid, 0, 0, pt_trace_intern(t, label, (size_t)len)};
 			n->track[d] = pt_trace_track(t, &key);
+			/* a device track, so the header's GPU meter and the
+			 * timeline find NVML's counters next to the kernels */
+			pt_trace_track_device(t, n->track[d], (int32_t)d, -1);
+			pt_trace_set_thread_label(t, &key, pt_trace_intern(t, "NVML", 4));
 		}
 		for (int c = 0; c < C__N; c++)
 			n->name[c] = pt_trace_intern(t, counter_names[c], strlen(counter_names[c]));

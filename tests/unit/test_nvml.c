@@ -91,13 +91,18 @@ static void test_samples(void **state)
 	assert_int_equal(pt_counter_stat(t, "GPU Memory(Process) bytes", 0, UINT64_MAX, &st), 4);
 	assert_true(fabs(st.max - (double)(1ull << 30)) < 1);
 	assert_true(st.min == 0);
-	/* one track per device */
+	/* one device track per GPU ("GPU n NVML"), so meters and lanes find it */
 	int tracks = 0;
 	for (uint32_t i = 0; i < t->ntracks; i++) {
 		char label[64];
 		pt_trace_track_label(t, i, label, sizeof label);
-		if (strstr(label, "NVML GPU"))
+		if (strstr(label, "NVML")) {
+			assert_true(pt_track_is_device(&t->tracks[i]));
+			char want[32];
+			snprintf(want, sizeof want, "GPU %d NVML", t->tracks[i].device);
+			assert_string_equal(label, want);
 			tracks++;
+		}
 	}
 	assert_int_equal(tracks, 2);
 	char desc[128];
