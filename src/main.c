@@ -247,33 +247,46 @@ int cli_summarize(struct pt_trace *t, const struct cli_load_opts *o, struct pt_s
 	return CLI_OK;
 }
 
+static int cmd_help(int argc, char **argv);
+
+/* One table drives both dispatch and `proftop help COMMAND`. */
+static const struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	void (*usage)(FILE *out);
+} commands[] = {
+	{"report", cli_report, cli_usage_report},
+	{"export", cli_export, cli_usage_export},
+	{"run", cli_run, cli_usage_run},
+	{"view", cli_view, cli_usage_view},
+	{"record", cli_record, cli_usage_record},
+	{"ls", cli_ls, cli_usage_ls},
+	{"attach", NULL, cli_usage_attach}, /* `proftop [-p PID]`: help only */
+	{"backends", cli_backends, cli_usage_backends},
+	{"help", cmd_help, cli_usage_main},
+};
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
 static int cmd_help(int argc, char **argv)
 {
 	if (argc < 2) {
 		cli_usage_main(stdout);
 		return CLI_OK;
 	}
-	const char *c = argv[1];
-	if (!strcmp(c, "report"))
-		cli_usage_report(stdout);
-	else if (!strcmp(c, "export"))
-		cli_usage_export(stdout);
-	else if (!strcmp(c, "run"))
-		cli_usage_run(stdout);
-	else if (!strcmp(c, "view"))
-		cli_usage_view(stdout);
-	else if (!strcmp(c, "record"))
-		cli_usage_record(stdout);
-	else if (!strcmp(c, "ls"))
-		cli_usage_ls(stdout);
-	else if (!strcmp(c, "attach"))
-		cli_usage_attach(stdout);
-	else if (!strcmp(c, "backends"))
-		cli_usage_backends(stdout);
-	else if (!strcmp(c, "help"))
-		cli_usage_main(stdout);
-	else
-		return cli_usage_error("no help for unknown command '%s'", c);
+	const struct command *cmd = find_command(argv[1]);
+	if (!cmd) {
+		char esc[128];
+		pt_escape_term(esc, sizeof esc, argv[1], strlen(argv[1]), 60, 0);
+		return cli_usage_error("no help for unknown command '%s'", esc);
+	}
+	cmd->usage(stdout);
 	return CLI_OK;
 }
 
@@ -290,22 +303,9 @@ int main(int argc, char **argv)
 		printf("proftop %s\n", PROFTOP_VERSION);
 		return CLI_OK;
 	}
-	if (!strcmp(cmd, "report"))
-		return cli_report(argc - 1, argv + 1);
-	if (!strcmp(cmd, "export"))
-		return cli_export(argc - 1, argv + 1);
-	if (!strcmp(cmd, "help"))
-		return cmd_help(argc - 1, argv + 1);
-	if (!strcmp(cmd, "run"))
-		return cli_run(argc - 1, argv + 1);
-	if (!strcmp(cmd, "view"))
-		return cli_view(argc - 1, argv + 1);
-	if (!strcmp(cmd, "record"))
-		return cli_record(argc - 1, argv + 1);
-	if (!strcmp(cmd, "ls"))
-		return cli_ls(argc - 1, argv + 1);
-	if (!strcmp(cmd, "backends"))
-		return cli_backends(argc - 1, argv + 1);
+	const struct command *c = find_command(cmd);
+	if (c && c->run)
+		return c->run(argc - 1, argv + 1);
 	/* attach options: -p PID, -d SECS, -o OUT */
 	if (!strncmp(cmd, "-p", 2) || !strncmp(cmd, "--pid", 5) || !strncmp(cmd, "-d", 2) ||
 	    !strncmp(cmd, "--delay", 7) || !strncmp(cmd, "-o", 2) || !strncmp(cmd, "--output", 8) ||
