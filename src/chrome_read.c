@@ -49,14 +49,11 @@ struct src {
 	char msg[160];
 };
 
-static int raw_fill(struct src *s)
+/* read(2) retried on EINTR; at the end sets raw_eof, on error s->err. */
+static ssize_t read_some(struct src *s, void *buf, size_t cap)
 {
-	if (s->raw_eof || s->fd < 0) {
-		s->raw_eof = 1;
-		return 0;
-	}
 	for (;;) {
-		ssize_t n = read(s->fd, s->own, RAW_BYTES);
+		ssize_t n = read(s->fd, buf, cap);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -66,10 +63,22 @@ static int raw_fill(struct src *s)
 		}
 		if (n == 0)
 			s->raw_eof = 1;
-		s->in = s->own;
-		s->in_len = (size_t)n;
-		return n > 0;
+		return n;
 	}
+}
+
+static int raw_fill(struct src *s)
+{
+	if (s->raw_eof || s->fd < 0) {
+		s->raw_eof = 1;
+		return 0;
+	}
+	ssize_t n = read_some(s, s->own, RAW_BYTES);
+	if (n < 0)
+		return -1;
+	s->in = s->own;
+	s->in_len = (size_t)n;
+	return n > 0;
 }
 
 static int src_open(struct src *s, int fd, const void *mem, size_t len)
@@ -81,16 +90,9 @@ static int src_open(struct src *s, int fd, const void *mem, size_t len)
 		/* two bytes tell gzip from text */
 		while (s->in_len < 2 && !s->raw_eof) {
 			size_t have = s->in_len;
-			ssize_t n = read(fd, s->own + have, RAW_BYTES - have);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0) {
-				s->err = PT_EIO;
-				snprintf(s->msg, sizeof s->msg, "%s", strerror(errno));
+			ssize_t n = read_some(s, s->own + have, RAW_BYTES - have);
+			if (n < 0)
 				return s->err;
-			}
-			if (n == 0)
-				s->raw_eof = 1;
 			s->in = s->own;
 			s->in_len = have + (size_t)n;
 		}
@@ -126,19 +128,7 @@ static long src_read(struct src *s, char *dst, size_t cap)
 		if (s->in_len == 0 && s->fd >= 0 && !s->raw_eof) {
 			/* plain file: straight into the caller's buffer, no
 			 * second copy through the raw one */
-			for (;;) {
-				ssize_t n = read(s->fd, dst, cap);
-				if (n < 0 && errno == EINTR)
-					continue;
-				if (n < 0) {
-					s->err = PT_EIO;
-					snprintf(s->msg, sizeof s->msg, "%s", strerror(errno));
-					return -1;
-				}
-				if (n == 0)
-					s->raw_eof = 1;
-				return (long)n;
-			}
+			return (long)read_some(s, dst, cap);
 		}
 		while (s->in_len == 0) {
 			int r = raw_fill(s);
