@@ -65,7 +65,11 @@ int main(int argc, char **argv)
 		tui_app_key(&a, '1' + v);
 		uint64_t d[20];
 		if (v == TUI_V_TIMELINE) { /* cold: nothing cached for this range */
+			uint64_t f0 = pt_now_ns();
 			tui_app_draw(&a, &c);
+			printf("Timeline     first frame (builds the per-lane index once per data "
+			       "change) %.3f ms\n",
+			       (double)(pt_now_ns() - f0) / 1e6);
 			tui_app_key(&a, 's');
 			uint64_t s0 = pt_now_ns();
 			tui_app_draw(&a, &c);

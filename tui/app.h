@@ -111,6 +111,7 @@ struct tui_tl {
 	struct pt_lane *lanes;
 	size_t nlanes;
 	uint32_t lanes_for_tracks;/* t->ntracks when lanes were listed */
+	struct pt_timeline_cache *cache; /* per-lane index: frames cost O(cells), not O(events) */
 	/* bucketed cells per lane, reused while the range, width and data stay */
 	struct pt_cell *cells;
 	size_t cells_cap;

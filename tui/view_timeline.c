@@ -1,7 +1,8 @@
 /*
  * view_timeline.c - the Timeline view: a time ruler with units, one lane per
- * host thread and per device stream (pt_timeline_lanes), each lane bucketed
- * into one cell per column (pt_timeline_bucket), spans drawn with their
+ * host thread and per device stream, each lane bucketed into one cell per
+ * column through a pt_timeline_cache (a per-lane index built once per data
+ * change, so a frame costs O(cells), not O(events)), spans drawn with their
  * names where they fit and a glyph + colour per kind; a cursor (a time and
  * a lane) with the event under it, a details popup, and the navigation of
  * chrome://tracing / Perfetto: w/s zoom around the cursor, a/d pan, arrows
@@ -64,6 +65,8 @@ static uint32_t kind_glyph(int kind)
 
 void tui_tl_free(struct tui_tl *tl)
 {
+	pt_timeline_cache_free(tl->cache);
+	tl->cache = NULL;
 	free(tl->lanes);
 	free(tl->cells);
 	free(tl->cell_ok);
@@ -80,7 +83,9 @@ static void refresh_lanes(struct tui_app *a)
 	size_t max = a->t->ntracks + 1;
 	free(tl->lanes);
 	tl->lanes = pt_xcalloc(max, sizeof *tl->lanes);
-	tl->nlanes = pt_timeline_lanes(a->t, tl->lanes, max);
+	if (!tl->cache)
+		tl->cache = pt_timeline_cache_new();
+	tl->nlanes = pt_timeline_cache_lanes(tl->cache, a->t, tl->lanes, max);
 	tl->lanes_for_tracks = a->t->ntracks;
 	if (tl->lane >= (int)tl->nlanes)
 		tl->lane = tl->nlanes ? (int)tl->nlanes - 1 : 0;
@@ -114,7 +119,8 @@ static void select_at(struct tui_app *a, int dir)
 	if (!tl->nlanes)
 		return;
 	struct pt_event ev;
-	if (pt_timeline_event_at(a->t, tl->lanes[tl->lane].track, tl->cursor_ns, dir, &ev) == 0) {
+	if (pt_timeline_cache_event_at(tl->cache, a->t, tl->lanes[tl->lane].track, tl->cursor_ns,
+				       dir, &ev) == 0) {
 		tl->sel = ev;
 		tl->has_sel = 1;
 		if (dir)
@@ -185,7 +191,7 @@ int tui_tl_action(struct tui_app *a, const struct tui_binding *b)
 	case TUI_ACT_STEP_NEXT: {
 		uint64_t s, e;
 		int dir = b->act == TUI_ACT_STEP_NEXT ? 1 : -1;
-		if (pt_timeline_step_edge(a->t, c, dir, &s, &e) == 0) {
+		if (pt_timeline_cache_step_edge(tl->cache, a->t, c, dir, &s, &e) == 0) {
 			uint64_t d = e > s ? e - s : MIN_SPAN_NS;
 			tl->t0_ns = s >= d / 20 ? s - d / 20 : 0;
 			tl->t1_ns = e + d / 20;
@@ -378,7 +384,8 @@ void tui_tl_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 		tui_put_ch(c, gx - 1, y, tui_glyph(c, TUI_G_VLINE), rs);
 		struct pt_cell *cells = tl->cells + li * (size_t)gw;
 		if (!tl->cell_ok[li]) {
-			pt_timeline_bucket(a->t, ln->track, t0, tl->t1_ns, cells, (size_t)gw);
+			pt_timeline_cache_bucket(tl->cache, a->t, ln->track, t0, tl->t1_ns, cells,
+						 (size_t)gw);
 			tl->cell_ok[li] = 1;
 		}
 		for (int x = 0; x < gw;) {
