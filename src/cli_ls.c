@@ -43,7 +43,8 @@ void cli_usage_attach(FILE *f)
 	      "\n"
 	      "Options:\n"
 	      "  -p, --pid PID       the session of PID\n"
-	      "  -d, --delay SECS    refresh period (default 1)\n"
+	      "  -d, --delay SECS    refresh period (default: the screen 0.15, longer\n"
+	      "                      when the session grows; the text view 1)\n"
 	      "  -o, --output FILE   write a Chrome trace when done\n"
 	      "      --no-screen     no screen: only the final summary (also off a terminal)\n"
 	      CLI_SCREEN_HELP
@@ -139,6 +140,7 @@ int cli_attach(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	uint64_t pid = 0, refresh_ns = 1000000000ull;
+	int delay_given = 0;
 	const char *out = NULL;
 	int c, rc, no_screen = 0;
 	struct cli_screen scr = {0};
@@ -163,6 +165,7 @@ int cli_attach(int argc, char **argv)
 				return cli_usage_error("-p: '%s' is not a process id", optarg);
 			break;
 		case 'd':
+			delay_given = 1;
 			if (cli_parse_secs(optarg, &refresh_ns))
 				return cli_usage_error("-d: '%s' is not a number of seconds", optarg);
 			break;
@@ -222,7 +225,8 @@ int cli_attach(int argc, char **argv)
 	lo.refresh_ns = refresh_ns;
 	lo.out = stdout;
 	if (isatty(0) && isatty(1) && !no_screen) {
-		scr.o.refresh_ns = refresh_ns;
+		scr.o.refresh_ns = delay_given ? refresh_ns : TUI_AUTO_REFRESH_NS;
+		scr.o.refresh_auto = !delay_given;
 		scr.started_ns = pt_now_ns();
 		lo.ui_wait = cli_screen_wait;
 		lo.ui_ctx = &scr;

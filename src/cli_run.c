@@ -41,7 +41,8 @@ void cli_usage_run(FILE *f)
 	      "status is CMD's (128+N when a signal N ended it).\n"
 	      "\n"
 	      "Options:\n"
-	      "  -d, --delay SECS    refresh period of the summary (default 1)\n"
+	      "  -d, --delay SECS    refresh period (default: the screen 0.15, longer\n"
+	      "                      when the session grows; the text view 1)\n"
 	      "      --log FILE      CMD's stdout and stderr (default ./proftop-run-PID.log)\n"
 	      "  -o, --output FILE   also write a Chrome trace at the end\n"
 	      "      --no-screen     no screen: only the final summary (also off a terminal)\n"
@@ -232,6 +233,7 @@ int cli_run(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	uint64_t refresh_ns = 1000000000ull;
+	int delay_given = 0;
 	const char *log = NULL, *out = NULL;
 	int rc;
 	int no_screen = 0, c;
@@ -250,6 +252,7 @@ int cli_run(int argc, char **argv)
 			cli_usage_run(stdout);
 			return CLI_OK;
 		case 'd':
+			delay_given = 1;
 			if (cli_parse_secs(optarg, &refresh_ns))
 				return cli_usage_error("-d: '%s' is not a number of seconds", optarg);
 			break;
@@ -294,7 +297,8 @@ int cli_run(int argc, char **argv)
 	lo.refresh_ns = refresh_ns;
 	lo.out = stdout;
 	if (tty && !no_screen) { /* the full-screen UI; the final summary follows it */
-		scr.o.refresh_ns = refresh_ns;
+		scr.o.refresh_ns = delay_given ? refresh_ns : TUI_AUTO_REFRESH_NS;
+		scr.o.refresh_auto = !delay_given;
 		scr.started_ns = pt_now_ns();
 		lo.ui_wait = cli_screen_wait;
 		lo.ui_ctx = &scr;

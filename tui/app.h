@@ -43,6 +43,7 @@ struct tui_model {
 	uint64_t built_events;    /* t->events_seen when built */
 	int built_window;
 	unsigned gen;             /* bumps on every rebuild: caches key on it */
+	uint64_t cost_ns;         /* what the last rebuild took */
 	int nmeters;
 	struct tui_meter meters[TUI_MAX_METERS];
 	int ngpu;

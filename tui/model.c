@@ -236,7 +236,9 @@ void tui_model_build(struct tui_app *a, int force)
 	struct pt_agg_opts o;
 	pt_agg_opts_init(&o);
 	o.t0_ns = window_t0(a, m->window_label, sizeof m->window_label);
+	uint64_t c0 = pt_now_ns();
 	struct pt_summary *s = pt_summarize(t, &o);
+	m->cost_ns = pt_now_ns() - c0;
 	if (m->sum)
 		pt_summary_free(m->sum);
 	m->sum = s;

@@ -255,6 +255,16 @@ static void redraw(struct tui *u)
 	u->dirty = 0;
 }
 
+/* The refresh period: -d as given, or, by default, short but never so short
+ * that rebuilding the summary takes more than 1/TUI_MODEL_BUDGET_DIV of a core. */
+static uint64_t refresh_period(const struct tui_app *a)
+{
+	if (!a->o.refresh_auto)
+		return a->o.refresh_ns;
+	uint64_t need = a->model.cost_ns * TUI_MODEL_BUDGET_DIV;
+	return need > a->o.refresh_ns ? need : a->o.refresh_ns;
+}
+
 int tui_wait(struct tui *u, const struct tui_status *st, uint64_t wait_ns)
 {
 	if (!u || !u->open)
@@ -264,7 +274,7 @@ int tui_wait(struct tui *u, const struct tui_status *st, uint64_t wait_ns)
 	uint64_t start = pt_now_ns(), deadline = start + wait_ns;
 	for (;;) {
 		uint64_t now = pt_now_ns();
-		if (now - u->last_tick_ns >= a->o.refresh_ns) {
+		if (now - u->last_tick_ns >= refresh_period(a)) {
 			u->last_tick_ns = now;
 			u->refreshes++;
 			if (!a->paused)
@@ -290,8 +300,8 @@ int tui_wait(struct tui *u, const struct tui_status *st, uint64_t wait_ns)
 		if (now >= deadline)
 			return 0;
 		uint64_t until = deadline;
-		if (u->last_tick_ns + a->o.refresh_ns < until)
-			until = u->last_tick_ns + a->o.refresh_ns;
+		if (u->last_tick_ns + refresh_period(a) < until)
+			until = u->last_tick_ns + refresh_period(a);
 		if (u->dirty && u->last_flush_ns + MIN_FLUSH_NS < until)
 			until = u->last_flush_ns + MIN_FLUSH_NS;
 		int ms = until > now ? (int)((until - now + 999999) / 1000000) : 0;

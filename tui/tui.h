@@ -19,9 +19,19 @@ struct tui_opts {
 	int no_color;            /* 1: monochrome (also when NO_COLOR is set) */
 	int mouse;               /* enable mouse reporting (off unless asked) */
 	uint64_t refresh_ns;     /* model/header refresh period (-d), default 1 s */
+	int refresh_auto;        /* no -d given: stretch the period so that rebuilding the
+	                            summary takes at most TUI_MODEL_BUDGET of a core */
 	uint64_t max_refreshes;  /* -n N: quit after N refreshes (0: never) */
 };
 void tui_opts_init(struct tui_opts *o);
+
+/* Without -d, the screen refreshes every TUI_AUTO_REFRESH_NS, so an event
+ * reaches the screen within about 250 ms (100 ms drain + this), unless
+ * rebuilding the summary would then cost more than 1/TUI_MODEL_BUDGET_DIV
+ * of a core: the period stretches to keep proftop's own CPU low on big
+ * sessions. */
+#define TUI_AUTO_REFRESH_NS 150000000ull
+#define TUI_MODEL_BUDGET_DIV 25u
 
 /* What the session line shows; strings are the caller's (already escaped). */
 struct tui_status {
