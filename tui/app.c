@@ -162,7 +162,7 @@ static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rec
 	if (dropped)
 		tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_WARN, TUI_A_BOLD), " | %llu dropped",
 			   (unsigned long long)dropped);
-	else
+	else if (strcmp(a->st.state, "file") != 0) /* a file has nothing in flight to lose */
 		tui_put_str(c, x, r.y, r.x + r.w, " | 0 dropped", tui_st(TUI_C_DIM, 0));
 }
 
