@@ -126,6 +126,11 @@ static void draw_meter(struct tui_app *a, struct tui_canvas *c, const struct tui
 		int ml = (int)strlen(mem);
 		tui_put_str(c, x + 1 + bar_w - ml, r.y, x + 1 + bar_w, mem, tui_st(TUI_C_DIM, 0));
 	}
+	if (m->has_dev && bar_w > (m->has_mem ? 30 : 10)) {
+		char dev[24]; /* NVML's device-wide figure, beside this process's */
+		snprintf(dev, sizeof dev, "dev %.0f%%", m->dev_pct);
+		tui_put_str(c, x + 1, r.y, x + 1 + bar_w, dev, tui_st(TUI_C_DIM, 0));
+	}
 	x += bar_w + 1;
 	tui_put_ch(c, x++, r.y, ']', tui_st(TUI_C_DIM, TUI_A_BOLD));
 	x = tui_put_str(c, x, r.y, end, pct, tui_st(m->valid ? meter_color(m->pct) : TUI_C_DIM, 0));

@@ -32,6 +32,8 @@ struct tui_meter {
 	double spark[TUI_SPARK_N]; /* oldest first; < 0 = no data */
 	int has_mem;
 	double mem_used_bytes, mem_total_bytes;
+	int has_dev;          /* GPU: a device-wide utilization (NVML) shown beside pct */
+	double dev_pct;
 };
 
 enum tui_window { TUI_WIN_ALL = 0, TUI_WIN_STEPS, TUI_WIN_SECS, TUI_WIN__COUNT };

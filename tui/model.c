@@ -199,20 +199,29 @@ static void build_meters(struct tui_app *a)
 		int has_util = 0;
 		for (int b = 0; b < TUI_SPARK_N; b++)
 			has_util |= util_cnt[mi][b] != 0;
+		/* A GPU's bar is this process's kernel busy time (Paddle's GPU
+		 * utilization) when kernels are recorded; NVML's device-wide
+		 * figure is then shown beside it (they measure different
+		 * things), or is the bar itself when there are no kernels. */
+		me->has_dev = 0;
 		for (int b = 0; b < TUI_SPARK_N; b++) {
 			double v = -1;
 			if (dev_of_meter[mi] < 0) {
 				if (cnt[mi][b])
 					v = sum[mi][b] / cnt[mi][b];
-			} else if (has_util) {
-				if (util_cnt[mi][b])
-					v = util_sum[mi][b] / util_cnt[mi][b];
 			} else if (any_busy[mi]) {
 				v = 100.0 * sum[mi][b] / (double)TUI_SPARK_BUCKET_NS;
 				if (v > 100)
 					v = 100;
+			} else if (has_util) {
+				if (util_cnt[mi][b])
+					v = util_sum[mi][b] / util_cnt[mi][b];
 			}
 			me->spark[b] = v;
+			if (dev_of_meter[mi] >= 0 && any_busy[mi] && util_cnt[mi][b]) {
+				me->has_dev = 1; /* the latest bucket with an NVML sample */
+				me->dev_pct = util_sum[mi][b] / util_cnt[mi][b];
+			}
 		}
 		if (dev_of_meter[mi] >= 0) {
 			me->valid = has_util || any_busy[mi];

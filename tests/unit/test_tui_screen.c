@@ -303,6 +303,46 @@ static void test_hostile_names(void **state)
 	pt_trace_free(t);
 }
 
+/* A GPU with both this process's kernels and NVML's device-wide figure:
+ * the bar is the kernel busy time, NVML's number stands beside it. */
+static void test_gpu_meter_both_utilizations(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new(16u << 20);
+	uint32_t th = tu_track(t, 1, 1, -1), g = tu_track(t, 0, 7, 0);
+	struct pt_track_key k = {1, 0, 0, pt_trace_intern(t, "NVML GPU 0", 10)};
+	uint32_t nv = pt_trace_track(t, &k);
+	pt_trace_track_device(t, nv, 0, -1);
+	tu_ev(t, th, PT_KIND_PROFILE_STEP, "ProfilerStep#1", 0, 2000000, 0);
+	/* kernels busy 25% of every second over two seconds */
+	for (int i = 0; i < 8; i++)
+		tu_ev(t, g, PT_KIND_KERNEL, "k", i * 250000.0, 62500, 0);
+	for (int s = 0; s < 2; s++) {
+		double v = 87;
+		struct pt_event ev = {0};
+		ev.start_ns = (uint64_t)s * 1000000000ull + 500000000ull;
+		ev.name_id = pt_trace_intern(t, "GPU Utilization %", 17);
+		ev.track_id = nv;
+		ev.kind = PT_KIND_COUNTER;
+		memcpy(&ev.arg, &v, sizeof v);
+		pt_trace_add(t, &ev);
+	}
+	struct tui_opts o;
+	tui_opts_init(&o);
+	struct tui_app a;
+	tui_app_init(&a, t, &o);
+	struct tui_canvas c;
+	tui_canvas_init(&c, 160, 40, 0);
+	const char *s = render(&a, &c);
+	const char *line = strstr(s, "GPU0");
+	assert_non_null(line);
+	assert_non_null(strstr(line, "dev 87%"));
+	assert_non_null(strstr(line, "25.0%"));
+	tui_canvas_free(&c);
+	tui_app_free(&a);
+	pt_trace_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -311,6 +351,7 @@ int main(void)
 		cmocka_unit_test(test_op_type),
 		cmocka_unit_test(test_views),
 		cmocka_unit_test(test_hostile_names),
+		cmocka_unit_test(test_gpu_meter_both_utilizations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
