@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -35,30 +36,126 @@
 
 #define OUTBUF_BYTES ((size_t)1 << 20)
 
-/* Output buffer on a file descriptor; the first write error sticks. */
+/*
+ * Output buffer on a file descriptor; the first write error sticks. Once the
+ * first buffer fills, a writer thread takes full buffers while formatting
+ * goes on in a second one, so the kernel's copying (page cache, fsync
+ * writeback) overlaps the formatting instead of adding to it.
+ */
 struct xw {
 	int fd;
 	int err; /* errno of the first failure, 0 if none */
 	size_t len;
 	char *buf;
+	/* the writer thread, started at the first full buffer */
+	int threaded;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	char *pending; /* a full buffer handed to the writer */
+	size_t pending_len;
+	char *spare;   /* the buffer the writer gave back */
+	int stop;
+	int werr;      /* the writer's first errno */
 };
 
-static void xw_flush(struct xw *w)
+static int write_all(int fd, const char *p, size_t len)
 {
 	size_t off = 0;
-	while (off < w->len && !w->err) {
-		ssize_t n = write(w->fd, w->buf + off, w->len - off);
+	while (off < len) {
+		ssize_t n = write(fd, p + off, len - off);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			w->err = errno;
-		} else if (n == 0) {
-			w->err = EIO;
-		} else {
-			off += (size_t)n;
+			return errno;
+		}
+		if (n == 0)
+			return EIO;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+static void *xw_writer(void *arg)
+{
+	struct xw *w = arg;
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->pending && !w->stop)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (!w->pending)
+			break;
+		char *p = w->pending;
+		size_t len = w->pending_len;
+		int failed = w->werr;
+		pthread_mutex_unlock(&w->mu);
+		int e = failed ? 0 : write_all(w->fd, p, len);
+		pthread_mutex_lock(&w->mu);
+		if (e && !w->werr)
+			w->werr = e;
+		w->spare = p;
+		w->pending = NULL;
+		pthread_cond_broadcast(&w->cv);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+static void xw_flush(struct xw *w)
+{
+	if (!w->len || w->err)
+		goto done;
+	if (!w->threaded) {
+		pthread_mutex_init(&w->mu, NULL);
+		pthread_cond_init(&w->cv, NULL);
+		w->spare = pt_xmalloc(OUTBUF_BYTES);
+		if (pthread_create(&w->th, NULL, xw_writer, w) == 0) {
+			w->threaded = 1;
+		} else { /* no thread: write here */
+			free(w->spare);
+			w->spare = NULL;
+			pthread_cond_destroy(&w->cv);
+			pthread_mutex_destroy(&w->mu);
+			w->threaded = -1;
 		}
 	}
+	if (w->threaded < 0) {
+		w->err = write_all(w->fd, w->buf, w->len);
+		goto done;
+	}
+	pthread_mutex_lock(&w->mu);
+	while (w->pending) /* the writer is still on the previous buffer */
+		pthread_cond_wait(&w->cv, &w->mu);
+	if (w->werr)
+		w->err = w->werr;
+	w->pending = w->buf;
+	w->pending_len = w->len;
+	w->buf = w->spare;
+	w->spare = NULL;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+done:
 	w->len = 0;
+}
+
+/* Writes what is left and stops the writer; afterwards w->err is final. */
+static void xw_finish(struct xw *w)
+{
+	xw_flush(w);
+	if (w->threaded > 0) {
+		pthread_mutex_lock(&w->mu);
+		w->stop = 1;
+		pthread_cond_broadcast(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+		pthread_join(w->th, NULL);
+		if (w->werr && !w->err)
+			w->err = w->werr;
+		free(w->spare);
+		w->spare = NULL;
+		pthread_cond_destroy(&w->cv);
+		pthread_mutex_destroy(&w->mu);
+		w->threaded = 0;
+	}
 }
 
 /* Room for n more bytes (n <= OUTBUF_BYTES); returns where to write. */
@@ -683,7 +780,7 @@ int pt_chrome_export(struct pt_trace *t, const char *path, const struct pt_expor
 	write_metadata(&x);
 	write_events(&x);
 	write_tail(&x, o);
-	xw_flush(&x.w);
+	xw_finish(&x.w);
 	if (!x.w.err && fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
 		x.w.err = errno;
 	if (close(fd) != 0 && !x.w.err)
