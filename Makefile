@@ -178,7 +178,7 @@ install: $(BUILD)/proftop $(BUILD)/libproftop.so $(EXAMPLE_BIN)
 	install -m 0644 docs/proftop.1 $(DESTDIR)$(PREFIX)/share/man/man1/proftop.1
 
 DEB_PKGS := build-essential pkg-config libcjson-dev zlib1g-dev libncurses-dev libcmocka-dev \
-	tmux python3 python3-torch clang libclang-rt-14-dev
+	tmux procps python3 python3-torch clang libclang-rt-14-dev
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
