@@ -77,6 +77,10 @@ EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
 EXAMPLE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN) -O2 -g -Iinclude -DPROFTOP_WEAK
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+# tests/progs/: helper programs the end-to-end tests run (a forking process,
+# a trace generator...), built like the examples.
+PROG_SRC := $(wildcard tests/progs/*.c)
+PROG_BIN := $(PROG_SRC:tests/progs/%.c=$(BUILD)/tests/progs/%)
 BENCH_SRC := $(wildcard bench/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
@@ -105,6 +109,10 @@ $(BUILD)/libproftop.so: $(PROBE_OBJ)
 	$(CC) -shared -pthread -Wl,-soname,libproftop.so -Wl,-z,nodelete -o $@ $(PROBE_OBJ) -ldl -lrt
 
 $(BUILD)/examples/%: examples/%.c include/proftop/proftop.h
+	@mkdir -p $(dir $@)
+	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< -lm -lpthread
+
+$(BUILD)/tests/progs/%: tests/progs/%.c include/proftop/proftop.h
 	@mkdir -p $(dir $@)
 	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< -lm -lpthread
 
@@ -138,17 +146,18 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libproftop_core.a $(BACKEND_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libproftop_core.a $(LDLIBS)
 
-tests: $(UNIT_BIN) all
+tests: $(UNIT_BIN) $(PROG_BIN) all
 
 # libFuzzer targets (clang): the core built with -fsanitize=fuzzer,address,undefined.
 FUZZ_CC ?= clang
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -pthread -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -Iinclude -Isrc $(PKG_CFLAGS)
 FUZZ_CORE := $(CORE_SRC)
-build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_CORE) $(wildcard src/*.h include/proftop/*.h)
+FUZZ_BIN := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_CORE) $(wildcard src/*.h include/proftop/*.h) $(BACKEND_DEPS)
 	@mkdir -p build-fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_CORE) $(LDLIBS)
-fuzz: build-fuzz/fuzz_chrome
+fuzz: $(FUZZ_BIN)
 
 # A plain `make check` also builds the sanitizer tree and runs the suites again
 # under ASan+UBSan (PT_CHECK_FAST=1 skips that second pass).
