@@ -4,6 +4,7 @@
 #   make check        unit, golden and end-to-end tests (ends with "N passed, N failed")
 #   make check SAN=1  the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench        benchmarks, each beside a reference run
+#   make valgrind     the unit tests under valgrind (also part of a full make check)
 #   make golden       regenerate tests/golden/*.txt (review the diff!)
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make deps         apt-get the Debian packages that are missing
@@ -172,6 +173,9 @@ else
 	@BUILD=$(BUILD) SAN=$(SAN) tests/run.sh
 endif
 
+valgrind: $(UNIT_BIN)
+	@BUILD=$(BUILD) ONLY=valgrind SAN_BUILD=none tests/run.sh
+
 golden: $(BUILD)/proftop
 	@BUILD=$(BUILD) tests/golden/update.sh
 
@@ -187,7 +191,7 @@ install: $(BUILD)/proftop $(BUILD)/libproftop.so $(EXAMPLE_BIN)
 	install -m 0644 docs/proftop.1 $(DESTDIR)$(PREFIX)/share/man/man1/proftop.1
 
 DEB_PKGS := build-essential pkg-config libcjson-dev zlib1g-dev libncurses-dev libcmocka-dev \
-	tmux procps python3 python3-torch clang libclang-rt-14-dev
+	tmux procps python3 python3-torch clang libclang-rt-14-dev valgrind strace
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -202,7 +206,7 @@ format:
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all tests check golden bench install deps format clean fuzz
+.PHONY: all tests check valgrind golden bench install deps format clean fuzz
 .DELETE_ON_ERROR:
 
 -include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(PROBE_OBJ:.o=.d)

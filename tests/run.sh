@@ -64,6 +64,11 @@ for script in tests/golden/run.sh tests/e2e/test_*.sh tests/fuzz/run.sh; do
 	run_suite "${script#tests/}" bash "$script"
 done
 
+# The unit tests under valgrind, with the full check (they take a minute or two).
+if [ -n "${SAN_BUILD:-}" ]; then
+	run_suite "valgrind/unit" bash tests/valgrind.sh
+fi
+
 # The same suites again on the sanitizer build (ASan + UBSan), when given.
 if [ -n "${SAN_BUILD:-}" ] && [ -d "$SAN_BUILD/tests" ]; then
 	for bin in "$SAN_BUILD"/tests/test_*; do

@@ -20,6 +20,7 @@
 
 #define G pt_probe_g
 static char g_dir[] = "/tmp/proftop-test-probe.XXXXXX";
+static const char *g_self = "/proc/self/exe"; /* argv[0]: /proc/self/exe is valgrind under valgrind */
 
 __attribute__((constructor(101))) static void test_env(void)
 {
@@ -394,7 +395,7 @@ static void test_disable_env(void **state)
 	if (pid == 0) {
 		setenv("PROFTOP_DISABLE", "1", 1);
 		setenv("PT_TEST_CHILD", "1", 1);
-		execl("/proc/self/exe", "test_probe", "--enabled", (char *)NULL);
+		execl(g_self, "test_probe", "--enabled", (char *)NULL);
 		_exit(99);
 	}
 	int st;
@@ -514,6 +515,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--enabled") == 0)
 		return proftop_enabled();
+	if (strchr(argv[0], '/'))
+		g_self = argv[0];
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_header),
 		cmocka_unit_test(test_ranges),
