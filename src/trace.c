@@ -108,7 +108,33 @@ void pt_trace_free(struct pt_trace *t)
 	free(t->labels->sort.e);
 	free(t->labels);
 	free(t->source);
+	free(t->procs);
 	free(t);
+}
+
+void pt_trace_set_proc(struct pt_trace *t, int64_t pid, int64_t rank, const char *host)
+{
+	struct pt_proc *p = (struct pt_proc *)pt_trace_proc(t, pid);
+	if (!p) {
+		if (t->nprocs == t->procs_cap) {
+			t->procs_cap = t->procs_cap ? t->procs_cap * 2 : 8;
+			t->procs = pt_xrealloc(t->procs, t->procs_cap * sizeof(*t->procs));
+		}
+		p = &t->procs[t->nprocs++];
+		p->pid = pid;
+		p->host = 0;
+	}
+	p->rank = rank;
+	if (host && *host)
+		p->host = pt_trace_intern(t, host, strlen(host));
+}
+
+const struct pt_proc *pt_trace_proc(const struct pt_trace *t, int64_t pid)
+{
+	for (uint32_t i = 0; i < t->nprocs; i++) /* a handful of ranks: a scan is enough */
+		if (t->procs[i].pid == pid)
+			return &t->procs[i];
+	return NULL;
 }
 
 void pt_trace_set_source(struct pt_trace *t, const char *source)

@@ -60,6 +60,17 @@ struct pt_track {
 	uint64_t events;        /* events ever added (kept or not) */
 };
 
+/*
+ * A process of the trace. When a trace holds several processes of one job
+ * (a merged trace, or many live sessions), each is a rank: RANK from the
+ * process's environment, a merged trace's otherData, or -1 when unknown.
+ */
+struct pt_proc {
+	int64_t pid;            /* as the tracks name it (key.pid) */
+	int64_t rank;           /* -1 when unknown */
+	uint32_t host;          /* interned host name, 0 when unknown */
+};
+
 struct pt_trace {
 	struct pt_strtab *strings;
 	struct pt_store *store;
@@ -76,6 +87,8 @@ struct pt_trace {
 	uint64_t first_ns, last_ns; /* over every event seen, kept or not */
 	uint64_t warnings[PT_WARN__COUNT];
 	uint64_t store_dropped_seen; /* private: store drops already counted */
+	struct pt_proc *procs;  /* processes given a rank or host (pt_trace_set_proc) */
+	uint32_t nprocs, procs_cap;
 };
 
 struct pt_trace *pt_trace_new(size_t max_mem_bytes);
@@ -92,6 +105,10 @@ void pt_trace_set_process_label(struct pt_trace *t, const struct pt_track_key *k
 void pt_trace_set_thread_sort(struct pt_trace *t, const struct pt_track_key *key, int64_t idx);
 /* Marks a track as a device stream. */
 void pt_trace_track_device(struct pt_trace *t, uint32_t track, int32_t device, int64_t stream);
+/* Records a process's rank (-1: unknown) and host (NULL: unknown); last call wins. */
+void pt_trace_set_proc(struct pt_trace *t, int64_t pid, int64_t rank, const char *host);
+/* The process entry of pid, or NULL when none was set. */
+const struct pt_proc *pt_trace_proc(const struct pt_trace *t, int64_t pid);
 /* Adds one event (ev->track_id must come from pt_trace_track). */
 void pt_trace_add(struct pt_trace *t, const struct pt_event *ev);
 void pt_trace_warn(struct pt_trace *t, enum pt_warn w, uint64_t count);

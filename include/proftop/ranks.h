@@ -1,0 +1,65 @@
+/*
+ * ranks.h - per-rank figures of a trace that holds several processes of one
+ * job: a merged trace (proftop merge), or many live sessions of one node.
+ * A rank is a process (struct pt_proc gives its rank number and host when
+ * known). pt_ranks_compute() walks the store once and feeds one aggregator
+ * per process, so N ranks cost one pass, not N. The Ranks view, the report's
+ * Rank Summary, and the Prometheus exporter all read these figures.
+ */
+#ifndef PROFTOP_RANKS_H
+#define PROFTOP_RANKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proftop/agg.h"
+#include "proftop/trace.h"
+
+/* Shares of step time, in Paddle's Model Summary order. */
+enum pt_rank_phase {
+	PT_RANK_DATALOADER,
+	PT_RANK_FORWARD,
+	PT_RANK_BACKWARD,
+	PT_RANK_OPTIMIZATION,
+	PT_RANK_OTHER,
+	PT_RANK__PHASES
+};
+
+struct pt_rank_stat {
+	int64_t pid;               /* process id as the trace's tracks give it */
+	int64_t rank;              /* rank number, -1 when unknown */
+	char name[32];             /* "rank 3", or "pid 1234" when the rank is unknown */
+	char host[64];             /* host name, "" when unknown (escaped: printable ASCII) */
+	uint64_t steps;            /* complete steps */
+	int64_t last_step;         /* number of the last step, -1 when none */
+	double step_avg_ms;        /* mean step time over the window */
+	double step_p50_ms, step_p99_ms, step_max_ms;
+	double ips;                /* steps per second (Paddle's ips) */
+	double samples_per_s;      /* 0 when the source gave no sample counts */
+	double reader_ratio;       /* Dataloader time / step time, 0..1 */
+	double phase_share[PT_RANK__PHASES]; /* of step time, 0..1 */
+	double gpu_util_pct;       /* device busy / span over its devices, -1: no device data */
+	double cpu_util_pct;       /* process CPU (procstat samples), -1: unknown */
+	double comm_share;         /* communication / step time, 0..1 */
+	double comm_overlap;       /* overlapped communication / communication, 0..1 */
+	uint64_t events;           /* events aggregated for this rank */
+	struct pt_summary *summary;/* this rank's full summary (owned by pt_ranks) */
+};
+
+struct pt_ranks {
+	struct pt_rank_stat *r;    /* sorted by rank number, then pid */
+	size_t n;
+	size_t slowest;            /* index of the highest step_avg_ms (valid when n > 0) */
+	double median_step_ms;     /* over ranks with steps */
+	double spread;             /* max / median step_avg_ms; 0 with fewer than 2 such ranks */
+};
+
+/*
+ * Computes per-rank figures over the window in o (NULL = everything). Every
+ * process with at least one host or device event is a rank. Returns 0, or a
+ * negative PT_E* code; out is then empty.
+ */
+int pt_ranks_compute(struct pt_trace *t, const struct pt_agg_opts *o, struct pt_ranks *out);
+void pt_ranks_free(struct pt_ranks *r);
+
+#endif
