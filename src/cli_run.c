@@ -145,7 +145,7 @@ int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, s
 			snprintf(path, sizeof path, "%s", log_path);
 		else
 			snprintf(path, sizeof path, "proftop-run-%d.log", (int)getpid());
-		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600); /* logs may hold training data */
 		int nul = open("/dev/null", O_RDONLY);
 		if (fd < 0) {
 			dprintf(err_fd, "proftop: %s: %s\n", path, strerror(errno));
