@@ -4,16 +4,23 @@
  * fills its header; threads claim rings on their first event and give them
  * back when they exit; a full ring either drops the newest record (reader
  * attached) or overwrites the oldest (flight recorder); the destructor marks
- * the session EXITED. A forked child gets no session: the atfork handler
- * turns every call into a no-op there, so it never writes into the parent's
- * rings. Any failure leaves the probe disabled after one line on stderr and
- * the program runs on unchanged. The C API is in probe_api.c, names in
- * probe_names.c, NVTX injection in probe_nvtx.c.
+ * the session EXITED (and removes it when it never held an event nor saw a
+ * reader). Nothing here ever waits on the reader or on another thread: the
+ * hot path and the name table are lock-free, so a stopped or killed proftop,
+ * a fork while another thread is inside the probe, or a signal handler that
+ * calls the API or exit() cannot block the training process (NVTX domain
+ * creation, once per domain, still takes a lock). A forked child gets no
+ * session: the atfork handler turns every call into a no-op there, so it
+ * never writes into the parent's rings. Any failure leaves the probe
+ * disabled after one line on stderr and the program runs on unchanged. The C
+ * API is in probe_api.c, names in probe_names.c, NVTX injection in
+ * probe_nvtx.c.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,9 +32,10 @@
 #include "probe_cupti.h"
 #include "probe_int.h"
 
-PT_HIDDEN struct pt_probe pt_probe_g = {.names_lock = PTHREAD_MUTEX_INITIALIZER};
+PT_HIDDEN struct pt_probe pt_probe_g;
 PT_HIDDEN __thread struct pt_tstate *pt_probe_tls;
 static __thread uint32_t noring_events; /* retry claiming after a while */
+static __thread volatile sig_atomic_t in_claim; /* pt_probe_claim() is running on this thread */
 static pthread_key_t g_exit_key;
 
 #define G pt_probe_g
@@ -114,13 +122,22 @@ static int64_t env_rank(const char *name)
 }
 
 /* Creates the file exclusively; a stale file with our pid (dead process, or
- * this process before an exec) is replaced. */
+ * this process before an exec) is replaced. Anything else there (a symlink,
+ * FIFO, directory) was not left by a probe: refused, -2. */
 static int create_file(const char *path)
 {
 	for (int attempt = 0; attempt < 2; attempt++) {
 		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0 || errno != EEXIST)
 			return fd;
+		struct stat st;
+		if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+			const char *what = S_ISLNK(st.st_mode)   ? "a symlink"
+					   : S_ISDIR(st.st_mode) ? "a directory"
+								 : "a special file";
+			probe_off("%s: exists and is not a regular file (%s); refusing it", path, what);
+			return -2;
+		}
 		unlink(path);
 	}
 	return -1;
@@ -151,7 +168,8 @@ static int segment_create(void)
 	snprintf(G.path, sizeof G.path, "%s/%d.session", dir, (int)getpid());
 	int fd = create_file(G.path);
 	if (fd < 0) {
-		probe_off("%s: %s", G.path, strerror(errno));
+		if (fd == -1)
+			probe_off("%s: %s", G.path, strerror(errno));
 		return -1;
 	}
 	/* Reserve the pages now: a full tmpfs must fail here, not SIGBUS later. */
@@ -231,7 +249,6 @@ static void on_fork_child(void)
 	G.forked = 1;
 	__atomic_store_n(&G.state, PT_PROBE_OFF, __ATOMIC_RELEASE);
 	pt_probe_tls = PT_TS_DEAD;
-	pthread_mutex_init(&G.names_lock, NULL);
 	pt_probe_nvtx_reset();
 }
 
@@ -284,13 +301,24 @@ __attribute__((constructor)) static void probe_init(void)
 	pt_cupti_probe_init(is_so); /* GPU tracing: now, or at cuInit */
 }
 
-/* No locks here: exit() may run from a signal handler. */
+/* No locks here: exit() may run from a signal handler (unlink is
+ * async-signal-safe). */
 __attribute__((destructor)) static void probe_fini(void)
 {
 	if (__atomic_load_n(&G.state, __ATOMIC_ACQUIRE) != PT_PROBE_ON || G.forked)
 		return;
-	__atomic_store_n(&G.hdr->exit_ns, pt_clock_mono_ns(), __ATOMIC_RELAXED);
-	__atomic_store_n(&G.hdr->state, PT_SHM_EXITED, __ATOMIC_RELEASE);
+	struct pt_shm_header *h = G.hdr;
+	__atomic_store_n(&h->exit_ns, pt_clock_mono_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&h->state, PT_SHM_EXITED, __ATOMIC_RELEASE);
+	/* A session that never held an event and never saw a reader is worth
+	 * nothing once its process is gone but its reserved pages (about 17 MB of
+	 * RAM on tmpfs by default). Every program a job runs (sh, git,
+	 * nvidia-smi) inherits LD_PRELOAD, so a long job would otherwise pile up
+	 * such segments in /dev/shm until some proftop removes stale ones. */
+	if (__atomic_load_n(&h->rings_claimed, __ATOMIC_ACQUIRE) == 0 &&
+	    __atomic_load_n(&h->dropped_no_ring, __ATOMIC_RELAXED) == 0 &&
+	    __atomic_load_n(&h->reader_heartbeat_ns, __ATOMIC_ACQUIRE) == 0)
+		unlink(G.path);
 }
 
 static void claim_ring(struct pt_tstate *t, struct pt_shm_ring *r, uint32_t i)
@@ -318,6 +346,8 @@ static void claim_ring(struct pt_tstate *t, struct pt_shm_ring *r, uint32_t i)
 	t->step_start_ns = pt_clock_now(&t->clk);
 }
 
+static struct pt_tstate *claim_any(void);
+
 static int reader_attached(uint64_t now_ns)
 {
 	uint64_t hb = __atomic_load_n(&G.hdr->reader_heartbeat_ns, __ATOMIC_RELAXED);
@@ -337,6 +367,19 @@ struct pt_tstate *pt_probe_claim(void)
 	}
 	if (cur == PT_TS_NORING && (++noring_events & 4095u) != 0)
 		return cur;
+	/* A signal handler calling the API while this thread is half-way through
+	 * its first claim would claim a second ring that nobody ever gives back:
+	 * its event is counted as dropped instead. */
+	if (in_claim)
+		return PT_TS_NORING;
+	in_claim = 1;
+	struct pt_tstate *t = claim_any();
+	in_claim = 0;
+	return t;
+}
+
+static struct pt_tstate *claim_any(void)
+{
 	for (int pass = 0; pass < 2; pass++) {
 		for (uint32_t i = 0; i < G.nrings; i++) {
 			struct pt_shm_ring *r = pt_shm_ring_at(G.base, G.hdr, i);

@@ -7,7 +7,7 @@
  *
  * Threading: a struct pt_tstate is touched only by the thread that claimed
  * its ring; the segment's shared fields use __atomic builtins; the name
- * table is read lock-free and written under a mutex (first sight of a name).
+ * table is read and written lock-free (a CAS at the first sight of a name).
  */
 #ifndef PT_PROBE_INT_H
 #define PT_PROBE_INT_H
@@ -83,7 +83,6 @@ struct pt_probe {
 	struct pt_tstate *ts; /* nrings producer states, in process memory */
 	uint64_t *names;      /* intern table: (hash << 32) | offset, 0 = empty */
 	uint32_t names_mask;
-	pthread_mutex_t names_lock;
 	uint32_t phase_name[5]; /* interned "ProfileStep", "Dataloader", ... */
 	char path[4096];        /* the session file */
 };

@@ -3,10 +3,11 @@
  * by content once: the entry {len, hash, bytes, NUL} is bump-allocated in
  * the segment (header.strings_used) and its offset is the name id that
  * records carry. A process-memory open-addressing table (hash, offset) is
- * read without locks; inserting takes a mutex, which only the first sight
- * of a name pays. Each thread also keeps a small pointer -> offset cache
- * (probe_int.h) that verifies content, so a caller reusing a buffer for a
- * different name never gets a stale id. Also here: the mapping of NVTX
+ * read and written without locks (a compare-and-swap per new name), so
+ * interning is async-signal-safe and never waits on another thread. Each
+ * thread also keeps a small pointer -> offset cache (probe_int.h) that
+ * verifies content, so a caller reusing a buffer for a different name never
+ * gets a stale id. Also here: the mapping of NVTX
  * range names onto the step phases (PROFTOP_NVTX_PHASES).
  */
 #include <ctype.h>
@@ -32,58 +33,63 @@ static int entry_is(uint32_t off, const char *s, size_t len)
 	return e->len == len && memcmp(e->bytes, s, len) == 0;
 }
 
-static uint32_t lookup(uint32_t h, const char *s, size_t len, uint32_t *slot)
+/* Reserves need bytes of the string area; 0 when it is full. */
+static uint32_t reserve(uint64_t need)
 {
-	uint32_t i = h & G.names_mask;
-	for (;;) {
-		uint64_t v = __atomic_load_n(&G.names[i], __ATOMIC_ACQUIRE);
-		if (v == 0) {
-			*slot = i;
+	struct pt_shm_header *hdr = G.hdr;
+	uint64_t used = __atomic_load_n(&hdr->strings_used, __ATOMIC_RELAXED);
+	do {
+		if (used + need > G.strings_bytes)
 			return 0;
-		}
-		if ((uint32_t)(v >> 32) == h && entry_is((uint32_t)v, s, len))
-			return (uint32_t)v;
-		i = (i + 1) & G.names_mask;
-	}
+	} while (!__atomic_compare_exchange_n(&hdr->strings_used, &used, used + need, 1,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return (uint32_t)used;
 }
 
+/*
+ * Lock-free, so that a signal handler naming a range while its own thread
+ * is half-way through interning another name cannot deadlock, and a thread
+ * stopped anywhere here holds nothing the others wait on. A miss reserves
+ * the entry's bytes (CAS on strings_used), writes the entry, then publishes
+ * (hash, offset) in the first empty slot with a release CAS. Two threads
+ * interning the same new name at once both write an entry; the loser finds
+ * the winner's slot, takes its offset and leaves its own bytes unreferenced
+ * (readers only follow offsets found in records, never walk the area). The
+ * table never fills: it has a slot per 8 bytes of area and an entry takes
+ * at least 16, so probing always ends.
+ */
 uint32_t pt_probe_intern(const char *s, size_t len)
 {
 	if (!G.strings)
 		return 0;
 	if (len > MAX_NAME_BYTES)
 		len = MAX_NAME_BYTES;
-	uint32_t h = name_hash(s, len), slot, off = lookup(h, s, len, &slot);
-	if (off)
-		return off;
+	uint32_t h = name_hash(s, len), mine = 0;
 	uint64_t need = (sizeof(struct pt_shm_str) + len + 1 + 7) & ~7ull;
-	struct pt_shm_header *hdr = G.hdr;
-	if (__atomic_load_n(&hdr->strings_used, __ATOMIC_RELAXED) + need > G.strings_bytes)
-		goto full;
-	pthread_mutex_lock(&G.names_lock);
-	off = lookup(h, s, len, &slot);
-	if (off)
-		goto out;
-	uint64_t used = __atomic_load_n(&hdr->strings_used, __ATOMIC_RELAXED);
-	/* The table has a slot per 8 bytes of area, entries take >= 16: never over half full. */
-	if (used + need > G.strings_bytes) {
-		pthread_mutex_unlock(&G.names_lock);
-		goto full;
+	for (uint32_t i = h & G.names_mask;; i = (i + 1) & G.names_mask) {
+		uint64_t v = __atomic_load_n(&G.names[i], __ATOMIC_ACQUIRE);
+		if (v == 0) {
+			if (!mine) {
+				mine = reserve(need);
+				if (!mine)
+					goto full;
+				struct pt_shm_str *e = (struct pt_shm_str *)(G.strings + mine);
+				e->len = (uint32_t)len;
+				e->hash = h;
+				memcpy(e->bytes, s, len);
+				e->bytes[len] = 0;
+			}
+			/* The entry is complete before its offset is published anywhere. */
+			if (__atomic_compare_exchange_n(&G.names[i], &v, ((uint64_t)h << 32) | mine, 0,
+							__ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+				return mine;
+			/* another thread (or a handler on this one) took the slot: v is its entry */
+		}
+		if ((uint32_t)(v >> 32) == h && entry_is((uint32_t)v, s, len))
+			return (uint32_t)v;
 	}
-	struct pt_shm_str *e = (struct pt_shm_str *)(G.strings + used);
-	e->len = (uint32_t)len;
-	e->hash = h;
-	memcpy(e->bytes, s, len);
-	e->bytes[len] = 0;
-	off = (uint32_t)used;
-	/* The entry is complete before the offset is published anywhere. */
-	__atomic_store_n(&hdr->strings_used, used + need, __ATOMIC_RELEASE);
-	__atomic_store_n(&G.names[slot], ((uint64_t)h << 32) | off, __ATOMIC_RELEASE);
-out:
-	pthread_mutex_unlock(&G.names_lock);
-	return off;
 full:
-	__atomic_fetch_add(&hdr->dropped_no_string, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&G.hdr->dropped_no_string, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 

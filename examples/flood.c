@@ -58,7 +58,8 @@ static void *worker_main(void *arg)
 		ids[i] = have_ids ? proftop_name(name) : 0;
 	}
 	double per_thread = g_rate / g_threads;
-	const uint64_t batch = 1000;
+	/* pace in batches of about a millisecond's worth (1..1000 events) */
+	uint64_t batch = per_thread >= 1e6 ? 1000 : per_thread >= 1e3 ? (uint64_t)(per_thread / 1e3) : 1;
 	uint64_t t0 = now_ns(), end = t0 + (uint64_t)(g_seconds * 1e9);
 	uint64_t n = 0;
 	for (;;) {
@@ -97,7 +98,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1; i < argc; i += 2) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);
@@ -127,7 +128,6 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
-		i++;
 	}
 	if (g_rate <= 0 || g_threads < 1 || g_threads > 256 || g_names < 1 || g_names > 64) {
 		fprintf(stderr, "flood: --rate must be > 0, --threads 1..256, --names 1..64\n");

@@ -1,8 +1,10 @@
 /*
  * shm.c - what both sides of the session segment share: its size for given
  * parameters and the per-user directory it lives in, checked so that no
- * other user can plant or read a session (no symlinks, our uid, mode 0700).
- * Linked into proftop and into libproftop.so.
+ * other user can plant or read a session (no symlinks, our uid, mode 0700, in
+ * a parent no one else can rename it out of), and the check that a pid
+ * without a session in our directory belongs to someone else. Linked into
+ * proftop and into libproftop.so.
  */
 #include "proftop/shm.h"
 
@@ -21,41 +23,97 @@ uint64_t pt_shm_segment_bytes(uint32_t nrings, uint32_t ring_slots, uint32_t str
 	    ring_slots > PT_SHM_MAX_RING_SLOTS || (ring_slots & (ring_slots - 1)) ||
 	    strings_bytes < 64 || strings_bytes > (1u << 30))
 		return 0;
-	uint64_t stride = sizeof(struct pt_shm_ring) + (uint64_t)ring_slots * sizeof(struct pt_shm_rec);
+	uint64_t stride =
+	    sizeof(struct pt_shm_ring) + (uint64_t)ring_slots * sizeof(struct pt_shm_rec);
 	return PT_SHM_HEADER_BYTES + (uint64_t)nrings * stride + ((strings_bytes + 4095u) & ~4095u);
+}
+
+/* The directory that holds the session directory: a world-writable one
+ * without the sticky bit, or one owned by another user (not root), lets
+ * someone else swap our directory for theirs between our check and our use
+ * of the path. /dev/shm and /tmp are sticky; a mkdtemp directory is ours. */
+static int check_parent(const char *path, char *err, size_t errlen)
+{
+	char parent[4096];
+	size_t n = strlen(path);
+	if (n >= sizeof parent)
+		return 0; /* pt_shm_dir's buffers are smaller: not reached */
+	memcpy(parent, path, n + 1);
+	while (n > 1 && parent[n - 1] == '/')
+		parent[--n] = 0;
+	char *slash = strrchr(parent, '/');
+	if (!slash)
+		snprintf(parent, sizeof parent, ".");
+	else if (slash == parent)
+		parent[1] = 0;
+	else
+		*slash = 0;
+	struct stat st;
+	if (stat(parent, &st) != 0)
+		return 0; /* mkdir or lstat of the directory itself reports it */
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		snprintf(err, errlen,
+			 "%s: its parent directory %s belongs to uid %u, who could replace it; "
+			 "use a directory of your own",
+			 path, parent, (unsigned)st.st_uid);
+		return PT_EPERM;
+	}
+	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+		snprintf(
+		    err, errlen,
+		    "%s: its parent directory %s is writable by everyone (mode %04o, no sticky "
+		    "bit); use a private directory",
+		    path, parent, (unsigned)(st.st_mode & 07777));
+		return PT_EPERM;
+	}
+	return 0;
 }
 
 static int check_dir(const char *path, int create, char *err, size_t errlen)
 {
 	struct stat st;
 	if (lstat(path, &st) != 0) {
-		if (errno != ENOENT || !create) {
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			return errno == ENOENT ? PT_ENOENT : PT_EIO;
+		int e = errno;
+		if (e != ENOENT || !create) {
+			snprintf(err, errlen, "session directory %s: %s", path, strerror(e));
+			return e == ENOENT ? PT_ENOENT : PT_EIO;
 		}
+		int rc = check_parent(path, err, errlen); /* before creating anything in it */
+		if (rc)
+			return rc;
 		if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-			snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+			snprintf(err, errlen, "session directory %s: cannot create: %s", path,
+				 strerror(errno));
 			return PT_EIO;
 		}
 		if (lstat(path, &st) != 0) {
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			snprintf(err, errlen, "session directory %s: %s", path, strerror(errno));
 			return PT_EIO;
 		}
 	}
-	if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "%s: not a directory (refusing a symlink or file)", path);
+	if (S_ISLNK(st.st_mode)) {
+		snprintf(err, errlen, "session directory %s is a symlink; refusing it", path);
+		return PT_EPERM;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "session directory %s is not a directory; refusing it", path);
 		return PT_EPERM;
 	}
 	if (st.st_uid != geteuid()) {
-		snprintf(err, errlen, "%s: owned by uid %u, not by us", path, (unsigned)st.st_uid);
+		snprintf(
+		    err, errlen,
+		    "session directory %s is owned by uid %u, not by you (uid %u); refusing it",
+		    path, (unsigned)st.st_uid, (unsigned)geteuid());
 		return PT_EPERM;
 	}
 	if (st.st_mode & 077) {
-		snprintf(err, errlen, "%s: open to other users (mode %03o); refusing it", path,
-			 (unsigned)(st.st_mode & 0777));
+		snprintf(err, errlen,
+			 "session directory %s is open to other users (mode %04o, want 0700); "
+			 "refusing it",
+			 path, (unsigned)(st.st_mode & 07777));
 		return PT_EPERM;
 	}
-	return 0;
+	return check_parent(path, err, errlen);
 }
 
 int pt_shm_dir(char *buf, size_t len, int create, char *err, size_t errlen)
@@ -76,4 +134,20 @@ int pt_shm_dir(char *buf, size_t len, int create, char *err, size_t errlen)
 		return PT_EINVAL;
 	}
 	return check_dir(buf, create, err, errlen);
+}
+
+int pt_shm_foreign_pid(int32_t pid, char *err, size_t errlen)
+{
+	char path[64];
+	struct stat st;
+	if (pid <= 0)
+		return 0;
+	snprintf(path, sizeof path, "/proc/%d", (int)pid);
+	if (stat(path, &st) != 0 || st.st_uid == geteuid())
+		return 0;
+	snprintf(err, errlen,
+		 "pid %d belongs to uid %u, not to you (uid %u): proftop attaches only to your "
+		 "own processes; run proftop as that user",
+		 (int)pid, (unsigned)st.st_uid, (unsigned)geteuid());
+	return PT_EPERM;
 }

@@ -172,7 +172,13 @@ static inline struct pt_shm_rec *pt_shm_ring_recs(struct pt_shm_ring *r)
 /* Bytes of a segment with these parameters (0 when they are out of range). */
 uint64_t pt_shm_segment_bytes(uint32_t nrings, uint32_t ring_slots, uint32_t strings_bytes);
 /* The per-user session directory; creates it (0700) when create is set.
- * Refuses a symlink, another owner, or group/world access. Returns 0 or PT_E*. */
+ * Refuses a symlink, another owner, or group/world access, and a parent that
+ * is world-writable without the sticky bit or owned by another user (not
+ * root). Returns 0 or PT_E*. */
 int pt_shm_dir(char *buf, size_t len, int create, char *err, size_t errlen);
+/* PT_EPERM with a message in err when /proc/PID exists and belongs to
+ * another uid (its session, if any, is in that user's directory and is not
+ * ours to read), else 0. For a clear refusal when no segment is found. */
+int pt_shm_foreign_pid(int32_t pid, char *err, size_t errlen);
 
 #endif

@@ -70,7 +70,8 @@ else
 fi
 
 out=$(NVTX_INJECTION64_PATH=/nonexistent/other.so PROFTOP_SESSION_DIR=$S LD_PRELOAD=$LIB "$CLIENT" 1 2>&1)
-if echo "$out" | grep -q "not attached" && [ -n "$(ls "$S")" ]; then ok "an existing NVTX_INJECTION64_PATH is left alone"; else not_ok "existing NVTX_INJECTION64_PATH" "$out"; fi
+# (the probe removes a session that never held an event at exit: check it is loaded)
+if echo "$out" | grep -q "not attached" && ! echo "$out" | grep -Eq "cannot be preloaded|probe disabled"; then ok "an existing NVTX_INJECTION64_PATH is left alone"; else not_ok "existing NVTX_INJECTION64_PATH" "$out"; fi
 rm -f "$S"/*
 
 # A program using CUDA's real nvtx3 header (compiled on the fly when present).
