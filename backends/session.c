@@ -10,6 +10,9 @@
  * indices are clamped to one ring of records; string offsets and lengths
  * are checked against the string area and the terminating NUL. What fails a
  * check is skipped and counted (struct pt_session_stats), never followed.
+ * A segment that another process truncates under the mapping is caught at
+ * the next poll (fstat) or, in between, by the SIGBUS guard (session_scan.c,
+ * session_int.h): the reader stops reading it and says why, never faults.
  *
  * Discovery and cleanup of the session directory live in session_scan.c.
  */
@@ -26,6 +29,7 @@
 #include "proftop/backend.h"
 #include "proftop/error.h"
 #include "proftop/session.h"
+#include "session_int.h"
 #include "util.h"
 
 #define LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
@@ -73,6 +77,10 @@ struct pt_session {
 	int heartbeat_on;
 	int exited_seen;
 	struct pt_session_stats st;
+	int fd;      /* the segment's file (-1 from memory): fstat at each poll */
+	int guard;   /* SIGBUS guard slot, -1 = none */
+	int shrunk;  /* the file shrank under the mapping: no more reading */
+	char why[160];
 	char desc[PT_SHM_CMDLINE_BYTES + 64];
 };
 
@@ -130,6 +138,8 @@ static int map_session(void *base, size_t size, int mapped, struct pt_session **
 	s->base = base;
 	s->size = size;
 	s->mapped = mapped;
+	s->fd = -1;
+	s->guard = -1;
 	s->h = base;
 	s->pid = s->h->pid;
 	s->start_ticks = s->h->proc_start_ticks;
@@ -162,7 +172,7 @@ int pt_session_from_mem(void *base, size_t size, struct pt_session **out, char *
 
 int pt_session_open(const char *path, struct pt_session **out, char *err, size_t errlen)
 {
-	int rc = 0, fd;
+	int rc = 0, fd, guard = -1;
 	void *hdr = MAP_FAILED, *base = MAP_FAILED;
 	struct stat st;
 	*out = NULL;
@@ -232,19 +242,26 @@ int pt_session_open(const char *path, struct pt_session **out, char *err, size_t
 		rc = PT_EIO;
 		goto out;
 	}
+	/* guarded before the first read: the file may shrink at any moment */
+	guard = pt_shm_guard_add(base, (size_t)st.st_size);
 	rc = map_session(base, (size_t)st.st_size, 1, out, why, sizeof why);
 	if (rc) {
 		snprintf(err, errlen, "%s: %s", path, why);
 		goto out;
 	}
 	(*out)->path = pt_xstrdup(path);
+	(*out)->fd = fd;
+	(*out)->guard = guard;
 	base = MAP_FAILED; /* owned by the session now */
+	fd = guard = -1;
 out:
 	if (hdr != MAP_FAILED)
 		munmap(hdr, PT_SHM_HEADER_BYTES);
+	pt_shm_guard_remove(guard);
 	if (base != MAP_FAILED)
 		munmap(base, (size_t)st.st_size);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return rc;
 }
 
@@ -264,8 +281,11 @@ void pt_session_close(struct pt_session *s)
 	if (!s)
 		return;
 	pt_session_detach(s);
+	pt_shm_guard_remove(s->guard);
 	if (s->mapped)
 		munmap(s->base, s->size);
+	if (s->fd >= 0)
+		close(s->fd);
 	free(s->names.keys);
 	free(s->names.vals);
 	free(s->rings);
@@ -289,48 +309,52 @@ void pt_session_describe(const struct pt_session *s, char *buf, size_t len)
 	snprintf(buf, len, "%s", s->desc);
 }
 
+const char *pt_session_failed(const struct pt_session *s)
+{
+	return s->shrunk ? s->why : NULL;
+}
+
+uint64_t pt_session_producer_drops(const struct pt_session *s)
+{
+	uint64_t d = LOAD_RLX(&s->h->dropped_no_ring) + LOAD_RLX(&s->h->dropped_no_string);
+	for (uint32_t i = 0; i < s->nrings; i++) {
+		const struct pt_shm_ring *r = (const struct pt_shm_ring *)
+			((const char *)s->base + s->rings_offset + (uint64_t)i * s->ring_stride);
+		d += LOAD_RLX(&r->dropped) + LOAD_RLX(&r->overwritten);
+	}
+	return d;
+}
+
+/*
+ * 1 once the segment's file is shorter than the mapping (another process
+ * truncated it; the probe never does) or the SIGBUS guard caught a read past
+ * its end. The lost pages are covered with zero pages, and from then on
+ * the reader leaves the segment alone and says why.
+ */
+static int segment_shrunk(struct pt_session *s)
+{
+	struct stat st;
+	if (s->shrunk || s->fd < 0)
+		return s->shrunk;
+	pt_shm_guard_arm(); /* again if someone replaced our handler */
+	if (fstat(s->fd, &st) == 0 && (uint64_t)st.st_size < s->size) {
+		pt_shm_guard_cover(s->base, s->size, (size_t)st.st_size);
+		snprintf(s->why, sizeof s->why,
+			 "segment shrank from %zu to %lld bytes (truncated by another process); "
+			 "stopped reading it", s->size, (long long)st.st_size);
+		s->shrunk = 1;
+	} else if (pt_shm_guard_hit(s->guard)) {
+		snprintf(s->why, sizeof s->why,
+			 "segment shrank while being read (truncated by another process); "
+			 "stopped reading it");
+		s->shrunk = 1;
+	}
+	return s->shrunk;
+}
+
 /* ---- exit detection ---- */
 
-uint64_t pt_proc_start_ticks(const char *proc_root, int32_t pid)
-{
-	char path[600], buf[1024];
-	snprintf(path, sizeof path, "%s/%d/stat", proc_root ? proc_root : "/proc", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	/* comm may hold spaces and parentheses: fields resume after the last ')' */
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	p++;
-	for (int field = 3; field < 22; field++) {
-		p = strchr(p + 1, ' ');
-		if (!p)
-			return 0;
-	}
-	return strtoull(p + 1, NULL, 10);
-}
-
-int pt_session_pid_gone(const char *proc_root, int32_t pid, uint64_t start_ticks)
-{
-	if (pid <= 0)
-		return 1;
-	int real = !proc_root || !strcmp(proc_root, "/proc");
-	if (real && kill(pid, 0) != 0 && errno == ESRCH)
-		return 1;
-	if (start_ticks) {
-		uint64_t now = pt_proc_start_ticks(proc_root, pid);
-		if (now != start_ticks) /* gone (0) or another process with that pid */
-			return 1;
-	}
-	return 0;
-}
-
+/* pt_proc_start_ticks and pt_session_pid_gone are in session_scan.c. */
 int pt_session_owner_exited(struct pt_session *s)
 {
 	if (s->exited_seen)
@@ -488,6 +512,11 @@ static void take_records(struct pt_session *s, struct pt_trace *t, struct ring_r
 				pt_trace_warn(t, PT_WARN_HUGE_DUR, 1);
 				continue;
 			}
+			/* the end must fit a signed time, as the Chrome reader demands */
+			if (r->start_ns > (uint64_t)INT64_MAX - r->dur_ns) {
+				pt_trace_warn(t, PT_WARN_BAD_TS, 1);
+				continue;
+			}
 			if (!may_get_ext(r->kind)) { /* the common case: straight in */
 				struct pt_event e = {r->start_ns, r->dur_ns, r->arg,
 						     name_id(s, t, r->name), rd->track, 0, r->kind,
@@ -583,6 +612,8 @@ static void drain_ring(struct pt_session *s, struct pt_trace *t, uint32_t i, int
 		memcpy(s->scratch, src + first, part * sizeof *src);
 		if (part < n)
 			memcpy(s->scratch + part, src, (n - part) * sizeof *src);
+		if (pt_shm_guard_hit(s->guard))
+			return; /* zeros from a truncated file, not records */
 		/* records below the tail now may have been overwritten mid-copy */
 		uint64_t tail2 = LOAD_ACQ(&r->tail);
 		uint64_t skip = 0;
@@ -624,9 +655,12 @@ uint64_t pt_session_drain(struct pt_session *s, struct pt_trace *t, uint64_t now
 		s->names.n = 0;
 		s->last_off = 0;
 		s->names_of = t;
+		/* a record held for its EXT carries the old trace's track and name ids */
 		for (uint32_t i = 0; i < s->nrings; i++)
-			s->rings[i].have = 0;
+			s->rings[i].have = s->rings[i].pending = 0;
 	}
+	if (segment_shrunk(s))
+		return 0;
 	int final = pt_session_owner_exited(s);
 	if (!final) {
 		STORE_REL(&s->h->reader_heartbeat_ns, now_ns);
@@ -703,12 +737,18 @@ static int sb_poll(struct pt_backend *b, struct pt_trace *t, uint64_t now_ns)
 		sb->labelled = 1;
 	}
 	int exited = pt_session_owner_exited(sb->s);
-	pt_session_drain(sb->s, t, now_ns);
+	uint64_t n = pt_session_drain(sb->s, t, now_ns);
 	if (exited) {
 		snprintf(b->err, sizeof b->err, "process %d exited", (int)sb->s->pid);
 		return PT_ENOENT;
 	}
-	return 0;
+	if (sb->s->shrunk) {
+		snprintf(b->err, sizeof b->err, "%s", sb->s->why);
+		return PT_ETRUNC;
+	}
+	/* a quarter of a ring's worth came in one poll: the rings are filling
+	 * faster than the poll period empties them, ask to be polled soon */
+	return n >= sb->s->ring_slots / 4 ? PT_BACKEND_BUSY : 0;
 }
 
 static void sb_close(struct pt_backend *b)
@@ -728,7 +768,8 @@ static const char *sb_last_error(const struct pt_backend *b)
 static void sb_describe(const struct pt_backend *b, char *buf, size_t len)
 {
 	const struct session_backend *sb = (const struct session_backend *)b;
-	snprintf(buf, len, "%s%s", sb->s->desc, sb->s->exited_seen ? " [exited]" : "");
+	snprintf(buf, len, "%s%s%s", sb->s->desc, sb->s->exited_seen ? " [exited]" : "",
+		 sb->s->shrunk ? " [segment truncated, not read]" : "");
 }
 
 /* The session behind a backend opened by pt_backend_session (for the faces). */

@@ -4,26 +4,46 @@
  * the segments of owners that are gone, once they are older than
  * PT_SESSION_STALE_NS and no live reader holds them. The probe never unlinks
  * its own file (an exited session stays readable), so this is where stale
- * segments go.
+ * segments go. Exit detection from /proc (pid gone or reused) is here too.
+ *
+ * Also here: the SIGBUS guard over the mapped segments (session_int.h).
+ * Another process of the same user can truncate a segment while proftop has
+ * it mapped; reading a page past the new end raises SIGBUS. Two layers: the
+ * reader fstat()s the file at every poll and stops reading a segment that
+ * shrank (covering the lost pages with zero pages first), and this handler
+ * catches the truncation that lands between that check and a read. It maps
+ * zero pages over the fault instead of longjmp()ing out, so every reader of
+ * the mapping (the drain, the listing, whoever holds pt_session_header())
+ * is covered without a jump buffer per access, and the cost on the hot path
+ * is one atomic load per ring. Chosen over sigsetjmp around each copy: no
+ * per-thread state, no signal mask juggling, and it also guards the header
+ * reads outside the drain.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "proftop/error.h"
 #include "proftop/session.h"
+#include "session_int.h"
 #include "util.h"
 
 int pt_session_path(int32_t pid, char *buf, size_t len, char *err, size_t errlen)
 {
 	char dir[512];
+	struct stat st;
 	int rc = pt_shm_dir(dir, sizeof dir, 0, err, errlen);
+	if (rc == PT_ENOENT && pt_shm_foreign_pid(pid, err, errlen))
+		return PT_EPERM; /* say whose process it is, not just "no session" */
 	if (rc)
 		return rc;
 	int n = snprintf(buf, len, "%s/%d.session", dir, (int)pid);
@@ -31,8 +51,54 @@ int pt_session_path(int32_t pid, char *buf, size_t len, char *err, size_t errlen
 		snprintf(err, errlen, "session path too long");
 		return PT_EINVAL;
 	}
+	if (lstat(buf, &st) != 0 && errno == ENOENT && pt_shm_foreign_pid(pid, err, errlen))
+		return PT_EPERM;
 	return 0;
 }
+
+/* ---- exit detection (pt_session_owner_exited is in session.c) ---- */
+
+uint64_t pt_proc_start_ticks(const char *proc_root, int32_t pid)
+{
+	char path[600], buf[1024];
+	snprintf(path, sizeof path, "%s/%d/stat", proc_root ? proc_root : "/proc", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* comm may hold spaces and parentheses: fields resume after the last ')' */
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	p++;
+	for (int field = 3; field < 22; field++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return 0;
+	}
+	return strtoull(p + 1, NULL, 10);
+}
+
+int pt_session_pid_gone(const char *proc_root, int32_t pid, uint64_t start_ticks)
+{
+	if (pid <= 0)
+		return 1;
+	int real = !proc_root || !strcmp(proc_root, "/proc");
+	if (real && kill(pid, 0) != 0 && errno == ESRCH)
+		return 1;
+	if (start_ticks) {
+		uint64_t now = pt_proc_start_ticks(proc_root, pid);
+		if (now != start_ticks) /* gone (0) or another process with that pid */
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- listing ---- */
 
 static uint64_t realtime_ns(void)
 {
@@ -57,19 +123,6 @@ static int32_t session_pid(const char *name)
 	return (int32_t)v;
 }
 
-static uint64_t producer_drops(struct pt_session *s)
-{
-	const struct pt_shm_header *h = pt_session_header(s);
-	uint64_t d = __atomic_load_n(&h->dropped_no_ring, __ATOMIC_RELAXED) +
-		     __atomic_load_n(&h->dropped_no_string, __ATOMIC_RELAXED);
-	for (uint32_t i = 0; i < h->nrings; i++) {
-		struct pt_shm_ring *r = pt_shm_ring_at((void *)h, h, i);
-		d += __atomic_load_n(&r->dropped, __ATOMIC_RELAXED) +
-		     __atomic_load_n(&r->overwritten, __ATOMIC_RELAXED);
-	}
-	return d;
-}
-
 static int reader_live(const struct pt_shm_header *h)
 {
 	uint64_t hb = __atomic_load_n(&h->reader_heartbeat_ns, __ATOMIC_ACQUIRE);
@@ -92,7 +145,7 @@ static void fill_info(struct pt_session_info *in, struct pt_session *s, const st
 	in->rank = h->rank;
 	uint64_t origin_real = h->realtime_origin_ns;
 	in->age_ns = now_real > origin_real ? now_real - origin_real : 0;
-	in->dropped = producer_drops(s);
+	in->dropped = pt_session_producer_drops(s);
 	in->reader_live = reader_live(h);
 	memcpy(in->cmdline, h->cmdline, sizeof in->cmdline);
 	in->cmdline[sizeof in->cmdline - 1] = 0;
@@ -173,4 +226,123 @@ int pt_session_list(struct pt_session_info **out, size_t *n, int clean, size_t *
 	*out = v;
 	*n = k;
 	return 0;
+}
+
+/* ---- the SIGBUS guard ---- */
+
+#define GUARD_SLOTS 64
+
+/* start == 0: free. Written under guard_mu, read by the handler (atomics). */
+static struct guard_slot {
+	uintptr_t start, end;
+	int hit;
+} guard_slots[GUARD_SLOTS];
+static pthread_mutex_t guard_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct sigaction guard_prev; /* the handler before ours */
+static uintptr_t guard_page = 4096;
+
+/* Private zero pages over [from rounded down to a page, end). mmap is a
+ * plain system call on Linux, safe in the handler. */
+static int guard_zero(uintptr_t from, uintptr_t end)
+{
+	from &= ~(guard_page - 1);
+	if (from >= end)
+		return 0;
+	void *p = mmap((void *)from, end - from, PROT_READ | PROT_WRITE,
+		       MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? -1 : 0;
+}
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+	if (si && si->si_code > 0) { /* raised by a fault, not sent by kill() */
+		uintptr_t a = (uintptr_t)si->si_addr;
+		for (int i = 0; i < GUARD_SLOTS; i++) {
+			uintptr_t s0 = __atomic_load_n(&guard_slots[i].start, __ATOMIC_ACQUIRE);
+			uintptr_t e0 = __atomic_load_n(&guard_slots[i].end, __ATOMIC_ACQUIRE);
+			if (s0 && a >= s0 && a < e0 && guard_zero(a, e0) == 0) {
+				__atomic_store_n(&guard_slots[i].hit, 1, __ATOMIC_RELEASE);
+				errno = saved;
+				return; /* the access is retried and reads zeros */
+			}
+		}
+	}
+	errno = saved;
+	if (guard_prev.sa_flags & SA_SIGINFO) {
+		guard_prev.sa_sigaction(sig, si, uc);
+		return;
+	}
+	if (guard_prev.sa_handler != SIG_DFL && guard_prev.sa_handler != SIG_IGN) {
+		guard_prev.sa_handler(sig);
+		return;
+	}
+	/* the default action: a fault comes back at once when we return */
+	signal(sig, SIG_DFL);
+	if (!si || si->si_code <= 0)
+		raise(sig);
+}
+
+void pt_shm_guard_arm(void)
+{
+	struct sigaction cur;
+	if (sigaction(SIGBUS, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+	    cur.sa_sigaction == on_sigbus)
+		return;
+	pthread_mutex_lock(&guard_mu);
+	long pg = sysconf(_SC_PAGESIZE);
+	if (pg > 0)
+		guard_page = (uintptr_t)pg;
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	/* whoever installed a handler since (the screen's crash hook) is chained */
+	if (sigaction(SIGBUS, &sa, &old) == 0 &&
+	    !((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == on_sigbus))
+		guard_prev = old;
+	pthread_mutex_unlock(&guard_mu);
+}
+
+int pt_shm_guard_add(void *base, size_t size)
+{
+	int slot = -1;
+	pt_shm_guard_arm();
+	pthread_mutex_lock(&guard_mu);
+	for (int i = 0; i < GUARD_SLOTS; i++) {
+		if (guard_slots[i].start)
+			continue;
+		__atomic_store_n(&guard_slots[i].hit, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&guard_slots[i].end, (uintptr_t)base + size, __ATOMIC_RELEASE);
+		__atomic_store_n(&guard_slots[i].start, (uintptr_t)base, __ATOMIC_RELEASE);
+		slot = i;
+		break;
+	}
+	pthread_mutex_unlock(&guard_mu);
+	return slot;
+}
+
+void pt_shm_guard_remove(int slot)
+{
+	if (slot < 0 || slot >= GUARD_SLOTS)
+		return;
+	pthread_mutex_lock(&guard_mu);
+	__atomic_store_n(&guard_slots[slot].start, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&guard_slots[slot].end, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&guard_mu);
+}
+
+int pt_shm_guard_hit(int slot)
+{
+	return slot >= 0 && slot < GUARD_SLOTS &&
+	       __atomic_load_n(&guard_slots[slot].hit, __ATOMIC_ACQUIRE);
+}
+
+void pt_shm_guard_cover(void *base, size_t size, size_t keep_bytes)
+{
+	if (keep_bytes >= size)
+		return;
+	uintptr_t from = ((uintptr_t)base + keep_bytes + guard_page - 1) & ~(guard_page - 1);
+	guard_zero(from, (uintptr_t)base + size);
 }

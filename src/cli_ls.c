@@ -240,7 +240,7 @@ int cli_attach(int argc, char **argv)
 	pt_live_print(stdout, t, &res, 0, lo.screen);
 	rc = CLI_OK;
 	if (out)
-		rc = cli_write_trace(t, out);
+		rc = cli_write_trace_rescue(t, out);
 	pt_trace_free(t);
 	return rc;
 }

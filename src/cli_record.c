@@ -16,11 +16,13 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "live.h"
 #include "proftop/backend.h"
+#include "proftop/chrome.h"
 #include "proftop/error.h"
 #include "proftop/session.h"
 #include "proftop/store.h"
@@ -43,8 +45,77 @@ void cli_usage_record(FILE *f)
 	      "                       detaches, waits for CMD and passes its exit code on\n"
 	      "      --log FILE       CMD's stdout and stderr (default ./proftop-run-PID.log)\n"
 	      "      --max-mem SIZE   memory for kept events (default 1G)\n"
-	      "  -h, --help           show this help\n",
+	      "  -h, --help           show this help\n"
+	      "\n"
+	      "FILE is written to a temporary beside it and renamed into place (mode 0600),\n"
+	      "so it is either the old file or the complete new one. If it cannot be\n"
+	      "written (a full disk, no permission), the recording is not lost: proftop\n"
+	      "saves it as proftop-rescue-PID-TIME.json in $TMPDIR (else /tmp), else the\n"
+	      "current directory, else $HOME, says where on stderr, and exits 1 (or CMD's\n"
+	      "non-zero exit code).\n",
 	      f);
+}
+
+/* "N events kept, D dropped (A by the source, B by the memory cap)" for the last line. */
+static void say_written(const struct pt_trace *t, const char *what, const char *path)
+{
+	char esc[PATH_MAX];
+	uint64_t by_source = t->warnings[PT_WARN_SOURCE_DROPPED];
+	uint64_t by_cap = t->warnings[PT_WARN_STORE_DROPPED];
+	pt_escape_term(esc, sizeof esc, path, strlen(path), 0, 0);
+	fprintf(stderr, "proftop: %s %s (%llu events", what, esc,
+		(unsigned long long)pt_store_count(t->store));
+	if (by_source + by_cap)
+		fprintf(stderr, "; %llu dropped: %llu by the source, %llu by the memory cap",
+			(unsigned long long)(by_source + by_cap), (unsigned long long)by_source,
+			(unsigned long long)by_cap);
+	fputs(")\n", stderr);
+}
+
+/*
+ * Writes the trace to out; when that fails (ENOSPC, EACCES, EROFS...), the
+ * recording exists only in this process's memory, so it goes to a rescue
+ * file instead (never replacing anything) and the user is told where.
+ */
+int cli_write_trace_rescue(struct pt_trace *t, const char *out)
+{
+	struct pt_export_opts eo = {0};
+	char err[PATH_MAX + 128] = "", esc[PATH_MAX + 256];
+	eo.force = 1;
+	int rc = pt_chrome_export(t, out, &eo, err, sizeof err);
+	if (rc == 0) {
+		say_written(t, "wrote", out);
+		return CLI_OK;
+	}
+	if (!err[0])
+		snprintf(err, sizeof err, "%s: %s", out, pt_strerror(rc));
+	pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
+	fprintf(stderr, "proftop: cannot write the trace: %s\n", esc);
+
+	char name[96], path[PATH_MAX];
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	int n = snprintf(name, sizeof name, "proftop-rescue-%d-", (int)getpid());
+	strftime(name + n, sizeof name - (size_t)n, "%Y%m%d-%H%M%S.json", &tm);
+	const char *tmpdir = getenv("TMPDIR");
+	const char *dirs[4] = {tmpdir && *tmpdir ? tmpdir : "/tmp", tmpdir && *tmpdir ? "/tmp" : NULL,
+			       ".", getenv("HOME")};
+	for (int i = 0; i < 4; i++) {
+		if (!dirs[i] || !*dirs[i])
+			continue;
+		if (snprintf(path, sizeof path, "%s/%s", dirs[i], name) >= (int)sizeof path)
+			continue;
+		eo.force = 0; /* a rescue never replaces a file */
+		err[0] = 0;
+		if (pt_chrome_export(t, path, &eo, err, sizeof err) == 0) {
+			say_written(t, "the recording was saved instead to", path);
+			return CLI_FAIL;
+		}
+		pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
+		fprintf(stderr, "proftop: rescue failed: %s\n", esc);
+	}
+	return cli_fail("the recording is lost: no directory could take it");
 }
 
 enum { OPT_DURATION = 256, OPT_LOG, OPT_MAXMEM };
@@ -142,12 +213,20 @@ int cli_record(int argc, char **argv)
 	pt_live_run(t, &lo, &res);
 	if (res.describe[0])
 		pt_trace_set_source(t, res.describe);
-	if (!res.session_found)
+	if (res.error[0]) {
+		char esc[300];
+		pt_escape_term(esc, sizeof esc, res.error, strlen(res.error), 0, 0);
+		fprintf(stderr, "proftop: warning: the session failed: %s\n", esc);
+	}
+	if (!res.session_found && lo.child && res.child_done)
+		fprintf(stderr, "proftop: no session was found for pid %d: it ended before recording any "
+				"event, or the probe was not loaded\n", (int)lo.session_pid);
+	else if (!res.session_found)
 		fprintf(stderr, "proftop: no session was found for pid %d (no probe loaded?)\n",
 			(int)lo.session_pid);
 	else if (res.session_exited && !lo.child)
 		fprintf(stderr, "proftop: process %d exited\n", (int)lo.session_pid);
-	rc = cli_write_trace(t, out);
+	rc = cli_write_trace_rescue(t, out);
 	pt_trace_free(t);
 	if (lo.child) {
 		int st = res.child_status;

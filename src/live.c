@@ -2,6 +2,15 @@
  * live.c - the live loop behind `proftop run`, `record` and attach
  * (live.h). Every poll period (100 ms) it drains the session backend and
  * samples /proc into the trace; it sleeps between polls, so it never spins.
+ * Draining is adaptive: a ring holds 16384 records, so a thread emitting
+ * more than ~160 K events/s fills it within one period and the probe drops
+ * the rest. When a drain says the rings were filling (PT_BACKEND_BUSY: a
+ * quarter of a ring came in one poll), the next drain comes after
+ * PT_LIVE_BUSY_POLL_NS (1 ms), or at once if it was that soon already, and
+ * quiet drains double the gap back to the period (drain_gap()). The /proc
+ * and NVML samplers, the screen and the key wait keep their own periods,
+ * and an idle or slow session costs what it did (one wake-up per period,
+ * after a handful of quick ones when the session opens).
  * With a launched child it keeps going until the child has exited and its
  * session is drained; Ctrl-C is forwarded to the child (which runs in its
  * own process group, so it gets exactly one SIGINT per key press). Without
@@ -113,18 +122,43 @@ static struct pt_backend *open_nvml(const struct pt_backend_ops *ops, int32_t pi
 	return b;
 }
 
+/*
+ * The time to the next drain. A busy drain (a quarter of a ring came in)
+ * cuts it to busy_ns, or to nothing when it already was that short (the
+ * producer fills a quarter ring per millisecond: > 4 M events/s); a quiet
+ * one doubles it back up to the full period. So the gap settles where a
+ * drain finds between a quarter and half a ring, whatever the rate; a
+ * rising rate loses at most the period it rose in; an idle session is back
+ * to one wake-up per period after a few quiet drains.
+ */
+static uint64_t drain_gap(uint64_t gap_ns, int busy, uint64_t busy_ns, uint64_t poll_ns)
+{
+	if (busy)
+		return gap_ns > busy_ns ? busy_ns : 0;
+	if (gap_ns < busy_ns)
+		return busy_ns;
+	return gap_ns < poll_ns / 2 ? gap_ns * 2 : poll_ns;
+}
+
 int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live_result *res)
 {
 	struct pt_backend *sess = NULL, *proc = NULL, *nvml = NULL;
 	int nvml_tried = 0;
 	uint64_t poll_ns = o->poll_ns ? o->poll_ns : PT_LIVE_POLL_NS;
+	uint64_t busy_ns = poll_ns < PT_LIVE_BUSY_POLL_NS ? poll_ns : PT_LIVE_BUSY_POLL_NS;
+	uint64_t gap_ns = busy_ns; /* until the next drain, see drain_gap() */
 	uint64_t t0 = pt_now_ns(), next_draw = t0 + o->refresh_ns;
+	uint64_t next_slow = t0; /* next full period: samplers, sessions to find */
 	sig_atomic_t sigs_seen = sig_count;
 	int ended = 0;
 	memset(res, 0, sizeof *res);
 	for (;;) {
 		uint64_t now = pt_now_ns();
-		if (!sess && !res->child_done) {
+		/* early wake-ups (a busy session, a signal) are for the session only */
+		int slow = now >= next_slow;
+		if (slow)
+			next_slow = now + poll_ns;
+		if (slow && !sess && !res->child_done) {
 			try_open(&sess, &proc, o, res, o->session_pid);
 			if (!sess && o->find_pid) {
 				int32_t other = o->find_pid(o->find_ctx);
@@ -152,16 +186,24 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 			nvml_tried = 1;
 			nvml = open_nvml(o->nvml_ops, o->session_pid);
 		}
-		if (nvml && nvml->ops->poll(nvml, t, now) == PT_ENOENT) {
+		if (slow && nvml && nvml->ops->poll(nvml, t, now) == PT_ENOENT) {
 			nvml->ops->close(nvml);
 			nvml = NULL;
 		}
-		if (proc && proc->ops->poll(proc, t, now) == PT_ENOENT) {
+		if (slow && proc && proc->ops->poll(proc, t, now) == PT_ENOENT) {
 			proc->ops->close(proc);
 			proc = NULL;
 		}
 		if (sess) {
 			int rc = sess->ops->poll(sess, t, now);
+			gap_ns = drain_gap(gap_ns, rc == PT_BACKEND_BUSY, busy_ns, poll_ns);
+			if (rc < 0 && rc != PT_ENOENT && !res->error[0]) {
+				/* say it once; the screen and record show res->describe */
+				const char *why = sess->ops->last_error ? sess->ops->last_error(sess) : NULL;
+				snprintf(res->error, sizeof res->error, "%s", why && *why ? why : pt_strerror(rc));
+				if (sess->ops->describe)
+					sess->ops->describe(sess, res->describe, sizeof res->describe);
+			}
 			if (rc == PT_ENOENT) {
 				res->session_exited = 1;
 				if (sess->ops->describe)
@@ -187,16 +229,19 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 			pt_live_print(o->out, t, res, 20, 1);
 			next_draw = now + o->refresh_ns;
 		}
-		uint64_t spent = pt_now_ns() - now;
+		uint64_t after = pt_now_ns(), wait = 0;
+		uint64_t due = sess && now + gap_ns < next_slow ? now + gap_ns : next_slow;
+		if (due > after)
+			wait = due - after;
 		if (o->ui_wait && !res->ui_quit) {
-			if (o->ui_wait(o->ui_ctx, t, res, spent < poll_ns ? poll_ns - spent : 0)) {
+			if (o->ui_wait(o->ui_ctx, t, res, wait)) {
 				res->ui_quit = 1;
 				if (!o->child)
 					break;
 				kill(o->child, SIGINT);
 			}
-		} else if (spent < poll_ns) {
-			sleep_ns(poll_ns - spent);
+		} else if (wait) {
+			sleep_ns(wait);
 		}
 	}
 	if (sess)

@@ -16,6 +16,8 @@
 #include "proftop/trace.h"
 
 #define PT_LIVE_POLL_NS 100000000ull /* drain period: 100 ms keeps latency < 250 ms */
+/* drain period while the session reports PT_BACKEND_BUSY (rings filling) */
+#define PT_LIVE_BUSY_POLL_NS 1000000ull
 
 struct pt_live_result;
 
@@ -54,6 +56,7 @@ struct pt_live_result {
 	int ui_quit;             /* the screen was quit (q) */
 	int timed_out;           /* duration reached */
 	char describe[512];      /* the session, escaped, or "" */
+	char error[256];         /* the session backend's first failure (e.g. a truncated segment), or "" */
 };
 
 /* Runs until the session or child ends, Ctrl-C, or the duration. */

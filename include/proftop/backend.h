@@ -42,7 +42,9 @@ struct pt_backend_ops {
 	 * Moves what arrived since the last call into t (now_ns: CLOCK_MONOTONIC).
 	 * Returns 0, PT_ENOENT once the source has ended and everything it had
 	 * is in t (an exited session drained, a sampled process gone), or
-	 * another PT_E* on failure (see last_error).
+	 * another PT_E* on failure (see last_error). PT_BACKEND_BUSY (> 0) is
+	 * a hint: more is arriving than one poll period can hold, poll again
+	 * soon (the session backend, when its rings were filling up).
 	 */
 	int (*poll)(struct pt_backend *b, struct pt_trace *t, uint64_t now_ns);
 	void (*close)(struct pt_backend *b);
@@ -50,6 +52,9 @@ struct pt_backend_ops {
 	/* Optional (may be NULL): one line on what the instance reads, escaped. */
 	void (*describe)(const struct pt_backend *b, char *buf, size_t len);
 };
+
+/* poll's hint: data is arriving fast, poll again soon (not an error). */
+#define PT_BACKEND_BUSY 1
 
 /* Every instance starts with this; backends extend it. */
 struct pt_backend {

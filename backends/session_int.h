@@ -1,0 +1,44 @@
+/*
+ * session_int.h - what the session reader's two files share beyond
+ * session.h: the producers' drop total read through the validated layout,
+ * the reader's "stopped" state, and the guard (session_scan.c) that keeps a
+ * segment truncated by another process from killing proftop with SIGBUS.
+ *
+ * Threading: the guard's registry and handler are process-wide and safe
+ * from any thread; a struct pt_session is still used by one thread.
+ */
+#ifndef PROFTOP_SESSION_INT_H
+#define PROFTOP_SESSION_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proftop/session.h"
+
+/* Producer drops (rings, no ring, no string) so far, over the layout that
+ * was validated at open (the header's own fields may have changed since). */
+uint64_t pt_session_producer_drops(const struct pt_session *s);
+/* Why the reader stopped reading the segment (it shrank), else NULL. */
+const char *pt_session_failed(const struct pt_session *s);
+
+/*
+ * The SIGBUS guard. A MAP_SHARED file mapping faults (SIGBUS) on pages past
+ * the file's end, and the file is another process's to truncate. A mapping
+ * registered here is covered: a fault inside it replaces the faulting page
+ * and the rest of the mapping with private zero pages, marks the slot hit
+ * and returns, so the access is retried and reads zeros. Faults elsewhere
+ * go to the handler that was installed before (or the default action).
+ */
+/* Installs the handler, again if someone replaced it since (cheap: one
+ * sigaction query when it is still in place). */
+void pt_shm_guard_arm(void);
+/* Registers [base, base + size); returns its slot, or -1 when all are taken. */
+int pt_shm_guard_add(void *base, size_t size);
+/* Unregisters (before the mapping is unmapped); -1 is ignored. */
+void pt_shm_guard_remove(int slot);
+/* 1 once a fault was caught in the slot's mapping. */
+int pt_shm_guard_hit(int slot);
+/* Zero pages over the mapping from the first whole page past keep_bytes. */
+void pt_shm_guard_cover(void *base, size_t size, size_t keep_bytes);
+
+#endif
