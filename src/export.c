@@ -14,10 +14,11 @@
  * several million events per second. Names are JSON-escaped once per name id
  * and cached.
  *
- * The file is written to "OUT.tmp.XXXXXX" beside OUT (mode 0600: exports hold
- * training data), fsynced, then linked (no --force) or renamed (--force) into
- * place and the directory fsynced; on any error the temporary file goes and
- * OUT is untouched.
+ * The file goes out through safefile.c: an unnamed temporary beside OUT
+ * (mode 0600: exports hold training data), fsynced, then linked (no --force)
+ * or renamed (--force) into place and the directory fsynced; on any error
+ * (a full disk included) the temporary goes and OUT is untouched, and a
+ * SIGKILL at any moment leaves the old OUT or the complete new one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +32,7 @@
 #include "proftop/chrome.h"
 #include "proftop/error.h"
 #include "report_int.h"
+#include "safefile.h"
 #include "util.h"
 #include "version.h"
 
@@ -588,6 +590,16 @@ static void write_process_names(struct exporter *x)
 			int n = snprintf(tmp, sizeof tmp, "pid %" PRId64, tr->key.pid);
 			write_meta_name(x, "process_name", tf, 0, tmp, (size_t)n);
 		}
+		const struct pt_proc *pp = tr->key.pid_str ? NULL : pt_trace_proc(t, tr->key.pid);
+		if (pp && pp->rank >= 0) { /* ranks in rank order in Perfetto */
+			const char *tid = strstr(tf->who + 7, ",\"tid\":");
+			rec_sep(x);
+			xw_puts(&x->w, "{\"ph\":\"M\",\"name\":\"process_sort_index\"");
+			xw_put(&x->w, tf->who, tid ? (size_t)(tid - tf->who) : tf->who_len);
+			int k = snprintf(tmp, sizeof tmp, ",\"tid\":0,\"args\":{\"sort_index\":%" PRId64 "}}",
+					 pp->rank);
+			xw_put(&x->w, tmp, (size_t)k);
+		}
 		a = b;
 	}
 	free(idx);
@@ -642,12 +654,31 @@ static void write_events(struct exporter *x)
 	}
 }
 
+/* The process table (ranks of a merged trace) as otherData "ranks". */
+static void write_procs(struct pt_buf *b, const struct pt_trace *t)
+{
+	if (!t->nprocs)
+		return;
+	pt_buf_put(b, ",\"ranks\":[", 10);
+	for (uint32_t i = 0; i < t->nprocs; i++) {
+		const struct pt_proc *p = &t->procs[i];
+		pt_buf_printf(b, "%s{\"pid\":%" PRId64 ",\"rank\":%" PRId64, i ? "," : "", p->pid,
+			      p->rank);
+		if (p->host) {
+			pt_buf_put(b, ",\"host\":", 8);
+			pt_buf_json_str(b, pt_trace_str(t, p->host), pt_strtab_len(t->strings, p->host));
+		}
+		pt_buf_putc(b, '}');
+	}
+	pt_buf_putc(b, ']');
+}
+
 /*
  * The metadata goes before traceEvents (as Kineto does with distributedInfo):
  * a streaming reader knows the file is proftop's own export, and the rank,
  * before the first event.
  */
-static void write_head(struct exporter *x)
+static void write_head(struct exporter *x, const struct pt_export_opts *o)
 {
 	struct pt_trace *t = x->t;
 	struct pt_buf b = {0};
@@ -680,6 +711,9 @@ static void write_head(struct exporter *x)
 		pt_buf_printf(&b, ",\"rank\":%" PRId64, t->rank);
 	if (t->world_size >= 0)
 		pt_buf_printf(&b, ",\"world_size\":%" PRId64, t->world_size);
+	write_procs(&b, t);
+	if (o && o->other_json && *o->other_json)
+		pt_buf_printf(&b, ",%s", o->other_json);
 	pt_buf_put(&b, "},\"traceEvents\":[", 17);
 	xw_put(&x->w, b.p, b.len);
 	pt_buf_free(&b);
@@ -701,70 +735,24 @@ static void write_tail(struct exporter *x, const struct pt_export_opts *o)
 	pt_buf_free(&b);
 }
 
-/* Directory part of path ("." when none), for mkstemp and the directory fsync. */
-static char *dir_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	if (!slash)
-		return pt_xstrdup(".");
-	if (slash == path)
-		return pt_xstrdup("/");
-	return pt_xstrndup(path, (size_t)(slash - path));
-}
-
-static void fsync_dir(const char *path)
-{
-	char *dir = dir_of(path);
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd); /* best effort: some file systems refuse directory fsync */
-		close(fd);
-	}
-	free(dir);
-}
-
-static int fail(char *err, size_t errlen, const char *path, int e)
-{
-	if (err && errlen)
-		snprintf(err, errlen, "%s: %s", path, strerror(e));
-	return PT_EIO;
-}
-
 int pt_chrome_export(struct pt_trace *t, const char *path, const struct pt_export_opts *o,
 		     char *err, size_t errlen)
 {
 	int force = o && o->force;
-	int rc = 0, fd = -1;
-	char *tmp = NULL;
+	int rc;
 	struct exporter x = {0};
-	struct stat sb;
+	struct pt_safe_file f;
 
 	if (!path || !*path) {
 		if (err && errlen)
 			snprintf(err, errlen, "no output file given");
 		return PT_EINVAL;
 	}
-	if (!force && lstat(path, &sb) == 0) {
-		if (err && errlen)
-			snprintf(err, errlen, "%s exists (use --force)", path);
-		return PT_EEXIST;
-	}
-	if (force && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-		return fail(err, errlen, path, EISDIR);
-
-	size_t plen = strlen(path);
-	tmp = pt_xmalloc(plen + 16);
-	memcpy(tmp, path, plen);
-	memcpy(tmp + plen, ".tmp.XXXXXX", 12);
-	fd = mkostemp(tmp, O_CLOEXEC); /* mode 0600: exports hold training data */
-	if (fd < 0) {
-		rc = fail(err, errlen, path, errno);
-		free(tmp);
+	if ((rc = pt_safe_open(&f, path, force, err, errlen)))
 		return rc;
-	}
 
 	x.t = t;
-	x.w.fd = fd;
+	x.w.fd = f.fd;
 	x.w.buf = pt_xmalloc(OUTBUF_BYTES);
 	x.first = 1;
 	x.t0_ns = o ? o->t0_ns : 0;
@@ -776,57 +764,14 @@ int pt_chrome_export(struct pt_trace *t, const char *path, const struct pt_expor
 	pt_store_sort(t->store);
 	pt_store_foreach(t->store, collect_launch, &x);
 
-	write_head(&x);
+	write_head(&x, o);
 	write_metadata(&x);
 	write_events(&x);
 	write_tail(&x, o);
 	xw_finish(&x.w);
-	if (!x.w.err && fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
-		x.w.err = errno;
-	if (close(fd) != 0 && !x.w.err)
-		x.w.err = errno;
-	fd = -1;
-	if (x.w.err) {
-		rc = fail(err, errlen, path, x.w.err);
-		goto out;
-	}
-	if (force) {
-		if (rename(tmp, path) != 0) {
-			rc = fail(err, errlen, path, errno);
-			goto out;
-		}
-	} else {
-		/* link() fails if OUT appeared meanwhile: never clobber without --force */
-		if (link(tmp, path) != 0) {
-			int e = errno;
-			if (e == EEXIST) {
-				if (err && errlen)
-					snprintf(err, errlen, "%s exists (use --force)", path);
-				rc = PT_EEXIST;
-				goto out;
-			}
-			/* file systems without hard links: check and rename */
-			if (lstat(path, &sb) == 0) {
-				if (err && errlen)
-					snprintf(err, errlen, "%s exists (use --force)", path);
-				rc = PT_EEXIST;
-				goto out;
-			}
-			if (rename(tmp, path) != 0) {
-				rc = fail(err, errlen, path, errno);
-				goto out;
-			}
-		} else {
-			unlink(tmp);
-		}
-	}
-	fsync_dir(path);
-out:
-	if (fd >= 0)
-		close(fd);
-	if (rc)
-		unlink(tmp);
-	free(tmp);
+	/* on a write error (ENOSPC...) the temporary goes and OUT stays as it was */
+	rc = pt_safe_commit(&f, force, x.w.err, err, errlen);
+
 	free(x.w.buf);
 	for (uint32_t i = 0; i < t->ntracks; i++)
 		free(x.tf[i].who);

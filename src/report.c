@@ -128,6 +128,32 @@ static int max_i(int a, int b)
 
 /* ---- header ---- */
 
+/*
+ * Drops that are not this load's own memory cap: the source's (full rings in
+ * a live session, or carried in a re-read export's metadata) and the cap of
+ * the session that wrote a re-read export. Shares are of every event
+ * produced: kept + dropped (a store drop was seen, then dropped).
+ */
+static void put_drop_notes(FILE *out, const struct pt_trace *t)
+{
+	uint64_t by_source = t->warnings[PT_WARN_SOURCE_DROPPED];
+	uint64_t by_cap = t->warnings[PT_WARN_STORE_DROPPED];
+	uint64_t here = pt_store_dropped(t->store);
+	uint64_t earlier = by_cap > here ? by_cap - here : 0;
+	uint64_t all = pt_store_count(t->store) + by_source + by_cap;
+	if (by_source)
+		fprintf(out,
+			"Note: the source lost %" PRIu64 " events (%.1f%% of %" PRIu64
+			") before proftop read them (the probe's rings or string area were full: "
+			"events came faster than they were read); the totals below undercount.\n",
+			by_source, 100.0 * (double)by_source / (double)all, all);
+	if (earlier)
+		fprintf(out,
+			"Note: the memory cap (--max-mem) of the session that wrote this file "
+			"dropped its %" PRIu64 " oldest events.\n",
+			earlier);
+}
+
 static void put_header(FILE *out, const struct pt_trace *t, const struct pt_summary *s)
 {
 	char src[NAME_CAP];
@@ -135,9 +161,17 @@ static void put_header(FILE *out, const struct pt_trace *t, const struct pt_summ
 	pt_escape_term(src, sizeof src, source, strlen(source), 200, 0);
 	fprintf(out, "proftop report: %s\n", src);
 	uint64_t kept = pt_store_count(t->store);
+	uint64_t by_source = t->warnings[PT_WARN_SOURCE_DROPPED];
+	uint64_t by_cap = t->warnings[PT_WARN_STORE_DROPPED];
 	fprintf(out, "Events: %" PRIu64 " kept of %" PRIu64 " seen", kept, t->events_seen);
 	if (s->events != kept)
 		fprintf(out, " (%" PRIu64 " summarized)", s->events);
+	/* always said, so "0 dropped" is a statement and not an omission */
+	if (by_source + by_cap)
+		fprintf(out, ", %" PRIu64 " dropped (%" PRIu64 " by the source, %" PRIu64
+			" by the memory cap)", by_source + by_cap, by_source, by_cap);
+	else
+		fputs(", 0 dropped", out);
 	uint64_t span = s->t1_ns > s->t0_ns ? s->t1_ns - s->t0_ns : 0;
 	fprintf(out, ", span %.2f ms", ms_of(span));
 	if (s->nsteps) {
@@ -159,6 +193,7 @@ static void put_header(FILE *out, const struct pt_trace *t, const struct pt_summ
 			fprintf(out, " of %" PRId64, t->world_size);
 	}
 	putc('\n', out);
+	put_drop_notes(out, t);
 	uint64_t dropped = pt_store_dropped(t->store);
 	if (dropped) {
 		uint64_t from = pt_store_complete_from_ns(t->store);
@@ -560,10 +595,12 @@ int pt_report_text(FILE *out, const struct pt_trace *t, const struct pt_summary 
 	int kernel_w = o->width > 0 ? o->width : KERNEL_W_DEFAULT;
 
 	put_header(out, t, s);
+	pt_report_ranks_text(out, o->ranks);
 	put_device(out, t, s);
 	put_overview(out, s);
 	put_model(out, s);
 	put_distributed(out, s);
+	pt_report_ranks_dist_text(out, o->ranks);
 
 	const struct pt_table *ops = o->op_detail && s->op_detail.n ? &s->op_detail : &s->operators;
 	struct pt_table v = pt_table_view(ops, o->sort, o->top, t);

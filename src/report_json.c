@@ -11,6 +11,11 @@
  *   "source": "path or session",
  *   "events": N,               events kept in the store
  *   "events_seen": N,          events the source delivered
+ *   "dropped": {"by_source": N, "by_memory_cap": N, "pct": x},
+ *                              events lost by the source (full rings, before
+ *                              proftop read them) and by the memory cap
+ *                              (--max-mem, oldest first; also of the session
+ *                              that wrote a re-read export); pct of all produced
  *   "span_ms": x,              time covered by the summarized events
  *   "steps": N,                ProfileSteps summarized
  *   "rank": N | null, "world_size": N | null,
@@ -374,6 +379,15 @@ void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct
 	pt_buf_printf(b, "%" PRIu64, pt_store_count(t->store));
 	top_key(b, &first, "events_seen");
 	pt_buf_printf(b, "%" PRIu64, t->events_seen);
+	/* where events were lost: the text header's "N dropped (A by the source, B by the cap)" */
+	uint64_t by_source = t->warnings[PT_WARN_SOURCE_DROPPED];
+	uint64_t by_cap = t->warnings[PT_WARN_STORE_DROPPED];
+	uint64_t all = pt_store_count(t->store) + by_source + by_cap;
+	top_key(b, &first, "dropped");
+	pt_buf_printf(b, "{\"by_source\":%" PRIu64 ",\"by_memory_cap\":%" PRIu64 ",\"pct\":",
+		      by_source, by_cap);
+	j_num(b, all ? 100.0 * (double)(by_source + by_cap) / (double)all : 0.0);
+	pt_buf_putc(b, '}');
 	top_key(b, &first, "span_ms");
 	j_ms(b, s->t1_ns > s->t0_ns ? s->t1_ns - s->t0_ns : 0);
 	top_key(b, &first, "steps");
@@ -399,6 +413,7 @@ void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct
 	j_distributed(b, s);
 	j_devices(b, t, s);
 	j_steps(b, s);
+	pt_report_ranks_json(b, o ? o->ranks : NULL);
 	pt_buf_put(b, ",\n  \"warnings\": {", 17);
 	int n = 0;
 	for (int w = 0; w < PT_WARN__COUNT; w++)

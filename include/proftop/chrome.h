@@ -13,7 +13,9 @@
  *
  * The exporter writes the store as a Chrome trace (X events, M metadata,
  * flows from launch to device activity, µs timestamps with ns fractions)
- * to a temporary file, fsyncs it and renames it into place.
+ * to a temporary file, fsyncs it and renames it into place. The trace's
+ * process table (pt_trace_set_proc) goes into otherData "ranks" and reads
+ * back into the table; ranked processes get process_sort_index = rank.
  */
 #ifndef PROFTOP_CHROME_H
 #define PROFTOP_CHROME_H
@@ -38,6 +40,8 @@ struct pt_export_opts {
 	int force;                       /* overwrite an existing file */
 	const struct pt_summary *summary;/* optional: embedded as "proftop" metadata */
 	uint64_t t0_ns, t1_ns;           /* window on event start; t1_ns 0 = no limit */
+	const char *other_json;          /* optional: more otherData members, raw JSON text
+	                                    ("\"k\":v,..."; proftop merge's clock offsets) */
 };
 
 int pt_chrome_export(struct pt_trace *t, const char *path, const struct pt_export_opts *o,
