@@ -1,6 +1,13 @@
 /*
  * store.c - the bounded event store.
  *
+ * The cap (--max-mem) bounds everything that grows with the events kept,
+ * not only the events: a summary (pt_summarize, each TUI refresh) builds
+ * interval logs and tables over the kept events, measured at 3-10 bytes
+ * per event beside the event's 40. So the chunks get three quarters of the
+ * cap (PT_STORE_EVENTS_SHARE_QUARTERS) and the last quarter is left to the
+ * summaries; what stays outside the cap is a fixed cost (README, "Memory").
+ *
  * Each track owns a list of chunks (256, 1024, then 4096 events) so small
  * tracks stay small. All chunks also sit on one global FIFO in creation
  * order; when the memory cap would be passed, the FIFO's head goes. Because
@@ -18,6 +25,9 @@
 #include <string.h>
 
 #include "util.h"
+
+/* quarters of the cap the chunks may fill (see the file comment) */
+#define PT_STORE_EVENTS_SHARE_QUARTERS 3
 
 struct chunk {
 	struct chunk *next_in_track;
@@ -44,6 +54,7 @@ struct pt_store {
 	uint64_t count, dropped;
 	uint64_t complete_from;
 	size_t mem, max_mem;
+	size_t budget; /* bytes the chunks may use: the cap less the summaries' share */
 };
 
 struct pt_store_cursor {
@@ -65,6 +76,7 @@ struct pt_store *pt_store_new(size_t max_bytes)
 	if (max_bytes < PT_STORE_MIN_MAX_BYTES)
 		max_bytes = PT_STORE_MIN_MAX_BYTES;
 	st->max_mem = max_bytes;
+	st->budget = max_bytes / 4 * PT_STORE_EVENTS_SHARE_QUARTERS;
 	return st;
 }
 
@@ -127,7 +139,7 @@ static struct chunk *new_chunk(struct pt_store *st, uint32_t track)
 	struct tslot *ts = slot_for(st, track);
 	uint32_t cap = ts->created == 0 ? 256 : ts->created == 1 ? 1024 : 4096;
 	size_t bytes = chunk_bytes(cap);
-	while (st->ghead && st->mem + bytes > st->max_mem)
+	while (st->ghead && st->mem + bytes > st->budget)
 		drop_oldest(st);
 	ts = &st->tracks[track]; /* dropping never reallocates, but stay explicit */
 	struct chunk *c = pt_xmalloc(bytes);

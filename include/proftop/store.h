@@ -5,7 +5,8 @@
  * A memory cap (bytes) bounds the store: when an append would pass it, the
  * oldest chunk (the first one appended that is still kept) is dropped, and
  * the store remembers how many events went and up to when, so faces can say
- * how far back the data reaches.
+ * how far back the data reaches. The cap also covers what summaries build
+ * from the kept events: events fill three quarters of it (store.c).
  *
  * Chunks are sorted lazily (start ascending, longer first on ties); the
  * iterator merges a track's chunks so every reader sees a track in start
@@ -23,7 +24,7 @@
 
 struct pt_store;
 
-/* Default cap: 1 GiB of events (about 26 million). */
+/* Default cap: 1 GiB (about 20 million events kept). */
 #define PT_STORE_DEFAULT_MAX_BYTES ((size_t)1 << 30)
 /* Smallest cap accepted: below this one chunk would not fit. */
 #define PT_STORE_MIN_MAX_BYTES ((size_t)1 << 20)
