@@ -194,12 +194,17 @@ int pt_utf8_valid(const char *s, size_t len)
 	return 1;
 }
 
-/* Code points a terminal may act on rather than show: C1, bidi controls. */
+/*
+ * Code points a terminal may act on rather than show, or that hide or
+ * reorder the text around them: C1 controls, bidi marks/embeddings/
+ * overrides/isolates, zero-width and invisible format characters, line and
+ * paragraph separators, interlinear annotation marks.
+ */
 static int cp_is_dangerous(uint32_t cp)
 {
-	return (cp >= 0x80 && cp < 0xa0) || cp == 0x200e || cp == 0x200f ||
-	       (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x061c ||
-	       cp == 0xfeff;
+	return (cp >= 0x80 && cp < 0xa0) || (cp >= 0x200b && cp <= 0x200f) ||
+	       (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x206f) || cp == 0x061c ||
+	       cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb);
 }
 
 /*
@@ -261,19 +266,35 @@ size_t pt_escape_term(char *dst, size_t cap, const char *s, size_t len, size_t m
 	size_t total_cols = max_cols ? pt_escape_term_cols(s, len, flags) : 0;
 	int cut = max_cols && total_cols > max_cols;
 	size_t limit = cut ? (max_cols > 3 ? max_cols - 3 : 0) : (size_t)-1;
+	/* where the last tokens ended, to step back when dst fills up first */
+	size_t back_out[4] = {0}, back_cols[4] = {0}, nback = 0;
 	while (i < len) {
 		char tok[16];
 		size_t tl, tc;
 		size_t used = escape_one(p + i, len - i, flags, tok, &tl, &tc);
-		if (cols + tc > limit || out + tl + 4 > cap)
+		if (cols + tc > limit)
 			break;
+		if (out + tl + 4 > cap) { /* dst is full: still show that the name goes on */
+			cut = 1;
+			while (max_cols && cols + 3 > max_cols && nback > 1) {
+				nback--;
+				out = back_out[(nback - 1) % 4];
+				cols = back_cols[(nback - 1) % 4];
+			}
+			if (max_cols && cols + 3 > max_cols)
+				out = cols = 0;
+			break;
+		}
 		memcpy(dst + out, tok, tl);
 		out += tl;
 		cols += tc;
 		i += used;
+		back_out[nback % 4] = out;
+		back_cols[nback % 4] = cols;
+		nback++;
 	}
 	if (cut) {
-		size_t dots = max_cols < 3 ? max_cols : 3;
+		size_t dots = max_cols && max_cols < 3 ? max_cols : 3;
 		for (size_t d = 0; d < dots && out + 1 < cap; d++) {
 			dst[out++] = '.';
 			cols++;

@@ -189,7 +189,8 @@ static void rebuild(struct tui_app *a, struct tui_table *tb)
 		struct tui_trow r = {0};
 		r.row = group ? &tb->grouped[i] : &src->rows[i];
 		r.name = group ? tb->group_names[i] : pt_trace_str(a->t, r.row->name_id);
-		r.nlen = strlen(r.name);
+		/* the stored length: a name may hold a NUL (JSON \u0000), shown escaped */
+		r.nlen = group ? strlen(r.name) : pt_strtab_len(a->t->strings, r.row->name_id);
 		if (tb->plen && !pt_fuzzy_match(tb->pat, tb->plen, r.name, r.nlen, &r.m))
 			continue;
 		push(tb, &r);
@@ -229,7 +230,7 @@ static void rebuild(struct tui_app *a, struct tui_table *tb)
 					struct tui_trow r = {0};
 					r.row = &d->rows[j];
 					r.name = pt_trace_str(a->t, r.row->name_id);
-					r.nlen = strlen(r.name);
+					r.nlen = pt_strtab_len(a->t->strings, r.row->name_id);
 					r.depth = d->rows[j].depth;
 					tb->rows[at++] = r;
 				}

@@ -6,9 +6,13 @@
  * background with a few foreground colours (no white or black text), so it
  * reads on dark and light themes; NO_COLOR / --no-color keep attributes
  * only. The terminal is restored from atexit, from tui_close, and from the
- * crash signals (SEGV, BUS, FPE, ILL, ABRT) before they re-raise; SIGINT,
- * SIGTERM and SIGHUP end the loop through the caller's handlers (live.c) or
- * ours (view). No mouse reporting unless --mouse.
+ * crash signals (SEGV, BUS, FPE, ILL, ABRT, QUIT, SYS) before they re-raise;
+ * SIGINT, SIGTERM and SIGHUP end the loop through the caller's handlers
+ * (live.c) or ours (view). The crash path cannot call endwin() (curses may
+ * be half-way through an update, and stdio is not async-signal-safe), so
+ * tui_open prepares the reset bytes (from terminfo) and the shell's termios
+ * beforehand and the handler only write()s and tcsetattr()s them.
+ * No mouse reporting unless --mouse.
  */
 #include <curses.h>
 #include <errno.h>
@@ -19,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "app.h"
@@ -40,6 +45,12 @@ struct tui {
 
 static volatile sig_atomic_t curses_on;
 
+/* What the crash handler needs, prepared while it is safe to call curses. */
+static struct termios crash_tio;
+static int crash_tio_ok;
+static char crash_reset[512];
+static size_t crash_reset_len;
+
 static void restore_terminal(void)
 {
 	if (curses_on) {
@@ -48,9 +59,50 @@ static void restore_terminal(void)
 	}
 }
 
+static void reset_add(const char *s)
+{
+	size_t n = s && s != (const char *)-1 ? strlen(s) : 0;
+	if (n && crash_reset_len + n < sizeof crash_reset) {
+		memcpy(crash_reset + crash_reset_len, s, n);
+		crash_reset_len += n;
+	}
+}
+
+/*
+ * The bytes that undo what curses set up, in endwin's order: CAN first
+ * (ends any escape sequence a crash cut in half), mouse reporting off,
+ * attributes and colours off, keypad transmit off, cursor visible, out of
+ * the alternate screen. Terminfo strings without padding are plain bytes.
+ */
+static void prepare_crash_reset(int mouse)
+{
+	crash_reset_len = 0;
+	reset_add("\030");
+	if (mouse)
+		reset_add("\033[?1006l\033[?1003l\033[?1002l\033[?1000l");
+	reset_add(tigetstr("sgr0"));
+	reset_add(tigetstr("op"));
+	reset_add(tigetstr("rmkx"));
+	reset_add(tigetstr("cnorm"));
+	reset_add(tigetstr("rmcup"));
+	reset_add("\r\n");
+}
+
+/* Async-signal-safe: write(), tcsetattr(), signal() and raise() only. */
 static void on_crash(int sig)
 {
-	restore_terminal();
+	if (curses_on) {
+		curses_on = 0;
+		size_t off = 0;
+		while (off < crash_reset_len) {
+			ssize_t w = write(STDOUT_FILENO, crash_reset + off, crash_reset_len - off);
+			if (w <= 0)
+				break;
+			off += (size_t)w;
+		}
+		if (crash_tio_ok)
+			tcsetattr(STDOUT_FILENO, TCSADRAIN, &crash_tio);
+	}
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -93,14 +145,24 @@ struct tui *tui_open(struct pt_trace *t, const struct tui_opts *o)
 	if (!hooks) {
 		hooks = 1;
 		atexit(restore_terminal);
-		int crash[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-		for (size_t i = 0; i < sizeof crash / sizeof crash[0]; i++)
-			signal(crash[i], on_crash);
 	}
+	crash_tio_ok = tcgetattr(STDOUT_FILENO, &crash_tio) == 0; /* the shell's modes */
 	if (!initscr()) {
 		free(u);
 		fprintf(stderr, "proftop: cannot start the screen (TERM?)\n");
 		return NULL;
+	}
+	prepare_crash_reset(o->mouse);
+	static int crash_hooks;
+	if (!crash_hooks) {
+		crash_hooks = 1;
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_crash;
+		sigemptyset(&sa.sa_mask);
+		int crash[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGQUIT, SIGSYS};
+		for (size_t i = 0; i < sizeof crash / sizeof crash[0]; i++)
+			sigaction(crash[i], &sa, NULL);
 	}
 	curses_on = 1;
 	u->open = 1;

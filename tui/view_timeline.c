@@ -265,7 +265,8 @@ static void draw_details(struct tui_app *a, struct tui_canvas *c, struct tui_rec
 	char b1[64], b2[64], lab[128];
 	const char *nm = pt_trace_str(a->t, ev->name_id);
 	int nx = tui_put_str(c, x + 1, yy, x + w, "name:     ", tui_st(TUI_C_DIM, 0));
-	tui_put_name(c, nx, yy++, x + w - 1 - nx, nm, strlen(nm), tui_st(TUI_C_DEFAULT, TUI_A_BOLD));
+	tui_put_name(c, nx, yy++, x + w - 1 - nx, nm, pt_strtab_len(a->t->strings, ev->name_id),
+		     tui_st(TUI_C_DEFAULT, TUI_A_BOLD));
 	uint64_t origin = pt_store_first_ns(a->t->store);
 	fmt_rel(c, b1, sizeof b1, ev->start_ns >= origin ? ev->start_ns - origin : 0);
 	fmt_rel(c, b2, sizeof b2, ev->dur_ns);
@@ -294,7 +295,8 @@ static void draw_details(struct tui_app *a, struct tui_canvas *c, struct tui_rec
 		const char *kn = pt_trace_str(a->t, corr[i].name_id);
 		nx = tui_printf(c, x + 3, yy, x + w - 1, tui_st(tui_kind_color(corr[i].kind), 0),
 				"%-10s ", b2);
-		tui_put_name(c, nx, yy++, x + w - 1 - nx, kn, strlen(kn), bs);
+		tui_put_name(c, nx, yy++, x + w - 1 - nx, kn, pt_strtab_len(a->t->strings, corr[i].name_id),
+			     bs);
 	}
 }
 
@@ -406,7 +408,8 @@ void tui_tl_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 				tui_put_ch(c, gx + x + k, y, g, s);
 			if (run >= 4) {
 				const char *nm = pt_trace_str(a->t, ce->name_id);
-				tui_put_name(c, gx + x + 1, y, run - 2, nm, strlen(nm), s);
+				tui_put_name(c, gx + x + 1, y, run - 2, nm,
+					     pt_strtab_len(a->t->strings, ce->name_id), s);
 			}
 			x += run;
 		}
@@ -429,7 +432,8 @@ void tui_tl_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 		x = tui_printf(c, x, sy, r.x + r.w, tui_st(tui_kind_color(tl->sel.kind), TUI_A_BOLD),
 			       "%s %s ", pt_kind_name((enum pt_kind)tl->sel.kind), b2);
 		const char *nm = pt_trace_str(a->t, tl->sel.name_id);
-		tui_put_name(c, x, sy, r.x + r.w - x, nm, strlen(nm), tui_st(TUI_C_DEFAULT, 0));
+		tui_put_name(c, x, sy, r.x + r.w - x, nm, pt_strtab_len(a->t->strings, tl->sel.name_id),
+			     tui_st(TUI_C_DEFAULT, 0));
 	}
 	if (tl->details && tl->has_sel)
 		draw_details(a, c, r);

@@ -13,6 +13,7 @@
 #include "layout.h"
 #include "proftop/chrome.h"
 #include "proftop/store.h"
+#include "util.h"
 
 static int inside(struct tui_rect r, int w, int h)
 {
@@ -303,6 +304,70 @@ static void test_hostile_names(void **state)
 	pt_trace_free(t);
 }
 
+/*
+ * The edges of promise 5: a NUL inside a name (JSON \u0000) is shown
+ * escaped with what follows it, a 10,000-character name is cut with "..."
+ * inside its column, invisible format characters (zero-width, line
+ * separator) are escaped, and pt_escape_term stays within max_cols even
+ * when the output buffer fills up before the column limit.
+ */
+static void test_hostile_edges(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new(16u << 20);
+	uint32_t th = tu_track(t, 1, 1, -1);
+	tu_ev(t, th, PT_KIND_PROFILE_STEP, "ProfilerStep#1", 0, 1000, 0);
+	struct pt_event ev = {0};
+	ev.start_ns = US(10);
+	ev.dur_ns = US(50);
+	ev.name_id = pt_trace_intern(t, "nul\0after\x1b[2J", 13);
+	ev.track_id = th;
+	ev.kind = PT_KIND_OPERATOR;
+	pt_trace_add(t, &ev);
+	static char longname[10001];
+	memset(longname, 'x', 10000);
+	memcpy(longname, "long", 4);
+	tu_ev(t, th, PT_KIND_OPERATOR, longname, 100, 50, 0);
+	tu_ev(t, th, PT_KIND_OPERATOR, "zw\xe2\x80\x8bls\xe2\x80\xa8" "end", 200, 50, 0);
+	struct tui_opts o;
+	tui_opts_init(&o);
+	struct tui_app a;
+	tui_app_init(&a, t, &o);
+	struct tui_canvas c;
+	tui_canvas_init(&c, 120, 30, 0);
+	tui_app_key(&a, '2');
+	const char *s = render(&a, &c);
+	assert_non_null(strstr(s, "nul\\x00after\\e[2J"));
+	assert_non_null(strstr(s, "zw\\u{200b}ls\\u{2028}end"));
+	const char *l = strstr(s, "longxxx");
+	assert_non_null(l);
+	const char *eol = strchr(l, '\n');
+	const char *dots = strstr(l, "...");
+	assert_true(dots && dots < eol);
+	assert_true(eol - l < c.w);
+	tui_canvas_free(&c);
+	tui_app_free(&a);
+	pt_trace_free(t);
+
+	/* U+10000 is one column but four bytes: the buffer fills first */
+	static char wide4[300 * 4];
+	for (int i = 0; i < 300; i++)
+		memcpy(wide4 + i * 4, "\xf0\x90\x80\x80", 4);
+	char out[1024];
+	size_t cols = pt_escape_term(out, sizeof out, wide4, sizeof wide4, 300, 0);
+	assert_true(cols <= 300);
+	assert_true(strlen(out) < sizeof out);
+	assert_string_equal(out + strlen(out) - 3, "...");
+	assert_true(pt_utf8_valid(out, strlen(out)));
+	/* no column limit: a full buffer still ends with "..." */
+	pt_escape_term(out, 16, longname, 10000, 0, 0);
+	assert_string_equal(out, "longxxxxxxxx...");
+	/* a limit of two columns gives two dots */
+	cols = pt_escape_term(out, sizeof out, "\x1b\x1b\x1b", 3, 2, 0);
+	assert_int_equal(cols, 2);
+	assert_string_equal(out, "..");
+}
+
 /* A GPU with both this process's kernels and NVML's device-wide figure:
  * the bar is the kernel busy time, NVML's number stands beside it. */
 static void test_gpu_meter_both_utilizations(void **state)
@@ -351,6 +416,7 @@ int main(void)
 		cmocka_unit_test(test_op_type),
 		cmocka_unit_test(test_views),
 		cmocka_unit_test(test_hostile_names),
+		cmocka_unit_test(test_hostile_edges),
 		cmocka_unit_test(test_gpu_meter_both_utilizations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
