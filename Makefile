@@ -35,6 +35,9 @@ PKGS := libcjson zlib
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lcjson -lz)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
+# libmicrohttpd: the HTTP server of `proftop serve` (src/cli_serve_http.c), proftop binary only
+MHD_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
+MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 CFLAGS ?= $(OPT) -g
@@ -100,7 +103,9 @@ $(BUILD)/libproftop_core.a: $(CORE_OBJ)
 	$(AR) rcs $@ $^
 
 $(BUILD)/proftop: $(CLI_OBJ) $(BUILD)/libproftop_core.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libproftop_core.a $(CURSES_LIBS) $(LDLIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libproftop_core.a $(CURSES_LIBS) $(MHD_LIBS) $(LDLIBS)
+
+$(BUILD)/src/cli_serve_http.o: ALL_CFLAGS += $(MHD_CFLAGS)
 
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -142,6 +147,11 @@ BACKEND_DEPS := $(wildcard backends/*.c backends/*.h)
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libproftop_core.a tests/unit/testutil.h $(BACKEND_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libproftop_core.a $(CMOCKA_LIBS) $(LDLIBS)
+
+# The /metrics benchmark serves over the real HTTP code (libmicrohttpd).
+$(BUILD)/bench/bench_prom: bench/bench_prom.c $(BUILD)/src/cli_serve_http.o $(BUILD)/libproftop_core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/src/cli_serve_http.o $(BUILD)/libproftop_core.a $(MHD_LIBS) $(LDLIBS)
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libproftop_core.a $(BACKEND_DEPS)
 	@mkdir -p $(dir $@)
@@ -191,7 +201,8 @@ install: $(BUILD)/proftop $(BUILD)/libproftop.so $(EXAMPLE_BIN)
 	install -m 0644 docs/proftop.1 $(DESTDIR)$(PREFIX)/share/man/man1/proftop.1
 
 DEB_PKGS := build-essential pkg-config libcjson-dev zlib1g-dev libncurses-dev libcmocka-dev \
-	tmux procps python3 python3-torch clang libclang-rt-14-dev valgrind strace
+	tmux procps python3 python3-torch clang libclang-rt-14-dev valgrind strace \
+	libmicrohttpd-dev prometheus
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

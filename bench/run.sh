@@ -7,6 +7,9 @@ BUILD=${BUILD:-build}
 export PT_TRACES=${PT_TRACES:-../shared/traces}
 python3 bench/bench.py --build "$BUILD"
 echo
+echo "== bench_harm (minitrain step time: alone vs proftop killed -9 / SIGSTOPped mid-run)"
+BUILD=$BUILD bench/bench_harm.sh
+echo
 echo "== bench_agg (pt_summarize over synthetic events vs iterating the same store)"
 "$BUILD"/bench/bench_agg
 echo
@@ -39,3 +42,9 @@ echo
 echo "== bench_export (1 M and 3 M events to disk, vs fprintf(\"%f\") formatting)"
 "$BUILD"/bench/bench_export 1000000
 "$BUILD"/bench/bench_export 3000000
+echo
+echo "== bench_merge (proftop merge of 4 x 1 M-event rank traces, vs cat and python json.load)"
+python3 bench/bench_merge.py --build "$BUILD"
+echo
+echo "== bench_prom (/metrics for 8 ranks x 10,000 operators: compute, render, GET over HTTP; target <= 5 ms)"
+"$BUILD"/bench/bench_prom

@@ -34,6 +34,7 @@
 #define CAPTURE_BYTES	((size_t)1 << 20)   /* top-level values we parse whole */
 #define RAW_BYTES	((size_t)256 << 10)
 #define MAX_SLOTS	8
+#define MAX_BATCH_EVENTS 16384u /* objects per batch: bounds its raw records */
 
 /* ---- input: plain or gzip, from a file or memory ---- */
 
@@ -219,6 +220,11 @@ struct rdr {
 	int64_t rank, world;
 	int native;                        /* otherData.generator is proftop */
 	uint64_t imp_warn[PT_WARN__COUNT]; /* otherData.warnings of our export */
+	struct rd_proc {
+		int64_t pid, rank;
+		char host[64];
+	} *procs;                          /* otherData.ranks of our export (a merge) */
+	size_t nprocs;
 	uint64_t bad_elems;
 	int err; /* PT_E*, or 1 when stopped by the consumer */
 	uint64_t err_off;
@@ -308,7 +314,10 @@ static int emit(struct rdr *rd, int final)
 	if (final)
 		return 0;
 	size_t tail = rd->end - rd->keep;
-	batch_reserve(next, tail * 2 > CHUNK_BYTES ? tail * 2 : CHUNK_BYTES);
+	/* handed on early (MAX_BATCH_EVENTS), the text not yet split fits as
+	 * it is: growing for it would compound from batch to batch */
+	size_t want = rd->pos < rd->end ? tail : tail * 2;
+	batch_reserve(next, want > CHUNK_BYTES ? want : CHUNK_BYTES);
 	memcpy(next->buf, b->buf + rd->keep, tail);
 	next->base_off = b->base_off + rd->keep;
 	next->nspans = 0;
@@ -536,6 +545,10 @@ static int run_array(struct rdr *rd, int object_form)
 		b->nspans++;
 		rd->keep = rd->pos;
 		sep = 1;
+		/* tiny objects ("{}" is 2 bytes) would give a batch millions of
+		 * raw records (~320 bytes each): hand it on at MAX_BATCH_EVENTS */
+		if (b->nspans >= MAX_BATCH_EVENTS && emit(rd, 0) < 0)
+			return -1;
 	}
 }
 
@@ -558,6 +571,22 @@ static void capture_other(struct rdr *rd, const cJSON *v)
 		for (int k = 0; k < PT_WARN__COUNT; k++)
 			if (it->string && !strcmp(it->string, pt_warn_key((enum pt_warn)k)))
 				rd->imp_warn[k] += (uint64_t)it->valuedouble;
+	}
+	const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(v, "ranks");
+	cJSON_ArrayForEach(it, ranks)
+	{
+		const cJSON *pid = cJSON_GetObjectItemCaseSensitive(it, "pid");
+		const cJSON *rank = cJSON_GetObjectItemCaseSensitive(it, "rank");
+		const cJSON *host = cJSON_GetObjectItemCaseSensitive(it, "host");
+		if (!cJSON_IsNumber(pid) || !cJSON_IsNumber(rank) || pid->valuedouble > 9e15 ||
+		    pid->valuedouble < -9e15 || rank->valuedouble < -1 || rank->valuedouble > 9e15 ||
+		    rd->nprocs >= 1 << 20)
+			continue;
+		rd->procs = pt_xrealloc(rd->procs, (rd->nprocs + 1) * sizeof *rd->procs);
+		struct rd_proc *p = &rd->procs[rd->nprocs++];
+		p->pid = (int64_t)pid->valuedouble;
+		p->rank = (int64_t)rank->valuedouble;
+		snprintf(p->host, sizeof p->host, "%s", cJSON_IsString(host) ? host->valuestring : "");
 	}
 }
 
@@ -844,7 +873,10 @@ static int read_src(struct pt_trace *t, struct src *s, const char *name, int thr
 			t->world_size = rd.world;
 		for (int k = 0; k < PT_WARN__COUNT; k++)
 			pt_trace_warn(t, (enum pt_warn)k, rd.imp_warn[k]);
+		for (size_t i = 0; i < rd.nprocs; i++)
+			pt_trace_set_proc(t, rd.procs[i].pid, rd.procs[i].rank, rd.procs[i].host);
 	}
+	free(rd.procs);
 	cr_sink_free(sink);
 	for (int i = 0; i < pp.nslots; i++) {
 		free(pp.slots[i].buf);

@@ -68,11 +68,17 @@ void cli_usage_backends(FILE *f);
 
 int cli_report(int argc, char **argv);
 int cli_export(int argc, char **argv);
+/* `proftop merge A B ... -o OUT` (cli_merge.c) */
+void cli_usage_merge(FILE *f);
+int cli_merge(int argc, char **argv);
 int cli_run(int argc, char **argv);
 int cli_record(int argc, char **argv);
 int cli_ls(int argc, char **argv);
 /* `proftop backends`: each data source and whether it can run here. */
 int cli_backends(int argc, char **argv);
+/* `proftop serve`: the Prometheus exporter (cli_serve.c). */
+void cli_usage_serve(FILE *f);
+int cli_serve(int argc, char **argv);
 /* `proftop` with no command, or `proftop -p PID`: argv[0] is "proftop". */
 int cli_attach(int argc, char **argv);
 
@@ -91,6 +97,13 @@ int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, s
 int cli_wait_child(pid_t child);
 /* Exports t to path as a Chrome trace; prints "wrote PATH" or the error. */
 int cli_write_trace(struct pt_trace *t, const char *path);
+/*
+ * Like cli_write_trace (replaces path), but a recording that cannot be
+ * written there (full disk, no permission) is saved to a rescue file
+ * ($TMPDIR, /tmp, ., $HOME) and the user told where; CLI_FAIL then too.
+ * (cli_record.c)
+ */
+int cli_write_trace_rescue(struct pt_trace *t, const char *path);
 
 /* ---- the full-screen UI (cli_view.c; tui/tui.h has no curses types) ---- */
 #include "../tui/tui.h"

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "proftop/ranks.h"
 #include "proftop/report.h"
 #include "util.h"
 
@@ -118,11 +119,24 @@ int cli_report(int argc, char **argv)
 	struct pt_summary *s = NULL;
 	if ((rc = cli_load_trace(argv[optind], &lo, &t)))
 		return rc;
+	struct pt_ranks ranks = {0};
 	if ((rc = cli_summarize(t, &lo, &s)) == CLI_OK) {
+		if (pt_ranks_possible(t)) {
+			/* several processes: the Rank Summary, over the same steps */
+			struct pt_agg_opts ao;
+			pt_agg_opts_init(&ao);
+			if (lo.has_steps) {
+				ao.step_first = lo.step_first;
+				ao.step_last = lo.step_last;
+			}
+			if (pt_ranks_compute(t, &ao, &ranks) == 0 && ranks.n >= 2)
+				ro.ranks = &ranks;
+		}
 		int wrc = json ? pt_report_json(stdout, t, s, &ro) : pt_report_text(stdout, t, s, &ro);
 		if (wrc)
 			rc = cli_fail("writing the report: %s", "output error");
 	}
+	pt_ranks_free(&ranks);
 	pt_summary_free(s);
 	pt_trace_free(t);
 	return rc;

@@ -46,6 +46,7 @@ void cli_usage_run(FILE *f)
 	      "      --log FILE      CMD's stdout and stderr (default ./proftop-run-PID.log)\n"
 	      "  -o, --output FILE   also write a Chrome trace at the end\n"
 	      "      --no-screen     no screen: only the final summary (also off a terminal)\n"
+	      "      --max-mem SIZE  memory for kept events (default 1G; see 'proftop --help')\n"
 	      CLI_SCREEN_HELP
 	      "  -h, --help          show this help\n"
 	      "\n"
@@ -219,7 +220,7 @@ int cli_write_trace(struct pt_trace *t, const char *path)
 /* A session in the child's subtree when CMD is a wrapper (sh -c, a script). */
 static int32_t find_descendant(void *ctx);
 
-enum { OPT_LOG = 256, OPT_NOSCREEN };
+enum { OPT_LOG = 256, OPT_NOSCREEN, OPT_MAXMEM };
 
 int cli_run(int argc, char **argv)
 {
@@ -228,6 +229,7 @@ int cli_run(int argc, char **argv)
 		{"log", required_argument, NULL, OPT_LOG},
 		{"output", required_argument, NULL, 'o'},
 		{"no-screen", no_argument, NULL, OPT_NOSCREEN},
+		{"max-mem", required_argument, NULL, OPT_MAXMEM},
 		{"help", no_argument, NULL, 'h'},
 		CLI_SCREEN_LONGOPTS,
 		{NULL, 0, NULL, 0},
@@ -238,6 +240,8 @@ int cli_run(int argc, char **argv)
 	int rc;
 	int no_screen = 0, c;
 	struct cli_screen scr = {0};
+	struct cli_load_opts lopt;
+	cli_load_opts_init(&lopt);
 	tui_opts_init(&scr.o);
 	optind = 0;
 	opterr = 0;
@@ -265,6 +269,10 @@ int cli_run(int argc, char **argv)
 		case OPT_NOSCREEN:
 			no_screen = 1;
 			break;
+		case OPT_MAXMEM:
+			if ((rc = cli_opt_max_mem(&lopt, optarg)))
+				return rc;
+			break;
 		default:
 			return cli_getopt_error(c, argv);
 		}
@@ -282,7 +290,7 @@ int cli_run(int argc, char **argv)
 	pt_escape_term(esc, sizeof esc, log_used, strlen(log_used), 0, 0);
 	fprintf(stderr, "proftop: started pid %d; its output goes to %s\n", (int)child, esc);
 
-	struct pt_trace *t = pt_trace_new(PT_STORE_DEFAULT_MAX_BYTES);
+	struct pt_trace *t = pt_trace_new(lopt.max_mem_bytes);
 	pt_trace_set_source(t, "live session");
 	struct pt_live_opts lo = {0};
 	struct pt_live_result res;
@@ -310,7 +318,7 @@ int cli_run(int argc, char **argv)
 		fprintf(stderr, "proftop: pid %d never opened a session (no probe loaded?)\n",
 			(int)child);
 	rc = pt_live_exit_code(res.child_status);
-	if (out && cli_write_trace(t, out) != CLI_OK && rc == 0)
+	if (out && cli_write_trace_rescue(t, out) != CLI_OK && rc == 0)
 		rc = CLI_FAIL;
 	pt_trace_free(t);
 	return rc;

@@ -37,9 +37,11 @@ void cli_usage_main(FILE *f)
 	      "  record -o OUT -- CMD...   record CMD (or -p PID) into a Chrome trace\n"
 	      "  ls                        list this user's sessions\n"
 	      "  backends                  list the data sources and whether each works here\n"
+	      "  serve --listen A:P -- CMD export live figures to Prometheus (/metrics)\n"
 	      "  view FILE                 open a trace in the full-screen UI\n"
 	      "  report FILE [--json]      print the summary tables of a trace\n"
 	      "  export IN -o OUT.json     write a trace as Chrome Trace Event Format JSON\n"
+	      "  merge A B.. -o OUT.json   join per-rank traces into one, a lane per rank\n"
 	      "  help COMMAND              show a command's options\n"
 	      "\n"
 	      "Options:\n"
@@ -47,7 +49,14 @@ void cli_usage_main(FILE *f)
 	      "  -V, --version             print the version\n"
 	      "\n"
 	      "Traces may be plain or gzip-compressed JSON. Run 'proftop help COMMAND' for\n"
-	      "the options of each command; 'man proftop' for more.\n",
+	      "the options of each command; 'man proftop' for more.\n"
+	      "\n"
+	      "Memory: --max-mem SIZE (default 1G; run, record, view, report, export) bounds\n"
+	      "what grows with the data: the kept events (3/4 of SIZE, about 40 bytes each)\n"
+	      "and the summaries built from them. Past it the oldest events go first and\n"
+	      "every face says how many and how far back the data reaches. proftop's whole\n"
+	      "resident memory stays below SIZE + 64 MiB (the fixed part: file reader\n"
+	      "buffers, the session's shared segment, program and curses).\n",
 	      f);
 }
 
@@ -257,12 +266,14 @@ static const struct command {
 } commands[] = {
 	{"report", cli_report, cli_usage_report},
 	{"export", cli_export, cli_usage_export},
+	{"merge", cli_merge, cli_usage_merge},
 	{"run", cli_run, cli_usage_run},
 	{"view", cli_view, cli_usage_view},
 	{"record", cli_record, cli_usage_record},
 	{"ls", cli_ls, cli_usage_ls},
 	{"attach", NULL, cli_usage_attach}, /* `proftop [-p PID]`: help only */
 	{"backends", cli_backends, cli_usage_backends},
+	{"serve", cli_serve, cli_usage_serve},
 	{"help", cmd_help, cli_usage_main},
 };
 

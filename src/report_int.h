@@ -35,6 +35,12 @@ struct pt_table pt_table_view(const struct pt_table *src, enum pt_sort_key key, 
 			      const struct pt_trace *t);
 void pt_table_view_free(struct pt_table *v);
 
+/* report_ranks.c: the per-rank parts, printed only with two or more ranks. */
+struct pt_ranks;
+void pt_report_ranks_text(FILE *out, const struct pt_ranks *r);
+void pt_report_ranks_dist_text(FILE *out, const struct pt_ranks *r);
+void pt_report_ranks_json(struct pt_buf *b, const struct pt_ranks *r);
+
 /* JSON body of the report into b (no trailing newline). */
 void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct pt_summary *s,
 			const struct pt_report_opts *o);

@@ -163,7 +163,16 @@ static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rec
 		 a->st.state, a->paused ? " [PAUSED]" : "", el, (unsigned long long)s->perf.steps,
 		 s->perf.ips_avg, s->perf.reader_ratio_pct, (unsigned long long)t->events_seen);
 	x = tui_put_str(c, x, r.y, r.x + r.w, line, tui_st(TUI_C_DEFAULT, 0));
-	uint64_t dropped = t->warnings[PT_WARN_SOURCE_DROPPED] + pt_store_dropped(t->store);
+	/* how far back the data reaches once the cap (--max-mem) dropped the
+	 * oldest: complete for the last N before the newest event */
+	uint64_t from = pt_store_complete_from_ns(t->store);
+	if (pt_store_dropped(t->store) && t->last_ns > from) {
+		char back[32];
+		tui_fmt_ns(back, sizeof back, t->last_ns - from);
+		x = tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_WARN, 0), " | since -%s", back);
+	}
+	/* both kinds; the cap's count includes a re-read export's earlier drops */
+	uint64_t dropped = t->warnings[PT_WARN_SOURCE_DROPPED] + t->warnings[PT_WARN_STORE_DROPPED];
 	if (dropped)
 		tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_WARN, TUI_A_BOLD), " | %llu dropped",
 			   (unsigned long long)dropped);
@@ -286,9 +295,12 @@ static void do_export(struct tui_app *a)
 	eo.summary = a->model.sum;
 	char err[256] = "";
 	int rc = pt_chrome_export(a->t, path, &eo, err, sizeof err);
-	if (rc < 0)
-		tui_app_message(a, "export failed: %s", err[0] ? err : pt_strerror(rc));
-	else
+	if (rc < 0) {
+		/* nothing is lost: the data stays in memory and e tries again */
+		tui_app_message(a, "export failed: %s; data kept, press e to retry",
+				err[0] ? err : pt_strerror(rc));
+		a->msg_until_ns = pt_now_ns() + 20000000000ull; /* an error stays longer */
+	} else
 		tui_app_message(a, "exported %llu events to ./%s",
 				(unsigned long long)pt_store_count(a->t->store), path);
 }

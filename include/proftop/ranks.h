@@ -62,4 +62,12 @@ struct pt_ranks {
 int pt_ranks_compute(struct pt_trace *t, const struct pt_agg_opts *o, struct pt_ranks *out);
 void pt_ranks_free(struct pt_ranks *r);
 
+/*
+ * 0 when t surely holds at most one rank (no process table of two or more,
+ * fewer than two processes with host events), else 1. Looks at the track
+ * table only, so a face can skip pt_ranks_compute's pass for the common
+ * single-process trace. (Added with proftop merge.)
+ */
+int pt_ranks_possible(const struct pt_trace *t);
+
 #endif

@@ -13,6 +13,8 @@
 #include "proftop/agg.h"
 #include "proftop/trace.h"
 
+struct pt_ranks;
+
 enum pt_sort_key {
 	PT_SORT_TOTAL = 0, /* CPU total (host tables) or GPU total (device tables) */
 	PT_SORT_AVG,
@@ -27,6 +29,10 @@ struct pt_report_opts {
 	enum pt_sort_key sort;
 	int op_detail;           /* text: show inner ops and kernels under each op */
 	int width;               /* name column width for text, 0 = default */
+	/* Per-rank figures (pt_ranks_compute) of a trace with several ranks:
+	 * with two or more, the text adds the Rank Summary and the Distributed
+	 * Summary per rank, the JSON a "ranks" array. NULL: none (not owned). */
+	const struct pt_ranks *ranks;
 };
 void pt_report_opts_init(struct pt_report_opts *o);
 

@@ -1,0 +1,388 @@
+/*
+ * cli_serve.c - `proftop serve --listen ADDR:PORT [-p PID | --all | -- CMD]`:
+ * the headless Prometheus exporter. The live loop (live.c) runs on the main
+ * thread as for `record`; its wait hook (ui_wait) is the periodic tick:
+ * every --refresh seconds it computes the per-rank figures over the recent
+ * window (pt_ranks_compute), renders the text exposition (prom.c) into a
+ * fresh buffer and publishes it to the HTTP side (cli_serve_http.c), which
+ * only hands out the latest finished buffer. So a scrape costs the same
+ * few microseconds whatever the size of the trace, and a slow scraper
+ * never holds up draining the session.
+ *
+ * Sources are gathered as a list of pids (serve_sources) so that several
+ * sessions (-p A,B, --all) plug in once the live loop reads more than one;
+ * until then more than one is refused with a clear message.
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "live.h"
+#include "prom.h"
+#include "proftop/backend.h"
+#include "proftop/error.h"
+#include "proftop/ranks.h"
+#include "proftop/session.h"
+#include "proftop/store.h"
+#include "serve_http.h"
+#include "util.h"
+
+#define SERVE_DEFAULT_WINDOW_NS (60ull * 1000000000ull)
+#define SERVE_MAX_PIDS		4096
+
+void cli_usage_serve(FILE *f)
+{
+	fputs("Usage: proftop serve [OPTIONS] -- CMD [ARGS...]\n"
+	      "       proftop serve [OPTIONS] -p PID\n"
+	      "       proftop serve [OPTIONS] --all\n"
+	      "\n"
+	      "Export a training job's figures to Prometheus, without a screen: serve them\n"
+	      "at http://ADDR:PORT/metrics in Prometheus' text format, labelled by host,\n"
+	      "rank, pid (and device, phase, op): step time (median, p99, max, mean), IPS,\n"
+	      "samples/s, reader ratio, phase shares, GPU and CPU utilization,\n"
+	      "communication share, last step, top operators by time, dropped events.\n"
+	      "With CMD, start it with the probe injected and serve until it exits (its\n"
+	      "exit code is passed through); with -p, serve the running session of PID\n"
+	      "until it exits or Ctrl-C.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -l, --listen ADDR:PORT  where to listen (default " PT_SERVE_DEFAULT_LISTEN ");\n"
+	      "                          only that address: 0.0.0.0:PORT for every\n"
+	      "                          interface, [::1]:PORT for IPv6, port 0 for any\n"
+	      "  -p, --pid PID[,PID...]  serve the session of PID\n"
+	      "      --all               serve every live session of this user\n"
+	      "      --refresh SECS      recompute the figures every SECS (default 1)\n"
+	      "      --window SECS       figures over the last SECS of events (default 60;\n"
+	      "                          0 = every event kept)\n"
+	      "      --top N             operators per rank, by total time (default 20;\n"
+	      "                          0 = none)\n"
+	      "      --max-mem SIZE      memory for kept events (default 1G)\n"
+	      "      --log FILE          CMD's stdout and stderr (default ./proftop-run-PID.log)\n"
+	      "  -h, --help              show this help\n"
+	      "\n"
+	      "/metrics always answers with the figures of the last refresh, at once.\n"
+	      "Several sessions at once (-p A,B or --all with more than one live session)\n"
+	      "are not supported yet. Scrape config and Grafana queries: see the README.\n",
+	      f);
+}
+
+/* ---- the sources: for now one session, later several ---- */
+
+struct serve_sources {
+	int32_t *pid;
+	size_t n;
+	int all;
+};
+
+/* "A,B,C" into s (appending). Returns 0, or CLI_USAGE after printing why. */
+static int parse_pids(struct serve_sources *s, const char *arg)
+{
+	const char *p = arg;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char one[16];
+		uint64_t v;
+		if (len == 0 || len >= sizeof one)
+			return cli_usage_error("-p: '%.40s' is not a list of process ids", arg);
+		memcpy(one, p, len);
+		one[len] = 0;
+		if (cli_parse_count(one, INT32_MAX, &v) || v == 0)
+			return cli_usage_error("-p: '%.40s' is not a list of process ids", arg);
+		if (s->n == SERVE_MAX_PIDS)
+			return cli_usage_error("-p: more than %d process ids", SERVE_MAX_PIDS);
+		s->pid = pt_xrealloc(s->pid, (s->n + 1) * sizeof *s->pid);
+		s->pid[s->n++] = (int32_t)v;
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
+/* --all: the live sessions of this user. Returns CLI_OK or CLI_FAIL. */
+static int find_all(struct serve_sources *s)
+{
+	struct pt_session_info *v;
+	size_t n;
+	char err[256];
+	if (pt_session_list(&v, &n, 0, NULL, err, sizeof err)) {
+		char esc[300];
+		pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
+		return cli_fail("%s", esc);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i].valid || v[i].exited || s->n == SERVE_MAX_PIDS)
+			continue;
+		s->pid = pt_xrealloc(s->pid, (s->n + 1) * sizeof *s->pid);
+		s->pid[s->n++] = v[i].pid;
+	}
+	free(v);
+	if (!s->n)
+		return cli_fail("no live proftop sessions (see 'proftop ls')");
+	return CLI_OK;
+}
+
+/* Refuses a pid whose session cannot be opened, with the reason. */
+static int check_session(int32_t pid)
+{
+	char path[600], err[600], esc[700];
+	struct pt_session *ss;
+	int rc = pt_session_path(pid, path, sizeof path, err, sizeof err);
+	if (rc == 0)
+		rc = pt_session_open(path, &ss, err, sizeof err);
+	if (rc) {
+		if (rc == PT_ENOENT)
+			return cli_fail("no proftop session for pid %d (see 'proftop ls')",
+					(int)pid);
+		pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
+		return cli_fail("%s", esc);
+	}
+	pt_session_close(ss);
+	return CLI_OK;
+}
+
+/* ---- the periodic tick: compute, render, publish ---- */
+
+struct serve_ctx {
+	struct serve_http *http;
+	uint64_t refresh_ns, window_ns, next_ns;
+	size_t top;
+	char host[256];
+	double last_render_s;
+	unsigned long refreshes;
+};
+
+static double unix_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Computes the figures of t and publishes their exposition. */
+static void serve_refresh(struct serve_ctx *c, struct pt_trace *t, const struct pt_live_result *res)
+{
+	uint64_t t0 = pt_now_ns();
+	struct pt_agg_opts ao;
+	pt_agg_opts_init(&ao);
+	if (c->window_ns && t->last_ns > c->window_ns)
+		ao.t0_ns = t->last_ns - c->window_ns;
+	struct pt_ranks r;
+	memset(&r, 0, sizeof r);
+	int have = t->events_seen && pt_ranks_compute(t, &ao, &r) == 0;
+	struct pt_prom_opts po;
+	pt_prom_opts_init(&po);
+	po.strings = t->strings;
+	po.top = c->top;
+	po.host = c->host;
+	po.version = PROFTOP_VERSION;
+	po.events_total = t->events_seen;
+	po.events_kept = pt_store_count(t->store);
+	po.dropped_source = t->warnings[PT_WARN_SOURCE_DROPPED];
+	po.dropped_store = pt_store_dropped(t->store);
+	po.store_bytes = pt_store_mem_bytes(t->store);
+	po.sessions_up = res && res->session_found && !res->session_exited;
+	po.window_s = (double)c->window_ns / 1e9;
+	po.render_s = c->refreshes ? c->last_render_s : -1;
+	po.updated_unix_s = unix_now_s();
+	struct pt_buf b = {0};
+	pt_prom_render(&b, have ? &r : NULL, &po);
+	if (have)
+		pt_ranks_free(&r);
+	serve_http_publish(c->http, &b);
+	c->last_render_s = (double)(pt_now_ns() - t0) / 1e9;
+	c->refreshes++;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+	nanosleep(&ts, NULL); /* a signal cuts it short: the loop looks at once */
+}
+
+/* The live loop's wait hook: refresh when due, then sleep as the loop asked. */
+static int serve_wait(void *ctx, struct pt_trace *t, const struct pt_live_result *res,
+		      uint64_t wait_ns)
+{
+	struct serve_ctx *c = ctx;
+	uint64_t now = pt_now_ns();
+	if (now >= c->next_ns) {
+		serve_refresh(c, t, res);
+		now = pt_now_ns();
+		/* a refresh that overran its period does not pile up */
+		c->next_ns = c->next_ns + c->refresh_ns > now ? c->next_ns + c->refresh_ns
+							      : now + c->refresh_ns;
+	}
+	if (wait_ns) {
+		uint64_t until = now + wait_ns; /* not past the next refresh */
+		if (until > c->next_ns)
+			wait_ns = c->next_ns > now ? c->next_ns - now : 0;
+		if (wait_ns)
+			sleep_ns(wait_ns);
+	}
+	return 0;
+}
+
+/* ---- the command ---- */
+
+enum { OPT_ALL = 256, OPT_REFRESH, OPT_WINDOW, OPT_TOP, OPT_MAXMEM, OPT_LOG };
+
+int cli_serve(int argc, char **argv)
+{
+	static const struct option longs[] = {
+	    {"listen", required_argument, NULL, 'l'},
+	    {"pid", required_argument, NULL, 'p'},
+	    {"all", no_argument, NULL, OPT_ALL},
+	    {"refresh", required_argument, NULL, OPT_REFRESH},
+	    {"window", required_argument, NULL, OPT_WINDOW},
+	    {"top", required_argument, NULL, OPT_TOP},
+	    {"max-mem", required_argument, NULL, OPT_MAXMEM},
+	    {"log", required_argument, NULL, OPT_LOG},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *listen_s = PT_SERVE_DEFAULT_LISTEN, *log = NULL;
+	struct serve_sources src = {0};
+	struct serve_ctx ctx;
+	struct cli_load_opts lopt;
+	uint64_t v;
+	int c, rc = CLI_OK;
+	memset(&ctx, 0, sizeof ctx);
+	ctx.refresh_ns = 1000000000ull;
+	ctx.window_ns = SERVE_DEFAULT_WINDOW_NS;
+	ctx.top = PT_PROM_DEFAULT_TOP;
+	cli_load_opts_init(&lopt);
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:hl:p:", longs, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			cli_usage_serve(stdout);
+			goto out;
+		case 'l':
+			listen_s = optarg;
+			break;
+		case 'p':
+			if ((rc = parse_pids(&src, optarg)))
+				goto out;
+			break;
+		case OPT_ALL:
+			src.all = 1;
+			break;
+		case OPT_REFRESH:
+			if (cli_parse_secs(optarg, &ctx.refresh_ns) ||
+			    ctx.refresh_ns < 10000000ull) {
+				rc = cli_usage_error(
+				    "--refresh: '%s' is not a number of seconds >= 0.01", optarg);
+				goto out;
+			}
+			break;
+		case OPT_WINDOW:
+			if (!strcmp(optarg, "0")) {
+				ctx.window_ns = 0;
+			} else if (cli_parse_secs(optarg, &ctx.window_ns)) {
+				rc = cli_usage_error("--window: '%s' is not a number of seconds",
+						     optarg);
+				goto out;
+			}
+			break;
+		case OPT_TOP:
+			if (cli_parse_count(optarg, 1000000, &v)) {
+				rc = cli_usage_error(
+				    "--top: '%s' is not a number from 0 to 1000000", optarg);
+				goto out;
+			}
+			ctx.top = (size_t)v;
+			break;
+		case OPT_MAXMEM:
+			if ((rc = cli_opt_max_mem(&lopt, optarg)))
+				goto out;
+			break;
+		case OPT_LOG:
+			log = optarg;
+			break;
+		default:
+			rc = cli_getopt_error(c, argv);
+			goto out;
+		}
+	}
+	int have_cmd = optind < argc;
+	if (have_cmd + (src.n > 0) + src.all > 1) {
+		rc = cli_usage_error("serve: give one of -p PID, --all or a CMD");
+		goto out;
+	}
+	if (!have_cmd && !src.n && !src.all) {
+		rc = cli_usage_error(
+		    "serve: missing CMD (proftop serve -- CMD...), -p PID or --all");
+		goto out;
+	}
+	if (src.all && (rc = find_all(&src)))
+		goto out;
+	if (src.n > 1) {
+		/* the live loop reads one session for now; several come with it */
+		rc = cli_fail("serve: several sessions at once (%zu%s) are not supported yet; give "
+			      "one -p PID or a CMD",
+			      src.n, src.all ? " live sessions" : " pids");
+		goto out;
+	}
+	if (src.n && (rc = check_session(src.pid[0])))
+		goto out;
+
+	/* bind before starting anything: a taken port fails at once */
+	char bound[128], err[512], esc[600];
+	if (serve_http_start(listen_s, &ctx.http, bound, sizeof bound, err, sizeof err)) {
+		pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
+		rc = cli_fail("serve: %s", esc);
+		goto out;
+	}
+	if (gethostname(ctx.host, sizeof ctx.host - 1))
+		ctx.host[0] = 0;
+
+	struct pt_live_opts lo = {0};
+	struct pt_live_result res;
+	lo.session_ops = pt_backend_find("session");
+	lo.procstat_ops = pt_backend_find("procstat");
+	lo.nvml_ops = pt_backend_find("nvml");
+	lo.out = stdout;
+	lo.ui_wait = serve_wait;
+	lo.ui_ctx = &ctx;
+	pt_live_signals();
+	if (have_cmd) {
+		pid_t child;
+		char log_used[PATH_MAX];
+		if ((rc = cli_launch(argv + optind, log, &child, log_used, sizeof log_used))) {
+			serve_http_stop(ctx.http);
+			goto out;
+		}
+		pt_escape_term(esc, sizeof esc, log_used, strlen(log_used), 0, 0);
+		fprintf(stderr, "proftop: started pid %d; its output goes to %s\n", (int)child,
+			esc);
+		lo.child = child;
+		lo.session_pid = child;
+	} else {
+		lo.session_pid = src.pid[0];
+	}
+	fprintf(stderr, "proftop: serving http://%s/metrics\n", bound);
+	fflush(stderr);
+
+	struct pt_trace *t = pt_trace_new(lopt.max_mem_bytes);
+	pt_trace_set_source(t, "live session");
+	serve_refresh(&ctx, t, NULL); /* /metrics answers from the start */
+	ctx.next_ns = pt_now_ns() + ctx.refresh_ns;
+	pt_live_run(t, &lo, &res);
+	serve_http_stop(ctx.http);
+	fprintf(stderr, "proftop: stopped serving after %lu refreshes\n", ctx.refreshes);
+	if (!res.session_found)
+		fprintf(stderr, "proftop: no session was found for pid %d (no probe loaded?)\n",
+			(int)lo.session_pid);
+	else if (res.session_exited && !lo.child)
+		fprintf(stderr, "proftop: process %d exited\n", (int)lo.session_pid);
+	pt_trace_free(t);
+	rc = lo.child ? pt_live_exit_code(res.child_status) : CLI_OK;
+out:
+	free(src.pid);
+	return rc;
+}

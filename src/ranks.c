@@ -1,0 +1,514 @@
+/*
+ * ranks.c - per-rank figures (ranks.h). The trace's processes are grouped
+ * by their track key's pid; each group that is a rank gets its own
+ * aggregator, and one walk over the sorted store (device tracks first, as
+ * pt_summarize does) hands every event to the aggregator of its track's
+ * rank. Which groups are ranks: processes given a rank or host
+ * (pt_trace_set_proc), and processes with host events. A Kineto/PyTorch
+ * file names GPU rows by device index, not by host pid, and adds
+ * string-pid pseudo processes ("Spans", "Traces"): such groups (no host
+ * events of their own, or a string pid) are attributed to the single host
+ * process when there is exactly one, so a one-process file is one rank
+ * whose figures are exactly pt_summarize's. In a merged trace every track
+ * of a rank shares one pid, so nothing needs guessing there.
+ */
+#include "proftop/ranks.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agg_internal.h"
+#include "proftop/error.h"
+#include "util.h"
+
+#define NO_RANK UINT32_MAX
+
+/* One process of the trace: the tracks sharing (pid, pid_str). */
+struct group {
+	int64_t pid;
+	uint32_t pid_str;
+	uint64_t host_events, device_events;
+	int has_steps;
+	const struct pt_proc *proc;
+	uint32_t rank_idx; /* index into the working rank list, NO_RANK: not aggregated */
+	int main;
+};
+
+/* A rank while it is being computed. */
+struct work {
+	uint32_t group;		 /* the group that names it */
+	struct pt_agg_opts opts; /* its window (a step range is per rank) */
+	int64_t ordinal_base;
+	struct pt_agg *agg;
+	uint64_t cpu_n;
+	double cpu_sum;
+};
+
+static int track_group_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const struct pt_trace *t = ctx;
+	const struct pt_track *a = &t->tracks[*(const uint32_t *)pa];
+	const struct pt_track *b = &t->tracks[*(const uint32_t *)pb];
+	if (a->key.pid_str != b->key.pid_str)
+		return a->key.pid_str < b->key.pid_str ? -1 : 1;
+	if (a->key.pid != b->key.pid)
+		return a->key.pid < b->key.pid ? -1 : 1;
+	return 0;
+}
+
+/* Groups the tracks by process; fills track_group[track]. Returns the group count. */
+static size_t build_groups(const struct pt_trace *t, uint32_t *track_group, struct group **out)
+{
+	uint32_t n = t->ntracks;
+	uint32_t *idx = pt_xmalloc((size_t)(n ? n : 1) * sizeof *idx);
+	for (uint32_t i = 0; i < n; i++)
+		idx[i] = i;
+	qsort_r(idx, n, sizeof *idx, track_group_cmp, (void *)t);
+	struct group *g = pt_xcalloc(n ? n : 1, sizeof *g);
+	size_t ng = 0;
+	for (uint32_t a = 0; a < n;) {
+		const struct pt_track *first = &t->tracks[idx[a]];
+		struct group *cur = &g[ng];
+		cur->pid = first->key.pid;
+		cur->pid_str = first->key.pid_str;
+		cur->rank_idx = NO_RANK;
+		cur->proc = first->key.pid_str ? NULL : pt_trace_proc(t, first->key.pid);
+		uint32_t b = a;
+		for (; b < n && !track_group_cmp(&idx[a], &idx[b], (void *)t); b++) {
+			const struct pt_track *tr = &t->tracks[idx[b]];
+			if (pt_track_is_device(tr))
+				cur->device_events += tr->events;
+			else
+				cur->host_events += tr->events;
+			track_group[idx[b]] = (uint32_t)ng;
+		}
+		ng++;
+		a = b;
+	}
+	free(idx);
+	*out = g;
+	return ng;
+}
+
+struct step_scan {
+	const struct pt_trace *t;
+	const uint32_t *track_group;
+	struct group *g;
+	uint64_t t0_ns, t1_ns;
+	/* with a step range: per group, the steps in the window */
+	struct sstep {
+		uint64_t start_ns, end_ns;
+		uint32_t name_id, group;
+	} * v;
+	size_t n, cap;
+	int collect;
+};
+
+static int scan_steps(void *ctx, struct pt_event *ev)
+{
+	struct step_scan *c = ctx;
+	if (ev->kind != PT_KIND_PROFILE_STEP || ev->track_id >= c->t->ntracks)
+		return 0;
+	uint32_t gi = c->track_group[ev->track_id];
+	c->g[gi].has_steps = 1;
+	if (!c->collect || ev->start_ns < c->t0_ns || ev->start_ns >= c->t1_ns)
+		return 0;
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 64;
+		c->v = pt_xrealloc(c->v, c->cap * sizeof *c->v);
+	}
+	c->v[c->n++] = (struct sstep){ev->start_ns, pt_event_end(ev), ev->name_id, gi};
+	return 0;
+}
+
+static int sstep_cmp(const void *pa, const void *pb)
+{
+	const struct sstep *a = pa, *b = pb;
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	if (a->end_ns != b->end_ns)
+		return a->end_ns > b->end_ns ? -1 : 1;
+	return a->name_id < b->name_id ? -1 : a->name_id > b->name_id;
+}
+
+/* The trailing integer of a step name, -1 when none (as agg_steps.c reads it). */
+static int64_t step_number(const struct pt_trace *t, uint32_t name_id)
+{
+	const char *s = pt_trace_str(t, name_id);
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	size_t e = n;
+	while (n && s[n - 1] >= '0' && s[n - 1] <= '9' && e - n < 18)
+		n--;
+	if (n == e)
+		return -1;
+	int64_t v = 0;
+	for (size_t i = n; i < e; i++)
+		v = v * 10 + (s[i] - '0');
+	return v;
+}
+
+/*
+ * Decides which groups are ranks and which rank every other group's
+ * events belong to. Fills g[].rank_idx; returns the number of ranks and
+ * the naming group of each in *rank_group.
+ */
+static size_t assign_ranks(const struct pt_trace *t, struct group *g, size_t ng,
+			   uint32_t **rank_group)
+{
+	size_t nmain = 0, nhost_num = 0, nstep_host = 0;
+	for (size_t i = 0; i < ng; i++) {
+		if (!g[i].pid_str && g[i].host_events) {
+			nhost_num++;
+			if (g[i].has_steps)
+				nstep_host++;
+		}
+	}
+	for (size_t i = 0; i < ng; i++) {
+		struct group *x = &g[i];
+		if (x->host_events + x->device_events == 0)
+			continue;
+		if (x->proc)
+			x->main = 1;
+		else if (!x->pid_str && x->host_events)
+			/* Without any process table, several host processes of which
+			 * only some step (a helper process beside the trainer) leave
+			 * the stepping ones as the ranks. */
+			x->main = t->nprocs || nstep_host == 0 || nhost_num < 2 || x->has_steps;
+	}
+	for (size_t i = 0; i < ng; i++)
+		nmain += g[i].main;
+	uint32_t *rg = pt_xmalloc((ng ? ng : 1) * sizeof *rg);
+	size_t nr = 0;
+	if (nmain == 0) {
+		/* no host process at all (a device-only file): one rank of everything */
+		for (size_t i = 0; i < ng; i++) {
+			if (g[i].host_events + g[i].device_events == 0)
+				continue;
+			if (!nr)
+				rg[nr++] = (uint32_t)i;
+			g[i].rank_idx = 0;
+		}
+		*rank_group = rg;
+		return nr;
+	}
+	for (size_t i = 0; i < ng; i++) {
+		if (!g[i].main)
+			continue;
+		g[i].rank_idx = (uint32_t)nr;
+		rg[nr++] = (uint32_t)i;
+	}
+	for (size_t i = 0; i < ng; i++) {
+		struct group *x = &g[i];
+		if (x->main || x->host_events + x->device_events == 0)
+			continue;
+		if (nmain == 1)
+			x->rank_idx = 0; /* GPU rows by device index, Spans/Traces, helpers */
+		else if (x->device_events && !x->pid_str) {
+			x->rank_idx = (uint32_t)nr; /* a device of unknown owner */
+			rg[nr++] = (uint32_t)i;
+		}
+		/* else: a pseudo process among several ranks, in none of them */
+	}
+	*rank_group = rg;
+	return nr;
+}
+
+/* Per-rank windows for a step range (pt_summarize's rule, per rank). */
+static void rank_windows(const struct pt_trace *t, const struct pt_agg_opts *o,
+			 struct step_scan *sc, const struct group *g, struct work *w, size_t nr)
+{
+	for (size_t r = 0; r < nr; r++) {
+		w[r].opts = *o;
+		w[r].ordinal_base = 0;
+	}
+	if (o->step_first == INT64_MIN && o->step_last == INT64_MAX)
+		return;
+	if (sc->n > 1)
+		qsort(sc->v, sc->n, sizeof *sc->v, sstep_cmp);
+	for (size_t r = 0; r < nr; r++) {
+		uint64_t w0 = 0, w1 = 0;
+		int any = 0;
+		size_t ord = 0;
+		for (size_t i = 0; i < sc->n; i++) {
+			if (g[sc->v[i].group].rank_idx != r)
+				continue;
+			int64_t num = step_number(t, sc->v[i].name_id);
+			if (num < 0)
+				num = (int64_t)ord;
+			ord++;
+			if (num < o->step_first || num > o->step_last)
+				continue;
+			if (!any)
+				w[r].ordinal_base = (int64_t)(ord - 1);
+			w0 = any && w0 < sc->v[i].start_ns ? w0 : sc->v[i].start_ns;
+			w1 = any && w1 > sc->v[i].end_ns ? w1 : sc->v[i].end_ns;
+			any = 1;
+		}
+		if (!any)
+			w0 = w1 = 0;
+		if (w0 > w[r].opts.t0_ns)
+			w[r].opts.t0_ns = w0;
+		if (w1 < w[r].opts.t1_ns)
+			w[r].opts.t1_ns = w1;
+		if (w[r].opts.t1_ns < w[r].opts.t0_ns)
+			w[r].opts.t1_ns = w[r].opts.t0_ns;
+	}
+}
+
+static int u64_cmp(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+	return a < b ? -1 : a > b;
+}
+
+/* Nearest-rank percentile of sorted v (n > 0). */
+static uint64_t pct_of(const uint64_t *v, size_t n, double p)
+{
+	size_t k = (size_t)ceil(p / 100.0 * (double)n);
+	if (k < 1)
+		k = 1;
+	if (k > n)
+		k = n;
+	return v[k - 1];
+}
+
+static double share(uint64_t part, uint64_t whole)
+{
+	return whole ? (double)part / (double)whole : 0;
+}
+
+static void fill_stat(const struct pt_trace *t, struct pt_rank_stat *rs, const struct group *gr,
+		      int64_t rank_fallback, struct work *w)
+{
+	const struct pt_summary *s = rs->summary;
+	rs->pid = gr->pid;
+	rs->rank = gr->proc ? gr->proc->rank : rank_fallback;
+	if (rs->rank >= 0) {
+		snprintf(rs->name, sizeof rs->name, "rank %" PRId64, rs->rank);
+	} else if (gr->pid_str) {
+		const char *p = pt_trace_str(t, gr->pid_str);
+		char esc[24];
+		pt_escape_term(esc, sizeof esc, p, strlen(p), 20, PT_ESC_ASCII);
+		snprintf(rs->name, sizeof rs->name, "pid %s", esc);
+	} else {
+		snprintf(rs->name, sizeof rs->name, "pid %" PRId64, gr->pid);
+	}
+	if (gr->proc && gr->proc->host) {
+		const char *h = pt_trace_str(t, gr->proc->host);
+		pt_escape_term(rs->host, sizeof rs->host, h, strlen(h), 60, PT_ESC_ASCII);
+	}
+	rs->events = s->events;
+	rs->steps = s->nsteps;
+	rs->last_step = s->nsteps ? s->steps[s->nsteps - 1].number : -1;
+	if (s->nsteps) {
+		uint64_t *d = pt_xmalloc(s->nsteps * sizeof *d);
+		uint64_t samples = 0;
+		int all_samples = 1;
+		for (size_t i = 0; i < s->nsteps; i++) {
+			d[i] = s->steps[i].dur_ns;
+			samples += s->steps[i].samples;
+			if (!s->steps[i].samples)
+				all_samples = 0;
+		}
+		qsort(d, s->nsteps, sizeof *d, u64_cmp);
+		uint64_t total = s->perf.batch.total_ns;
+		rs->step_avg_ms = (double)total / (double)s->nsteps / 1e6;
+		rs->step_p50_ms = (double)pct_of(d, s->nsteps, 50) / 1e6;
+		rs->step_p99_ms = (double)pct_of(d, s->nsteps, 99) / 1e6;
+		rs->step_max_ms = (double)d[s->nsteps - 1] / 1e6;
+		free(d);
+		if (total) {
+			rs->ips = (double)s->nsteps * 1e9 / (double)total;
+			if (all_samples)
+				rs->samples_per_s = (double)samples * 1e9 / (double)total;
+		}
+		rs->reader_ratio = s->perf.reader_ratio_pct / 100.0;
+	}
+	uint64_t step_cpu = s->model[PT_MS_STEP].cpu.total_ns;
+	rs->phase_share[PT_RANK_DATALOADER] =
+	    share(s->model[PT_MS_DATALOADER].cpu.total_ns, step_cpu);
+	rs->phase_share[PT_RANK_FORWARD] = share(s->model[PT_MS_FORWARD].cpu.total_ns, step_cpu);
+	rs->phase_share[PT_RANK_BACKWARD] = share(s->model[PT_MS_BACKWARD].cpu.total_ns, step_cpu);
+	rs->phase_share[PT_RANK_OPTIMIZATION] =
+	    share(s->model[PT_MS_OPTIMIZATION].cpu.total_ns, step_cpu);
+	rs->phase_share[PT_RANK_OTHER] = share(s->model[PT_MS_OTHERS].cpu.total_ns, step_cpu);
+	rs->comm_share = share(s->dist.comm_ns, s->dist.step_ns);
+	rs->comm_overlap = share(s->dist.overlap_ns, s->dist.comm_ns);
+	rs->gpu_util_pct = -1;
+	if (s->ndevices) {
+		uint64_t busy = 0, span = 0;
+		for (size_t i = 0; i < s->ndevices; i++) {
+			busy += s->devices[i].busy_ns;
+			span += s->devices[i].span_ns;
+		}
+		rs->gpu_util_pct = span ? 100.0 * (double)busy / (double)span : 0;
+	}
+	rs->cpu_util_pct = w->cpu_n ? w->cpu_sum / (double)w->cpu_n : -1;
+}
+
+static int stat_cmp(const void *pa, const void *pb)
+{
+	const struct pt_rank_stat *a = pa, *b = pb;
+	/* known rank numbers first, in order; then unknown ones by pid */
+	if ((a->rank < 0) != (b->rank < 0))
+		return a->rank < 0 ? 1 : -1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+static int dbl_cmp(const void *pa, const void *pb)
+{
+	double a = *(const double *)pa, b = *(const double *)pb;
+	return a < b ? -1 : a > b;
+}
+
+static void settle_spread(struct pt_ranks *out)
+{
+	double *v = pt_xmalloc((out->n ? out->n : 1) * sizeof *v);
+	size_t nv = 0;
+	double best = -1;
+	out->slowest = 0;
+	for (size_t i = 0; i < out->n; i++) {
+		if (!out->r[i].steps)
+			continue;
+		v[nv++] = out->r[i].step_avg_ms;
+		if (out->r[i].step_avg_ms > best) {
+			best = out->r[i].step_avg_ms;
+			out->slowest = i;
+		}
+	}
+	if (nv) {
+		qsort(v, nv, sizeof *v, dbl_cmp);
+		out->median_step_ms = nv % 2 ? v[nv / 2] : (v[nv / 2 - 1] + v[nv / 2]) / 2;
+		if (nv >= 2 && out->median_step_ms > 0)
+			out->spread = v[nv - 1] / out->median_step_ms;
+	}
+	free(v);
+}
+
+int pt_ranks_compute(struct pt_trace *t, const struct pt_agg_opts *o, struct pt_ranks *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!t)
+		return PT_EINVAL;
+	struct pt_agg_opts opts;
+	if (o)
+		opts = *o;
+	else
+		pt_agg_opts_init(&opts);
+	pt_store_sort(t->store);
+
+	uint32_t *track_group = pt_xcalloc(t->ntracks ? t->ntracks : 1, sizeof *track_group);
+	struct group *g = NULL;
+	size_t ng = build_groups(t, track_group, &g);
+	int step_range = opts.step_first != INT64_MIN || opts.step_last != INT64_MAX;
+	size_t nhost = 0;
+	for (size_t i = 0; i < ng; i++)
+		nhost += !g[i].pid_str && g[i].host_events;
+	struct step_scan sc = {t, track_group, g, opts.t0_ns, opts.t1_ns, NULL, 0, 0, step_range};
+	/* Steps are only needed to tell trainers from helpers among several
+	 * unnamed host processes, or for a step range. */
+	if (step_range || (t->nprocs == 0 && nhost >= 2))
+		pt_store_foreach(t->store, scan_steps, &sc);
+	uint32_t *rank_group = NULL;
+	size_t nr = assign_ranks(t, g, ng, &rank_group);
+	struct work *w = pt_xcalloc(nr ? nr : 1, sizeof *w);
+	rank_windows(t, &opts, &sc, g, w, nr);
+	free(sc.v);
+	for (size_t r = 0; r < nr; r++) {
+		w[r].group = rank_group[r];
+		w[r].agg = pt_agg_new(t, &w[r].opts);
+		w[r].agg->ordinal_base = w[r].ordinal_base;
+	}
+
+	uint32_t cpu_name = pt_strtab_find(t->strings, "CPU(Process)", 12);
+	uint64_t it0 = opts.t0_ns, it1 = opts.t1_ns;
+	uint32_t ntr = pt_store_track_count(t->store);
+	if (ntr > t->ntracks)
+		ntr = t->ntracks; /* events of tracks without a table entry belong to no process */
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < ntr; i++) {
+			if (pt_track_is_device(&t->tracks[i]) != !pass)
+				continue;
+			uint32_t ri = g[track_group[i]].rank_idx;
+			if (ri == NO_RANK)
+				continue;
+			struct work *wk = &w[ri];
+			struct pt_store_iter it;
+			pt_store_iter_init(&it, t->store, i, it0, it1);
+			struct pt_event *ev;
+			while ((ev = pt_store_iter_next(&it))) {
+				pt_agg_feed(wk->agg, ev);
+				if (ev->kind == PT_KIND_COUNTER && cpu_name &&
+				    ev->name_id == cpu_name && ev->start_ns >= wk->opts.t0_ns &&
+				    ev->start_ns < wk->opts.t1_ns) {
+					double x;
+					memcpy(&x, &ev->arg, sizeof x);
+					if (isfinite(x)) {
+						wk->cpu_sum += x;
+						wk->cpu_n++;
+					}
+				}
+			}
+			pt_store_iter_done(&it);
+		}
+		for (size_t r = 0; r < nr; r++)
+			w[r].agg->dev_complete = 1;
+	}
+
+	out->n = nr;
+	out->r = pt_xcalloc(nr ? nr : 1, sizeof *out->r);
+	/* a lone process without a process table takes the file's own rank */
+	int64_t fallback = nr == 1 ? t->rank : -1;
+	for (size_t r = 0; r < nr; r++) {
+		out->r[r].summary = pt_agg_finish(w[r].agg);
+		fill_stat(t, &out->r[r], &g[w[r].group], fallback, &w[r]);
+	}
+	if (nr > 1)
+		qsort(out->r, nr, sizeof *out->r, stat_cmp);
+	settle_spread(out);
+
+	free(w);
+	free(rank_group);
+	free(g);
+	free(track_group);
+	return 0;
+}
+
+int pt_ranks_possible(const struct pt_trace *t)
+{
+	if (!t)
+		return 0;
+	if (t->nprocs >= 2)
+		return 1;
+	int64_t first = 0;
+	int have = 0;
+	for (uint32_t i = 0; i < t->ntracks; i++) {
+		const struct pt_track *tr = &t->tracks[i];
+		if (pt_track_is_device(tr) || tr->key.pid_str || !tr->events)
+			continue;
+		if (!have) {
+			first = tr->key.pid;
+			have = 1;
+		} else if (tr->key.pid != first) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void pt_ranks_free(struct pt_ranks *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->n; i++)
+		pt_summary_free(r->r[i].summary);
+	free(r->r);
+	memset(r, 0, sizeof *r);
+}
