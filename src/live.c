@@ -190,6 +190,8 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 			nvml->ops->close(nvml);
 			nvml = NULL;
 		}
+		if (slow && o->extra)
+			o->extra->ops->poll(o->extra, t, now);
 		if (slow && proc && proc->ops->poll(proc, t, now) == PT_ENOENT) {
 			proc->ops->close(proc);
 			proc = NULL;

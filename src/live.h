@@ -31,6 +31,12 @@ struct pt_live_opts {
 	 * (a wrapper script whose child loads the probe); 0 = none yet */
 	int32_t (*find_pid)(void *ctx);
 	void *find_ctx;
+	/*
+	 * Optional further source polled every period (e.g. a folder of trace
+	 * files); owned by the caller. Its PT_ENOENT is not an end: the loop
+	 * ends on the child, the session, Ctrl-C, the UI or the duration.
+	 */
+	struct pt_backend *extra;
 	uint64_t poll_ns;        /* 0: PT_LIVE_POLL_NS */
 	uint64_t refresh_ns;     /* redraw period when screen is set */
 	uint64_t duration_ns;    /* stop recording after this (0: no limit) */
