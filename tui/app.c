@@ -8,6 +8,9 @@
  * ./proftop-YYYYmmdd-HHMMSS.json through pt_chrome_export.
  *
  * Views are a small vtable: draw (canvas, rect) and action (binding).
+ * With two or more ranks the tab bar gains "8 Ranks" and shows the rank
+ * filter ("rank 3 of 8" / "all 8 ranks") beside the window; r / Ctrl-R / R
+ * move the filter, and every view but Ranks reads the filtered summary.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,6 +46,7 @@ static const struct tui_view_ops view_ops[TUI_V__COUNT] = {
 	[TUI_V_MEMORY] = {draw_table_view, table_view_action},
 	[TUI_V_DISTRIBUTED] = {tui_dist_draw, NULL},
 	[TUI_V_USER] = {draw_table_view, table_view_action},
+	[TUI_V_RANKS] = {tui_ranks_draw, tui_ranks_action},
 };
 
 void tui_opts_init(struct tui_opts *o)
@@ -68,6 +72,7 @@ void tui_app_free(struct tui_app *a)
 	for (int v = 0; v < TUI_V__COUNT; v++)
 		tui_table_free(&a->tables[v]);
 	tui_tl_free(&a->tl);
+	tui_ranks_free(&a->rv);
 	tui_model_free(&a->model);
 }
 
@@ -150,7 +155,7 @@ static void draw_meter(struct tui_app *a, struct tui_canvas *c, const struct tui
 
 static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 {
-	const struct pt_summary *s = a->model.sum;
+	const struct pt_summary *s = tui_view_sum(a);
 	struct pt_trace *t = a->t;
 	char el[32], line[400];
 	uint64_t elapsed = a->st.started_ns && a->now_ns > a->st.started_ns
@@ -180,25 +185,54 @@ static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rec
 		tui_put_str(c, x, r.y, r.x + r.w, " | 0 dropped", tui_st(TUI_C_DIM, 0));
 }
 
+/* Is view v offered (Tab, the tab bar)? Ranks only with two or more ranks. */
+static int view_shown(const struct tui_app *a, int v)
+{
+	return v != TUI_V_RANKS || tui_nranks(a) || a->view == TUI_V_RANKS;
+}
+
 static void draw_tabs(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 {
+	/* the right side is measured first: the rank filter stays visible
+	 * while the tabs fold to their numbers */
+	char w[64], rk[64] = "";
+	snprintf(w, sizeof w, "[W] %s", a->model.window_label);
+	if (tui_nranks(a)) {
+		char lab[56];
+		tui_rank_label(a, lab, sizeof lab);
+		snprintf(rk, sizeof rk, "[r] %s", lab);
+	}
+	int wlen = (int)strlen(w), rlen = (int)strlen(rk);
+	int end = r.x + r.w, limit = end - (rlen ? rlen + 2 : 0);
+	/* a tab keeps its name while the tabs after it still fit folded (the
+	 * current one always named) */
+	int rest[TUI_V__COUNT + 1];
+	rest[TUI_V__COUNT] = 0;
+	for (int v = TUI_V__COUNT - 1; v >= 0; v--)
+		rest[v] = rest[v + 1] + (!view_shown(a, v) ? 0
+					 : v == a->view ? (int)strlen(tui_view_name(v)) + 3
+							: 2);
 	int x = r.x;
 	for (int v = 0; v < TUI_V__COUNT; v++) {
+		if (!view_shown(a, v))
+			continue;
 		char lab[32];
 		snprintf(lab, sizeof lab, "%d %s", v + 1, tui_view_name(v));
 		int cur = v == a->view;
 		struct tui_style s = cur ? tui_st(TUI_C_HEADER, TUI_A_REVERSE | TUI_A_BOLD)
 					 : tui_st(TUI_C_DIM, 0);
-		if (x + (int)strlen(lab) + 2 > r.x + r.w && !cur)
+		if (x + (int)strlen(lab) + 2 + rest[v + 1] > limit && !cur)
 			snprintf(lab, sizeof lab, "%d", v + 1);
-		x = tui_put_str(c, x, r.y, r.x + r.w, lab, s);
-		x = tui_put_str(c, x, r.y, r.x + r.w, " ", tui_st(TUI_C_DEFAULT, 0));
+		x = tui_put_str(c, x, r.y, end, lab, s);
+		x = tui_put_str(c, x, r.y, end, " ", tui_st(TUI_C_DEFAULT, 0));
 	}
-	char w[64];
-	snprintf(w, sizeof w, "[W] %s", a->model.window_label);
-	int len = (int)strlen(w);
-	if (x + len + 1 <= r.x + r.w)
-		tui_put_str(c, r.x + r.w - len, r.y, r.x + r.w, w, tui_st(TUI_C_KEY, 0));
+	if (rlen && x + rlen <= end) {
+		tui_put_str(c, end - rlen, r.y, end, rk,
+			    a->model.rank >= 0 ? tui_st(TUI_C_WARN, TUI_A_BOLD) : tui_st(TUI_C_KEY, 0));
+		end -= rlen + 2;
+	}
+	if (x + wlen + 1 <= end)
+		tui_put_str(c, end - wlen, r.y, end, w, tui_st(TUI_C_KEY, 0));
 }
 
 static void draw_help_bar(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
@@ -215,6 +249,8 @@ static void draw_help_bar(struct tui_app *a, struct tui_canvas *c, struct tui_re
 		const struct tui_binding *b = &tui_bindings[i];
 		if (!b->hint || (b->views && !(b->views & TUI_VM(a->view))))
 			continue;
+		if (b->act == TUI_ACT_RANK_NEXT && !tui_nranks(a))
+			continue; /* one rank: nothing to filter */
 		char k[16];
 		tui_key_name(b->keys[0], k, sizeof k);
 		if (x + (int)strlen(k) + (int)strlen(b->hint) + 1 > r.x + r.w)
@@ -248,7 +284,9 @@ static void draw_help(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 			strncat(keys, k, sizeof keys - strlen(keys) - 1);
 		}
 		const char *where = b->views == TUI_VM_TL ? "timeline" : b->views == TUI_VM_TABLES ? "tables"
+				    : b->views == TUI_VM_SORTABLE ? "tables, ranks"
 				    : b->views == TUI_VM(TUI_V_OPERATORS) ? "operators"
+				    : b->views == TUI_VM(TUI_V_RANKS) ? "ranks"
 				    : b->views ? "some views" : "";
 		int x = r.x + col * colw;
 		tui_printf(c, x, y, x + colw, tui_st(TUI_C_KEY, TUI_A_BOLD), "%-16s", keys);
@@ -292,7 +330,7 @@ static void do_export(struct tui_app *a)
 	localtime_r(&now, &tm);
 	strftime(path, sizeof path, "proftop-%Y%m%d-%H%M%S.json", &tm);
 	struct pt_export_opts eo = {0};
-	eo.summary = a->model.sum;
+	eo.summary = a->model.sum; /* all ranks: the export holds every rank's events */
 	char err[256] = "";
 	int rc = pt_chrome_export(a->t, path, &eo, err, sizeof err);
 	if (rc < 0) {
@@ -333,6 +371,14 @@ static int search_key(struct tui_app *a, int key)
 	return 0; /* arrows etc. fall through to the table */
 }
 
+static void set_view(struct tui_app *a, int v)
+{
+	a->view = v;
+	a->searching = 0;
+	if (v == TUI_V_RANKS && !a->paused)
+		tui_model_build(a, 0); /* the per-rank figures, if stale */
+}
+
 /* Handles one key; returns 1 when the app should quit. */
 int tui_app_key(struct tui_app *a, int key)
 {
@@ -358,17 +404,37 @@ int tui_app_key(struct tui_app *a, int key)
 		a->help = 1;
 		break;
 	case TUI_ACT_VIEW:
-		a->view = b->arg;
-		a->searching = 0;
+		set_view(a, b->arg);
 		break;
 	case TUI_ACT_NEXT_VIEW:
-		a->view = (a->view + 1) % TUI_V__COUNT;
-		a->searching = 0;
+	case TUI_ACT_PREV_VIEW: {
+		int v = a->view, step = b->act == TUI_ACT_NEXT_VIEW ? 1 : TUI_V__COUNT - 1;
+		do
+			v = (v + step) % TUI_V__COUNT;
+		while (v == TUI_V_RANKS && !tui_nranks(a));
+		set_view(a, v);
 		break;
-	case TUI_ACT_PREV_VIEW:
-		a->view = (a->view + TUI_V__COUNT - 1) % TUI_V__COUNT;
-		a->searching = 0;
+	}
+	case TUI_ACT_RANK_NEXT:
+	case TUI_ACT_RANK_PREV:
+	case TUI_ACT_RANK_ALL: {
+		int n = (int)tui_nranks(a), i = a->model.rank;
+		if (!n) {
+			tui_app_message(a, "one rank in this trace: nothing to filter");
+			break;
+		}
+		if (b->act == TUI_ACT_RANK_ALL)
+			i = -1;
+		else if (b->act == TUI_ACT_RANK_NEXT)
+			i = i + 1 >= n ? -1 : i + 1; /* all -> 0 -> ... -> n-1 -> all */
+		else
+			i = i < 0 ? n - 1 : i - 1;
+		tui_rank_select(a, i);
+		char lab[56];
+		tui_rank_label(a, lab, sizeof lab);
+		tui_app_message(a, "showing %s (r next, Ctrl-R previous, R all)", lab);
 		break;
+	}
 	case TUI_ACT_WINDOW:
 		a->window = (a->window + 1) % TUI_WIN__COUNT;
 		tui_model_build(a, 1);

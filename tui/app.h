@@ -18,6 +18,7 @@
 #include "layout.h"
 #include "proftop/agg.h"
 #include "proftop/fuzzy.h"
+#include "proftop/ranks.h"
 #include "proftop/timeline.h"
 #include "proftop/trace.h"
 #include "tui.h"
@@ -41,11 +42,19 @@ enum tui_window { TUI_WIN_ALL = 0, TUI_WIN_STEPS, TUI_WIN_SECS, TUI_WIN__COUNT }
 #define TUI_WIN_SECS_NS (30ull * 1000000000ull)
 
 struct tui_model {
-	struct pt_summary *sum;   /* of the selected window; never NULL after build */
+	struct pt_summary *sum;   /* of the selected window, all ranks; never NULL after build */
 	uint64_t built_events;    /* t->events_seen when built */
 	int built_window;
 	unsigned gen;             /* bumps on every rebuild: caches key on it */
-	uint64_t cost_ns;         /* what the last rebuild took */
+	uint64_t cost_ns;         /* what a rebuild takes now (summary + ranks when needed) */
+	uint64_t sum_cost_ns, ranks_cost_ns;
+	/* Per-rank figures (ranks.h), computed only when the trace may hold two
+	 * or more ranks and someone looks: the Ranks view, a rank filter, or new
+	 * tracks (a rank may have appeared). Otherwise kept as last computed. */
+	struct pt_ranks ranks;
+	int ranks_ok;             /* ranks match the current data and window */
+	uint32_t ranks_ntracks;   /* t->ntracks when ranks were computed */
+	int rank;                 /* index into ranks.r shown by every view, -1 = all */
 	int nmeters;
 	struct tui_meter meters[TUI_MAX_METERS];
 	int ngpu;
@@ -101,6 +110,34 @@ struct tui_table {
 	int nvis;
 };
 
+/* The Ranks view: its sort and selection (rows are model.ranks). */
+enum tui_rcol {
+	TUI_RCOL_RANK = 0,
+	TUI_RCOL_PID,
+	TUI_RCOL_HOST,
+	TUI_RCOL_STEPS,
+	TUI_RCOL_LAST,
+	TUI_RCOL_AVG,
+	TUI_RCOL_P50,
+	TUI_RCOL_MAX,
+	TUI_RCOL_IPS,
+	TUI_RCOL_READER,
+	TUI_RCOL_GPU,
+	TUI_RCOL_COMM,
+	TUI_RCOL_CPU,
+	TUI_RCOL__COUNT
+};
+
+struct tui_ranks_view {
+	int sort_col;             /* enum tui_rcol */
+	int invert;
+	int sel, top;
+	size_t *order;            /* row -> index into model.ranks.r */
+	size_t norder, cap;
+	int vis_cols[TUI_RCOL__COUNT];
+	int nvis;
+};
+
 struct tui_tl {
 	uint64_t t0_ns, t1_ns;    /* visible range */
 	uint64_t cursor_ns;
@@ -114,6 +151,8 @@ struct tui_tl {
 	struct pt_lane *lanes;
 	size_t nlanes;
 	uint32_t lanes_for_tracks;/* t->ntracks when lanes were listed */
+	int lanes_rank_on;        /* the rank filter they were listed for */
+	int64_t lanes_rank_pid;
 	struct pt_timeline_cache *cache; /* per-lane index: frames cost O(cells), not O(events) */
 	/* bucketed cells per lane, reused while the range, width and data stay */
 	struct pt_cell *cells;
@@ -134,9 +173,12 @@ struct tui_app {
 	int paused;
 	int searching;            /* typing into the search line */
 	int window;               /* enum tui_window */
+	int rank_on;              /* filter every view to the rank of rank_pid */
+	int64_t rank_pid;         /* (by pid: indices move when ranks appear) */
 	int quit;
 	struct tui_table tables[TUI_V__COUNT];
 	struct tui_tl tl;
+	struct tui_ranks_view rv;
 	struct tui_layout lay;
 	char msg[256];            /* transient status message */
 	uint64_t msg_until_ns;
@@ -147,6 +189,12 @@ struct tui_app {
 void tui_model_build(struct tui_app *a, int force);
 void tui_model_free(struct tui_model *m);
 void tui_fmt_ns(char *buf, size_t len, uint64_t ns);
+/* The summary the views show: the filtered rank's, else all ranks'. */
+struct pt_summary *tui_view_sum(const struct tui_app *a);
+/* Ranks known to the model (0 when the trace holds fewer than two). */
+size_t tui_nranks(const struct tui_app *a);
+/* Filters every view to rank index i of model.ranks (-1: all ranks). */
+void tui_rank_select(struct tui_app *a, int i);
 /* Operator type of a name (see model.c for the rule); returns the length kept. */
 size_t tui_op_type(const char *name, size_t len);
 
@@ -160,6 +208,13 @@ const char *tui_col_name(int col);
 /* view_summary.c */
 void tui_summary_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r);
 void tui_dist_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r);
+
+/* view_ranks.c */
+void tui_ranks_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r);
+int tui_ranks_action(struct tui_app *a, const struct tui_binding *b);
+void tui_ranks_free(struct tui_ranks_view *rv);
+/* "rank 3 of 8" / "all 8 ranks" into buf; "" with fewer than two ranks. */
+void tui_rank_label(const struct tui_app *a, char *buf, size_t len);
 
 /* view_timeline.c */
 void tui_tl_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r);

@@ -167,8 +167,9 @@ int tui_put_name(struct tui_canvas *c, int x, int y, int cols, const char *s, si
 	return tui_put_str(c, x, y, x + cols, buf, st);
 }
 
-static const uint32_t glyph_utf8[TUI_G__COUNT] = {0x2588, 0x2500, 0x2502, 0x25bc, 0x2026};
-static const char glyph_ascii[TUI_G__COUNT] = {'|', '-', '|', 'v', '~'};
+static const uint32_t glyph_utf8[TUI_G__COUNT] = {0x2588, 0x2500, 0x2502, 0x25bc, 0x2026,
+							  0x25c0};
+static const char glyph_ascii[TUI_G__COUNT] = {'|', '-', '|', 'v', '~', '<'};
 
 uint32_t tui_glyph(const struct tui_canvas *c, enum tui_glyph g)
 {

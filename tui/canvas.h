@@ -100,6 +100,7 @@ enum tui_glyph {
 	TUI_G_VLINE,     /* │ / | */
 	TUI_G_CURSOR,    /* ▼ / v */
 	TUI_G_ELLIPSIS,
+	TUI_G_MARK,      /* ◀ / < : points at a row (the slowest rank) */
 	TUI_G__COUNT
 };
 uint32_t tui_glyph(const struct tui_canvas *c, enum tui_glyph g);

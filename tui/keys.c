@@ -3,7 +3,8 @@
  * htop's function keys (F1 help, F3 search, F6 sort, F10 quit) next to the
  * letters; the timeline's w/a/s/d (chrome://tracing, Perfetto) with layout-
  * independent aliases (+/- zoom, Shift+arrows and ,/. pan), arrows moving
- * the cursor between events and lanes; number keys 1-7 for the views.
+ * the cursor between events and lanes; number keys 1-8 for the views;
+ * r / R to filter every view to one rank (like htop's u for a user).
  * Bindings limited to some views come before the ones for every view, so a
  * key can mean something specific in one view and something general in the
  * others (Up moves a table's selection and the timeline's lane).
@@ -36,14 +37,16 @@ const struct tui_binding tui_bindings[] = {
 	 "Search"},
 	{TUI_ACT_SEARCH_NEXT, 0, TUI_VM_TABLES, K('n'), "next match", NULL},
 	{TUI_ACT_SEARCH_PREV, 0, TUI_VM_TABLES, K('N'), "previous match", NULL},
-	{TUI_ACT_SORT_NEXT, 0, TUI_VM_TABLES, K('>', TUI_KEY_F(6)), "sort by the next column",
+	{TUI_ACT_SORT_NEXT, 0, TUI_VM_SORTABLE, K('>', TUI_KEY_F(6)), "sort by the next column",
 	 "Sort"},
-	{TUI_ACT_SORT_PREV, 0, TUI_VM_TABLES, K('<'), "sort by the previous column", NULL},
-	{TUI_ACT_SORT_INVERT, 0, TUI_VM_TABLES, K('I'), "invert the sort order", NULL},
+	{TUI_ACT_SORT_PREV, 0, TUI_VM_SORTABLE, K('<'), "sort by the previous column", NULL},
+	{TUI_ACT_SORT_INVERT, 0, TUI_VM_SORTABLE, K('I'), "invert the sort order", NULL},
 	{TUI_ACT_ENTER, 0, TUI_VM(TUI_V_OPERATORS), K(TUI_KEY_ENTER),
 	 "expand an operator into its inner ops and kernels", "Expand"},
 	{TUI_ACT_GROUP, 0, TUI_VM(TUI_V_OPERATORS), K('t'),
 	 "single operators / operator types", "Types"},
+	{TUI_ACT_ENTER, 0, TUI_VM(TUI_V_RANKS), K(TUI_KEY_ENTER),
+	 "show only this rank in every view, from its Summary", "Select"},
 	/* every view */
 	{TUI_ACT_HELP, 0, TUI_VM_ALL, K('?', 'h', TUI_KEY_F(1)), "this help", "Help"},
 	{TUI_ACT_VIEW, TUI_V_SUMMARY, TUI_VM_ALL, K('1'), "Summary: model, perf, overview", NULL},
@@ -53,6 +56,8 @@ const struct tui_binding tui_bindings[] = {
 	{TUI_ACT_VIEW, TUI_V_MEMORY, TUI_VM_ALL, K('5'), "Memory (memcpy / memset)", NULL},
 	{TUI_ACT_VIEW, TUI_V_DISTRIBUTED, TUI_VM_ALL, K('6'), "Distributed", NULL},
 	{TUI_ACT_VIEW, TUI_V_USER, TUI_VM_ALL, K('7'), "UserDefined", NULL},
+	{TUI_ACT_VIEW, TUI_V_RANKS, TUI_VM_ALL, K('8'), "Ranks: one row per rank, the slowest marked",
+	 NULL},
 	{TUI_ACT_NEXT_VIEW, 0, TUI_VM_ALL, K(TUI_KEY_TAB), "next view", "View"},
 	{TUI_ACT_PREV_VIEW, 0, TUI_VM_ALL, K(TUI_KEY_BTAB), "previous view", NULL},
 	{TUI_ACT_UP, 0, TUI_VM_ALL, K(TUI_KEY_UP, 'k'), "move up", NULL},
@@ -61,6 +66,10 @@ const struct tui_binding tui_bindings[] = {
 	{TUI_ACT_PGDN, 0, TUI_VM_ALL, K(TUI_KEY_PGDN, ' '), "page down", NULL},
 	{TUI_ACT_HOME, 0, TUI_VM_ALL, K(TUI_KEY_HOME, 'g'), "first row", NULL},
 	{TUI_ACT_END, 0, TUI_VM_ALL, K(TUI_KEY_END, 'G'), "last row", NULL},
+	{TUI_ACT_RANK_NEXT, 0, TUI_VM_ALL, K('r'), "show the next rank only (two or more ranks)",
+	 "Rank"},
+	{TUI_ACT_RANK_PREV, 0, TUI_VM_ALL, K(TUI_CTRL('r')), "show the previous rank only", NULL},
+	{TUI_ACT_RANK_ALL, 0, TUI_VM_ALL, K('R'), "all ranks merged", NULL},
 	{TUI_ACT_WINDOW, 0, TUI_VM_ALL, K('W'), "window: all / last 10 steps / last 30 s", "Window"},
 	{TUI_ACT_EXPORT, 0, TUI_VM_ALL, K('e'), "export a snapshot (Chrome trace) to ./proftop-*.json",
 	 "Export"},
@@ -108,6 +117,7 @@ void tui_key_name(int key, char *buf, size_t len)
 const char *tui_view_name(int v)
 {
 	static const char *const names[TUI_V__COUNT] = {
-		"Summary", "Operators", "Kernels", "Timeline", "Memory", "Distributed", "UserDefined"};
+		"Summary", "Operators", "Kernels", "Timeline", "Memory", "Distributed", "UserDefined",
+		"Ranks"};
 	return v >= 0 && v < TUI_V__COUNT ? names[v] : "?";
 }

@@ -19,6 +19,7 @@ enum tui_view_id {
 	TUI_V_MEMORY,
 	TUI_V_DISTRIBUTED,
 	TUI_V_USER,
+	TUI_V_RANKS, /* shown when the trace holds two or more ranks */
 	TUI_V__COUNT
 };
 #define TUI_VM(v) (1u << (v))
@@ -26,6 +27,7 @@ enum tui_view_id {
 #define TUI_VM_TABLES (TUI_VM(TUI_V_OPERATORS) | TUI_VM(TUI_V_KERNELS) | TUI_VM(TUI_V_MEMORY) | \
 		       TUI_VM(TUI_V_USER))
 #define TUI_VM_TL TUI_VM(TUI_V_TIMELINE)
+#define TUI_VM_SORTABLE (TUI_VM_TABLES | TUI_VM(TUI_V_RANKS))
 
 /* Special keys (above any byte). */
 enum {
@@ -89,6 +91,9 @@ enum tui_action {
 	TUI_ACT_STEP_NEXT,
 	TUI_ACT_FOLLOW,
 	TUI_ACT_FIT,
+	TUI_ACT_RANK_NEXT,   /* every view: show the next rank only */
+	TUI_ACT_RANK_PREV,
+	TUI_ACT_RANK_ALL,    /* every view: all ranks merged */
 	TUI_ACT__COUNT
 };
 

@@ -13,6 +13,10 @@
  * (bytes) fills the memory figure. Only the last minute is scanned (the
  * store iterates a time range per track), so a refresh costs the events
  * of one minute, not of the whole session.
+ *
+ * With two or more ranks (a merged trace, several sessions) it also keeps
+ * the per-rank figures (pt_ranks) and which rank the views are filtered to;
+ * tui_view_sum() is then that rank's own summary.
  */
 #include <math.h>
 #include <stdio.h>
@@ -236,25 +240,97 @@ static void build_meters(struct tui_app *a)
 	}
 }
 
+struct pt_summary *tui_view_sum(const struct tui_app *a)
+{
+	const struct tui_model *m = &a->model;
+	if (m->rank >= 0 && (size_t)m->rank < m->ranks.n && m->ranks.r[m->rank].summary)
+		return m->ranks.r[m->rank].summary;
+	return m->sum;
+}
+
+size_t tui_nranks(const struct tui_app *a)
+{
+	return a->model.ranks.n >= 2 ? a->model.ranks.n : 0;
+}
+
+/* The filter is kept by pid; find its index again after a recompute. */
+static void resolve_rank(struct tui_app *a)
+{
+	struct tui_model *m = &a->model;
+	m->rank = -1;
+	if (!a->rank_on)
+		return;
+	for (size_t i = 0; i < m->ranks.n && tui_nranks(a); i++)
+		if (m->ranks.r[i].pid == a->rank_pid) {
+			m->rank = (int)i;
+			return;
+		}
+	a->rank_on = 0; /* the rank is gone: back to all ranks */
+}
+
+/*
+ * Rebuilds what changed since the last call: the summary when events
+ * arrived or the window changed; the per-rank figures when the trace may
+ * hold two or more ranks (pt_ranks_possible, a look at the track table) and
+ * they are wanted: the Ranks view is shown, a rank filter is on, or the
+ * track table grew (a new rank shows as new tracks). Otherwise the ranks
+ * stay as last computed, so a single-process trace pays nothing and a
+ * multi-rank one pays the second pass only while someone looks at ranks.
+ * cost_ns is what a refresh costs now; the adaptive period keys on it.
+ */
 void tui_model_build(struct tui_app *a, int force)
 {
 	struct tui_model *m = &a->model;
 	struct pt_trace *t = a->t;
-	if (!force && m->sum && m->built_events == t->events_seen && m->built_window == a->window)
+	int fresh = m->sum && m->built_events == t->events_seen && m->built_window == a->window;
+	int possible = pt_ranks_possible(t);
+	int want = possible && (a->view == TUI_V_RANKS || a->rank_on || m->ranks_ntracks != t->ntracks);
+	if (!force && fresh && (!want || m->ranks_ok))
 		return;
 	struct pt_agg_opts o;
 	pt_agg_opts_init(&o);
 	o.t0_ns = window_t0(a, m->window_label, sizeof m->window_label);
-	uint64_t c0 = pt_now_ns();
-	struct pt_summary *s = pt_summarize(t, &o);
-	m->cost_ns = pt_now_ns() - c0;
-	if (m->sum)
-		pt_summary_free(m->sum);
-	m->sum = s;
-	m->built_events = t->events_seen;
-	m->built_window = a->window;
+	if (force || !fresh) {
+		uint64_t c0 = pt_now_ns();
+		struct pt_summary *s = pt_summarize(t, &o);
+		m->sum_cost_ns = pt_now_ns() - c0;
+		if (m->sum)
+			pt_summary_free(m->sum);
+		m->sum = s;
+		m->built_events = t->events_seen;
+		m->built_window = a->window;
+		m->ranks_ok = 0;
+		build_meters(a);
+	}
+	if (want && !m->ranks_ok) {
+		uint64_t c0 = pt_now_ns();
+		pt_ranks_free(&m->ranks);
+		if (pt_ranks_compute(t, &o, &m->ranks) != 0)
+			pt_ranks_free(&m->ranks);
+		m->ranks_cost_ns = pt_now_ns() - c0;
+		m->ranks_ok = 1;
+		m->ranks_ntracks = t->ntracks;
+	} else if (!possible && m->ranks.n) {
+		pt_ranks_free(&m->ranks);
+		m->ranks_ok = 0;
+	}
+	m->cost_ns = m->sum_cost_ns + (want ? m->ranks_cost_ns : 0);
+	resolve_rank(a);
 	m->gen++;
-	build_meters(a);
+}
+
+void tui_rank_select(struct tui_app *a, int i)
+{
+	if (i >= 0 && (size_t)i < tui_nranks(a)) {
+		a->rank_on = 1;
+		a->rank_pid = a->model.ranks.r[i].pid;
+	} else {
+		a->rank_on = 0;
+	}
+	if (!a->paused) /* paused: the figures as they were, filtered */
+		tui_model_build(a, 0);
+	resolve_rank(a);
+	a->model.gen++; /* the tables read another summary now */
 }
 
 void tui_model_free(struct tui_model *m)
@@ -262,4 +338,5 @@ void tui_model_free(struct tui_model *m)
 	if (m->sum)
 		pt_summary_free(m->sum);
 	m->sum = NULL;
+	pt_ranks_free(&m->ranks);
 }

@@ -59,7 +59,7 @@ void tui_table_free(struct tui_table *tb)
 
 static const struct pt_table *source(struct tui_app *a, int view)
 {
-	struct pt_summary *s = a->model.sum;
+	struct pt_summary *s = tui_view_sum(a);
 	switch (view) {
 	case TUI_V_KERNELS:
 		return &s->kernels;
@@ -202,7 +202,7 @@ static void rebuild(struct tui_app *a, struct tui_table *tb)
 		qsort(tb->rows, tb->nrows, sizeof *tb->rows, cmp_rows);
 	/* expansion: the op-detail subtrees of the expanded operator */
 	if (tb->expanded && !group && tb->view == TUI_V_OPERATORS) {
-		const struct pt_table *d = &a->model.sum->op_detail;
+		const struct pt_table *d = &tui_view_sum(a)->op_detail;
 		for (size_t i = 0; i < tb->nrows; i++) {
 			if (tb->rows[i].row->name_id != tb->expanded)
 				continue;

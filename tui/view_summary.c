@@ -78,7 +78,7 @@ static int section(struct tui_canvas *c, int x, int y, int w, const char *title)
 
 void tui_summary_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 {
-	const struct pt_summary *s = a->model.sum;
+	const struct pt_summary *s = tui_view_sum(a);
 	int y = r.y, end = r.y + r.h, x = r.x, w = r.w;
 	char v[8][24], line[512];
 	int vc;
@@ -215,7 +215,7 @@ static void bar(struct tui_canvas *c, int x, int y, int w, double pct, int color
 
 void tui_dist_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 {
-	const struct pt_summary *s = a->model.sum;
+	const struct pt_summary *s = tui_view_sum(a);
 	const struct pt_distributed *d = &s->dist;
 	int y = r.y, end = r.y + r.h, x = r.x, w = r.w;
 	char line[256], v[24];

@@ -75,10 +75,20 @@ void tui_tl_free(struct tui_tl *tl)
 	tl->cell_ok = NULL;
 }
 
+/*
+ * The lanes, listed again when tracks appear or the rank filter moves. With
+ * a rank shown, only that rank's lanes stay: with two or more ranks every
+ * rank is one numeric pid and all its tracks, device streams included,
+ * carry that pid (ranks.c's attribution; pseudo processes with a string pid
+ * belong to no rank then), so the track key's pid decides.
+ */
 static void refresh_lanes(struct tui_app *a)
 {
 	struct tui_tl *tl = &a->tl;
-	if (tl->lanes && tl->lanes_for_tracks == a->t->ntracks)
+	int rank_on = a->model.rank >= 0;
+	int64_t pid = rank_on ? a->model.ranks.r[a->model.rank].pid : 0;
+	if (tl->lanes && tl->lanes_for_tracks == a->t->ntracks && tl->lanes_rank_on == rank_on &&
+	    tl->lanes_rank_pid == pid)
 		return;
 	size_t max = a->t->ntracks + 1;
 	free(tl->lanes);
@@ -86,7 +96,24 @@ static void refresh_lanes(struct tui_app *a)
 	if (!tl->cache)
 		tl->cache = pt_timeline_cache_new();
 	tl->nlanes = pt_timeline_cache_lanes(tl->cache, a->t, tl->lanes, max);
+	if (rank_on) {
+		size_t k = 0;
+		for (size_t i = 0; i < tl->nlanes; i++) {
+			const struct pt_track *tr = &a->t->tracks[tl->lanes[i].track];
+			if (!tr->key.pid_str && tr->key.pid == pid)
+				tl->lanes[k++] = tl->lanes[i];
+		}
+		tl->nlanes = k;
+	}
+	if (tl->lanes_rank_on != rank_on || tl->lanes_rank_pid != pid) {
+		tl->ck_w = -1; /* the cell cache is per lane index: start over */
+		tl->has_sel = 0;
+		tl->details = 0;
+		tl->lane = tl->lane_top = 0;
+	}
 	tl->lanes_for_tracks = a->t->ntracks;
+	tl->lanes_rank_on = rank_on;
+	tl->lanes_rank_pid = pid;
 	if (tl->lane >= (int)tl->nlanes)
 		tl->lane = tl->nlanes ? (int)tl->nlanes - 1 : 0;
 }
