@@ -142,7 +142,7 @@ static void fill_info(struct pt_session_info *in, struct pt_session *s, const st
 	uint64_t now_real = realtime_ns();
 	in->valid = 1;
 	in->exited = pt_session_owner_exited(s);
-	in->rank = h->rank;
+	in->rank = h->rank >= 0 ? h->rank : h->local_rank; /* RANK, else LOCAL_RANK */
 	uint64_t origin_real = h->realtime_origin_ns;
 	in->age_ns = now_real > origin_real ? now_real - origin_real : 0;
 	in->dropped = pt_session_producer_drops(s);

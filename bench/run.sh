@@ -48,3 +48,6 @@ python3 bench/bench_merge.py --build "$BUILD"
 echo
 echo "== bench_prom (/metrics for 8 ranks x 10,000 operators: compute, render, GET over HTTP; target <= 5 ms)"
 "$BUILD"/bench/bench_prom
+echo
+echo "== bench_ranks_live (proftop's CPU attached to 1 vs 8 minitrain sessions: <= 8x, <= 1 % of a core per added rank)"
+BUILD=$BUILD bench/bench_ranks_live.sh

@@ -93,6 +93,16 @@ int cli_parse_secs(const char *s, uint64_t *ns);
  * Returns CLI_OK or CLI_FAIL after printing why.
  */
 int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, size_t len);
+/*
+ * Several sessions (cli_ls.c): "A,B,C" appended to *pids (-p); CLI_USAGE
+ * after printing why when malformed. cli_check_session refuses a pid whose
+ * session cannot be opened, with the reason (CLI_OK or CLI_FAIL).
+ * cli_live_pids lists the pids of this user's live sessions (maybe none).
+ */
+#define CLI_MAX_PIDS 4096
+int cli_parse_pids(const char *arg, int32_t **pids, size_t *n);
+int cli_check_session(int32_t pid);
+int cli_live_pids(int32_t **pids, size_t *n);
 /* Waits for child, forwarding Ctrl-C; returns its wait status. */
 int cli_wait_child(pid_t child);
 /* Exports t to path as a Chrome trace; prints "wrote PATH" or the error. */

@@ -1,9 +1,12 @@
 /*
  * cli_ls.c - `proftop ls` (this user's live sessions, and the cleanup of
- * stale ones) and attaching: `proftop` with no command attaches to the only
- * live session or lists them, `proftop -p PID` attaches to one; the text
- * view refreshes every -d seconds until Ctrl-C or the process exits, then
- * prints the final summary (and writes a Chrome trace with -o).
+ * stale ones) and attaching: `proftop` with no command (or --all) attaches
+ * to every live session of the user, picking up those that start later
+ * (the ranks torchrun starts over a few seconds); `proftop -p PID` attaches
+ * to one, `-p A,B,...` to several. The text view refreshes every -d
+ * seconds until Ctrl-C or the processes exit, then prints the final
+ * summary (with several ranks, the Rank Summary too) and writes a Chrome
+ * trace with -o. Also the pid-list helpers record and serve share.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -23,9 +26,10 @@ void cli_usage_ls(FILE *f)
 {
 	fputs("Usage: proftop ls\n"
 	      "\n"
-	      "List this user's proftop sessions: PID, state (running or exited), age, rank,\n"
-	      "events dropped by the probe, and the command line. Segments of processes that\n"
-	      "are gone, older than 10 minutes and read by no one are removed (and counted).\n"
+	      "List this user's proftop sessions: PID, state (running or exited), age, rank\n"
+	      "(RANK, else LOCAL_RANK, of its environment), events dropped by the probe, and\n"
+	      "the command line. Segments of processes that are gone, older than 10 minutes\n"
+	      "and read by no one are removed (and counted).\n"
 	      "The directory is $PROFTOP_SESSION_DIR, else /dev/shm/proftop-UID.\n"
 	      "\n"
 	      "Options:\n"
@@ -35,14 +39,19 @@ void cli_usage_ls(FILE *f)
 
 void cli_usage_attach(FILE *f)
 {
-	fputs("Usage: proftop [-p PID] [-d SECS] [-o OUT.json]\n"
+	fputs("Usage: proftop [-p PID[,PID...] | --all] [-d SECS] [-o OUT.json]\n"
 	      "\n"
-	      "Attach to a running session and show its summary, refreshed every -d seconds\n"
-	      "(default 1), until Ctrl-C or the process exits. Without -p, attach to the only\n"
-	      "live session of this user, or list them when there are several.\n"
+	      "Attach to running sessions and show their summary, refreshed every -d seconds\n"
+	      "(default 1), until Ctrl-C or the processes exit. Without -p, attach to every\n"
+	      "live session of this user (e.g. all ranks torchrun started on this node),\n"
+	      "including sessions that start later. With several sessions the summary merges\n"
+	      "them and the Rank Summary shows each rank (rank from RANK, else LOCAL_RANK),\n"
+	      "the slowest marked.\n"
 	      "\n"
 	      "Options:\n"
-	      "  -p, --pid PID       the session of PID\n"
+	      "  -p, --pid PID[,PID...]  the session of PID, or of each PID\n"
+	      "      --all           every live session of this user, and those that start\n"
+	      "                      later (the default without -p)\n"
 	      "  -d, --delay SECS    refresh period (default: the screen 0.15, longer\n"
 	      "                      when the session grows; the text view 1)\n"
 	      "  -o, --output FILE   write a Chrome trace when done\n"
@@ -50,6 +59,74 @@ void cli_usage_attach(FILE *f)
 	      CLI_SCREEN_HELP
 	      "  -h, --help          show this help\n",
 	      f);
+}
+
+int cli_parse_pids(const char *arg, int32_t **pids, size_t *n)
+{
+	const char *p = arg;
+	char esc[64];
+	pt_escape_term(esc, sizeof esc, arg, strlen(arg), 40, 0);
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char one[16];
+		uint64_t v;
+		if (len == 0 || len >= sizeof one)
+			return cli_usage_error("-p: '%s' is not a list of process ids", esc);
+		memcpy(one, p, len);
+		one[len] = 0;
+		if (cli_parse_count(one, INT32_MAX, &v) || v == 0)
+			return cli_usage_error("-p: '%s' is not a list of process ids", esc);
+		if (*n == CLI_MAX_PIDS)
+			return cli_usage_error("-p: more than %d process ids", CLI_MAX_PIDS);
+		size_t i = 0;
+		while (i < *n && (*pids)[i] != (int32_t)v)
+			i++;
+		if (i == *n) { /* a pid given twice is one session */
+			*pids = pt_xrealloc(*pids, (*n + 1) * sizeof **pids);
+			(*pids)[(*n)++] = (int32_t)v;
+		}
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
+int cli_check_session(int32_t pid)
+{
+	char path[600], err[600], esc[700];
+	struct pt_session *s;
+	int rc = pt_session_path(pid, path, sizeof path, err, sizeof err);
+	if (rc == 0)
+		rc = pt_session_open(path, &s, err, sizeof err);
+	if (rc) {
+		if (rc == PT_ENOENT)
+			return cli_fail("no proftop session for pid %d (see 'proftop ls')", (int)pid);
+		pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
+		return cli_fail("%s", esc);
+	}
+	pt_session_close(s);
+	return CLI_OK;
+}
+
+int cli_live_pids(int32_t **pids, size_t *n)
+{
+	struct pt_session_info *v;
+	size_t nv;
+	char err[256], esc[300];
+	*pids = NULL;
+	*n = 0;
+	if (pt_session_list(&v, &nv, 0, NULL, err, sizeof err)) {
+		pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
+		return cli_fail("%s", esc);
+	}
+	for (size_t i = 0; i < nv; i++) {
+		if (!v[i].valid || v[i].exited || *n == CLI_MAX_PIDS)
+			continue;
+		*pids = pt_xrealloc(*pids, (*n + 1) * sizeof **pids);
+		(*pids)[(*n)++] = v[i].pid;
+	}
+	free(v);
+	return CLI_OK;
 }
 
 static void fmt_age(char *buf, size_t len, uint64_t ns)
@@ -128,10 +205,13 @@ int cli_ls(int argc, char **argv)
 	return CLI_OK;
 }
 
+enum { OPT_ATTACH_ALL = 256 };
+
 int cli_attach(int argc, char **argv)
 {
 	static const struct option longs[] = {
 		{"pid", required_argument, NULL, 'p'},
+		{"all", no_argument, NULL, OPT_ATTACH_ALL},
 		{"delay", required_argument, NULL, 'd'},
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
@@ -139,10 +219,12 @@ int cli_attach(int argc, char **argv)
 		CLI_SCREEN_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
-	uint64_t pid = 0, refresh_ns = 1000000000ull;
-	int delay_given = 0;
+	uint64_t refresh_ns = 1000000000ull;
+	int32_t *pids = NULL;
+	size_t npids = 0;
+	int delay_given = 0, all = 0;
 	const char *out = NULL;
-	int c, rc, no_screen = 0;
+	int c, rc = CLI_OK, no_screen = 0;
 	struct cli_screen scr = {0};
 	tui_opts_init(&scr.o);
 	optind = 0;
@@ -150,7 +232,8 @@ int cli_attach(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":hp:d:o:n:", longs, NULL)) != -1) {
 		if ((rc = cli_screen_opt(&scr.o, c, optarg)) != 0) {
 			if (rc != 1)
-				return rc;
+				goto out;
+			rc = CLI_OK;
 			continue;
 		}
 		switch (c) {
@@ -159,61 +242,60 @@ int cli_attach(int argc, char **argv)
 			break;
 		case 'h':
 			cli_usage_attach(stdout);
-			return CLI_OK;
+			goto out;
 		case 'p':
-			if (cli_parse_count(optarg, INT32_MAX, &pid) || pid == 0)
-				return cli_usage_error("-p: '%s' is not a process id", optarg);
+			if ((rc = cli_parse_pids(optarg, &pids, &npids)))
+				goto out;
+			break;
+		case OPT_ATTACH_ALL:
+			all = 1;
 			break;
 		case 'd':
 			delay_given = 1;
-			if (cli_parse_secs(optarg, &refresh_ns))
-				return cli_usage_error("-d: '%s' is not a number of seconds", optarg);
+			if (cli_parse_secs(optarg, &refresh_ns)) {
+				rc = cli_usage_error("-d: '%s' is not a number of seconds", optarg);
+				goto out;
+			}
 			break;
 		case 'o':
 			out = optarg;
 			break;
 		default:
-			return cli_getopt_error(c, argv);
+			rc = cli_getopt_error(c, argv);
+			goto out;
 		}
 	}
 	if (optind < argc) {
 		char esc[128];
 		pt_escape_term(esc, sizeof esc, argv[optind], strlen(argv[optind]), 60, 0);
-		return cli_usage_error("unknown command '%s'", esc);
+		rc = cli_usage_error("unknown command '%s'", esc);
+		goto out;
 	}
-	if (!pid) {
+	if (all && npids) {
+		rc = cli_usage_error("give either -p PID or --all, not both");
+		goto out;
+	}
+	if (!npids) {
+		/* every live session; none: say so (and list what is there) */
 		struct pt_session_info *v = NULL;
 		size_t n = 0, live = 0;
 		if ((rc = list_sessions(0, &v, &n)))
-			return rc;
-		for (size_t i = 0; i < n; i++) {
-			if (v[i].valid && !v[i].exited) {
-				live++;
-				pid = (uint64_t)v[i].pid;
-			}
-		}
-		if (live > 1) {
-			printf("%zu live sessions; pick one with 'proftop -p PID':\n", live);
+			goto out;
+		for (size_t i = 0; i < n; i++)
+			live += v[i].valid && !v[i].exited;
+		if (!live && n)
 			print_list(stdout, v, n);
-		}
 		free(v);
-		if (live > 1)
-			return CLI_OK;
-		if (live == 0)
-			return cli_fail("no live proftop session (start one with 'proftop run -- CMD'; "
-					"'proftop ls' lists them)");
+		if (!live) {
+			rc = cli_fail("no live proftop session (start one with 'proftop run -- CMD'; "
+				      "'proftop ls' lists them)");
+			goto out;
+		}
+		all = 1;
 	}
-	char path[600], err[600], esc[700];
-	struct pt_session *s;
-	if ((rc = pt_session_path((int32_t)pid, path, sizeof path, err, sizeof err)) == 0)
-		rc = pt_session_open(path, &s, err, sizeof err);
-	if (rc) {
-		if (rc == PT_ENOENT)
-			return cli_fail("no proftop session for pid %d (see 'proftop ls')", (int)pid);
-		pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
-		return cli_fail("%s", esc);
-	}
-	pt_session_close(s);
+	for (size_t i = 0; i < npids; i++)
+		if ((rc = cli_check_session(pids[i])))
+			goto out;
 
 	struct pt_trace *t = pt_trace_new(PT_STORE_DEFAULT_MAX_BYTES);
 	struct pt_live_opts lo = {0};
@@ -221,7 +303,13 @@ int cli_attach(int argc, char **argv)
 	lo.session_ops = pt_backend_find("session");
 	lo.procstat_ops = pt_backend_find("procstat");
 	lo.nvml_ops = pt_backend_find("nvml");
-	lo.session_pid = (int32_t)pid;
+	if (npids == 1) {
+		lo.session_pid = pids[0];
+	} else {
+		lo.pids = pids;
+		lo.npids = npids;
+		lo.all_sessions = all;
+	}
 	lo.refresh_ns = refresh_ns;
 	lo.out = stdout;
 	if (isatty(0) && isatty(1) && !no_screen) {
@@ -238,9 +326,16 @@ int cli_attach(int argc, char **argv)
 	cli_screen_close(&scr);
 	pt_trace_set_source(t, res.describe[0] ? res.describe : "live session");
 	pt_live_print(stdout, t, &res, 0, lo.screen);
+	if (res.error[0] && (lo.npids || lo.all_sessions)) {
+		char esc[300];
+		pt_escape_term(esc, sizeof esc, res.error, strlen(res.error), 0, 0);
+		fprintf(stderr, "proftop: warning: %s\n", esc);
+	}
 	rc = CLI_OK;
 	if (out)
 		rc = cli_write_trace_rescue(t, out);
 	pt_trace_free(t);
+out:
+	free(pids);
 	return rc;
 }

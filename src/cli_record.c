@@ -1,7 +1,9 @@
 /*
- * cli_record.c - `proftop record -o OUT.json [--duration S] -- CMD...` and
- * `proftop record -p PID -o OUT.json [--duration S]`: the live loop without
- * a screen; writes a Chrome trace at the end.
+ * cli_record.c - `proftop record -o OUT.json [--duration S] -- CMD...`,
+ * `proftop record -p PID[,PID...] -o OUT.json [--duration S]` and
+ * `proftop record --all -o OUT.json`: the live loop without a screen;
+ * writes a Chrome trace at the end (several sessions: one process per rank,
+ * with the process table that `proftop report` turns into a Rank Summary).
  *
  * When recording ends: CMD exits (trace written, its exit code passed
  * through), Ctrl-C (forwarded to CMD, which is waited for, then the trace is
@@ -10,7 +12,8 @@
  * to flight recording) and then waits for CMD and passes its exit code
  * through, so a batch script that wraps its job in `proftop record` keeps
  * waiting for the job. With -p, --duration (or Ctrl-C, or the process's
- * exit) ends the attach and proftop exits 0.
+ * exit) ends the attach and proftop exits 0; with several sessions, when
+ * all of them have exited (--all: sessions that start meanwhile are added).
  */
 #include <getopt.h>
 #include <limits.h>
@@ -31,16 +34,21 @@
 void cli_usage_record(FILE *f)
 {
 	fputs("Usage: proftop record -o OUT.json [OPTIONS] -- CMD [ARGS...]\n"
-	      "       proftop record -p PID -o OUT.json [OPTIONS]\n"
+	      "       proftop record -p PID[,PID...] -o OUT.json [OPTIONS]\n"
+	      "       proftop record --all -o OUT.json [OPTIONS]\n"
 	      "\n"
 	      "Record a training job without a screen and write a Chrome trace (open it in\n"
 	      "Perfetto, chrome://tracing or 'proftop report'). With CMD, start it with the\n"
 	      "probe injected and record until it exits; with -p, attach to the running\n"
-	      "session of PID. Ctrl-C is passed to CMD; the trace is written after it exits.\n"
+	      "session of PID (several: one process per rank in the trace); with --all,\n"
+	      "to every live session of this user and those that start meanwhile. Ctrl-C is\n"
+	      "passed to CMD; the trace is written after it exits.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -o, --output FILE    the Chrome trace to write (required; replaced)\n"
-	      "  -p, --pid PID        attach to the session of PID instead of starting CMD\n"
+	      "  -p, --pid PID[,PID...]  attach to the session of PID (or of each PID)\n"
+	      "                       instead of starting CMD\n"
+	      "      --all            attach to every live session of this user\n"
 	      "      --duration SECS  stop recording after SECS; with CMD, proftop then\n"
 	      "                       detaches, waits for CMD and passes its exit code on\n"
 	      "      --log FILE       CMD's stdout and stderr (default ./proftop-run-PID.log)\n"
@@ -118,13 +126,17 @@ int cli_write_trace_rescue(struct pt_trace *t, const char *out)
 	return cli_fail("the recording is lost: no directory could take it");
 }
 
-enum { OPT_DURATION = 256, OPT_LOG, OPT_MAXMEM };
+enum { OPT_DURATION = 256, OPT_LOG, OPT_MAXMEM, OPT_ALL };
+
+static int record(int argc, char **argv, const char *out, const char *log, uint64_t duration_ns,
+		  const int32_t *pids, size_t npids, int all, const struct cli_load_opts *lopt);
 
 int cli_record(int argc, char **argv)
 {
 	static const struct option longs[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"pid", required_argument, NULL, 'p'},
+		{"all", no_argument, NULL, OPT_ALL},
 		{"duration", required_argument, NULL, OPT_DURATION},
 		{"log", required_argument, NULL, OPT_LOG},
 		{"max-mem", required_argument, NULL, OPT_MAXMEM},
@@ -132,7 +144,10 @@ int cli_record(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	const char *out = NULL, *log = NULL;
-	uint64_t duration_ns = 0, pid = 0;
+	uint64_t duration_ns = 0;
+	int32_t *pids = NULL;
+	size_t npids = 0;
+	int all = 0;
 	struct cli_load_opts lopt;
 	int c, rc;
 	cli_load_opts_init(&lopt);
@@ -142,37 +157,56 @@ int cli_record(int argc, char **argv)
 		switch (c) {
 		case 'h':
 			cli_usage_record(stdout);
-			return CLI_OK;
+			rc = CLI_OK;
+			goto out;
 		case 'o':
 			out = optarg;
 			break;
 		case 'p':
-			if (cli_parse_count(optarg, INT32_MAX, &pid) || pid == 0)
-				return cli_usage_error("-p: '%s' is not a process id", optarg);
+			if ((rc = cli_parse_pids(optarg, &pids, &npids)))
+				goto out;
+			break;
+		case OPT_ALL:
+			all = 1;
 			break;
 		case OPT_DURATION:
-			if (cli_parse_secs(optarg, &duration_ns))
-				return cli_usage_error("--duration: '%s' is not a number of seconds",
-						       optarg);
+			if (cli_parse_secs(optarg, &duration_ns)) {
+				rc = cli_usage_error("--duration: '%s' is not a number of seconds",
+						     optarg);
+				goto out;
+			}
 			break;
 		case OPT_LOG:
 			log = optarg;
 			break;
 		case OPT_MAXMEM:
 			if ((rc = cli_opt_max_mem(&lopt, optarg)))
-				return rc;
+				goto out;
 			break;
 		default:
-			return cli_getopt_error(c, argv);
+			rc = cli_getopt_error(c, argv);
+			goto out;
 		}
 	}
+	rc = record(argc, argv, out, log, duration_ns, pids, npids, all, &lopt);
+out:
+	free(pids);
+	return rc;
+}
+
+/* After the options: checks the sources, runs the loop, writes the trace. */
+static int record(int argc, char **argv, const char *out, const char *log, uint64_t duration_ns,
+		  const int32_t *pids, size_t npids, int all, const struct cli_load_opts *lopt)
+{
+	int rc;
 	if (!out)
 		return cli_usage_error("record: missing -o OUT.json");
 	int have_cmd = optind < argc;
-	if (have_cmd && pid)
-		return cli_usage_error("record: give either -p PID or a CMD, not both");
-	if (!have_cmd && !pid)
-		return cli_usage_error("record: missing CMD (proftop record -o OUT -- CMD...) or -p PID");
+	if (have_cmd + (npids > 0) + all > 1)
+		return cli_usage_error("record: give one of -p PID, --all or a CMD");
+	if (!have_cmd && !npids && !all)
+		return cli_usage_error(
+		    "record: missing CMD (proftop record -o OUT -- CMD...), -p PID or --all");
 
 	struct pt_live_opts lo = {0};
 	struct pt_live_result res;
@@ -181,6 +215,28 @@ int cli_record(int argc, char **argv)
 	lo.nvml_ops = pt_backend_find("nvml");
 	lo.duration_ns = duration_ns;
 	lo.out = stdout;
+	if (all) {
+		int32_t *live = NULL;
+		size_t nlive = 0;
+		if ((rc = cli_live_pids(&live, &nlive)))
+			return rc;
+		free(live);
+		if (!nlive)
+			return cli_fail("no live proftop sessions (see 'proftop ls')");
+		lo.all_sessions = 1;
+	} else if (!have_cmd) {
+		/* refuse a bad segment with its reason before starting */
+		for (size_t i = 0; i < npids; i++)
+			if ((rc = cli_check_session(pids[i])))
+				return rc;
+		if (npids == 1) {
+			lo.session_pid = pids[0];
+		} else {
+			lo.pids = pids;
+			lo.npids = npids;
+		}
+	}
+	int multi = lo.npids || lo.all_sessions;
 	pt_live_signals();
 	if (have_cmd) {
 		pid_t child;
@@ -191,24 +247,9 @@ int cli_record(int argc, char **argv)
 		fprintf(stderr, "proftop: recording pid %d; its output goes to %s\n", (int)child, esc);
 		lo.child = child;
 		lo.session_pid = child;
-	} else {
-		/* refuse a bad segment with its reason before starting */
-		char path[600], err[600], esc[700];
-		struct pt_session *s;
-		if ((rc = pt_session_path((int32_t)pid, path, sizeof path, err, sizeof err)) == 0)
-			rc = pt_session_open(path, &s, err, sizeof err);
-		if (rc) {
-			pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
-			if (rc == PT_ENOENT)
-				return cli_fail("no proftop session for pid %d (see 'proftop ls')",
-						(int)pid);
-			return cli_fail("%s", esc);
-		}
-		pt_session_close(s);
-		lo.session_pid = (int32_t)pid;
 	}
 
-	struct pt_trace *t = pt_trace_new(lopt.max_mem_bytes);
+	struct pt_trace *t = pt_trace_new(lopt->max_mem_bytes);
 	pt_trace_set_source(t, "live session");
 	pt_live_run(t, &lo, &res);
 	if (res.describe[0])
@@ -218,7 +259,11 @@ int cli_record(int argc, char **argv)
 		pt_escape_term(esc, sizeof esc, res.error, strlen(res.error), 0, 0);
 		fprintf(stderr, "proftop: warning: the session failed: %s\n", esc);
 	}
-	if (!res.session_found && lo.child && res.child_done)
+	if (multi && !res.session_found)
+		fprintf(stderr, "proftop: no session was found\n");
+	else if (multi)
+		fprintf(stderr, "proftop: recorded %s\n", res.describe);
+	else if (!res.session_found && lo.child && res.child_done)
 		fprintf(stderr, "proftop: no session was found for pid %d: it ended before recording any "
 				"event, or the probe was not loaded\n", (int)lo.session_pid);
 	else if (!res.session_found)

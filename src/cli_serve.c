@@ -9,9 +9,9 @@
  * few microseconds whatever the size of the trace, and a slow scraper
  * never holds up draining the session.
  *
- * Sources are gathered as a list of pids (serve_sources) so that several
- * sessions (-p A,B, --all) plug in once the live loop reads more than one;
- * until then more than one is refused with a clear message.
+ * Several sessions (-p A,B,..., --all) are read by one live loop, one
+ * process (rank) each in the trace, so every refresh has a series per rank;
+ * --all also picks up sessions that start after serve did.
  */
 #include <getopt.h>
 #include <limits.h>
@@ -32,7 +32,6 @@
 #include "util.h"
 
 #define SERVE_DEFAULT_WINDOW_NS (60ull * 1000000000ull)
-#define SERVE_MAX_PIDS		4096
 
 void cli_usage_serve(FILE *f)
 {
@@ -53,8 +52,9 @@ void cli_usage_serve(FILE *f)
 	      "  -l, --listen ADDR:PORT  where to listen (default " PT_SERVE_DEFAULT_LISTEN ");\n"
 	      "                          only that address: 0.0.0.0:PORT for every\n"
 	      "                          interface, [::1]:PORT for IPv6, port 0 for any\n"
-	      "  -p, --pid PID[,PID...]  serve the session of PID\n"
-	      "      --all               serve every live session of this user\n"
+	      "  -p, --pid PID[,PID...]  serve the session of PID (or of each PID)\n"
+	      "      --all               serve every live session of this user, and\n"
+	      "                          those that start later\n"
 	      "      --refresh SECS      recompute the figures every SECS (default 1)\n"
 	      "      --window SECS       figures over the last SECS of events (default 60;\n"
 	      "                          0 = every event kept)\n"
@@ -65,12 +65,12 @@ void cli_usage_serve(FILE *f)
 	      "  -h, --help              show this help\n"
 	      "\n"
 	      "/metrics always answers with the figures of the last refresh, at once.\n"
-	      "Several sessions at once (-p A,B or --all with more than one live session)\n"
-	      "are not supported yet. Scrape config and Grafana queries: see the README.\n",
+	      "With several sessions every series is there once per rank (rank from RANK,\n"
+	      "else LOCAL_RANK). Scrape config and Grafana queries: see the README.\n",
 	      f);
 }
 
-/* ---- the sources: for now one session, later several ---- */
+/* ---- the sources: a child, one session or several ---- */
 
 struct serve_sources {
 	int32_t *pid;
@@ -78,70 +78,16 @@ struct serve_sources {
 	int all;
 };
 
-/* "A,B,C" into s (appending). Returns 0, or CLI_USAGE after printing why. */
-static int parse_pids(struct serve_sources *s, const char *arg)
+/* --all: at least one live session now (more may come). CLI_OK or CLI_FAIL. */
+static int find_all(void)
 {
-	const char *p = arg;
-	for (;;) {
-		size_t len = strcspn(p, ",");
-		char one[16];
-		uint64_t v;
-		if (len == 0 || len >= sizeof one)
-			return cli_usage_error("-p: '%.40s' is not a list of process ids", arg);
-		memcpy(one, p, len);
-		one[len] = 0;
-		if (cli_parse_count(one, INT32_MAX, &v) || v == 0)
-			return cli_usage_error("-p: '%.40s' is not a list of process ids", arg);
-		if (s->n == SERVE_MAX_PIDS)
-			return cli_usage_error("-p: more than %d process ids", SERVE_MAX_PIDS);
-		s->pid = pt_xrealloc(s->pid, (s->n + 1) * sizeof *s->pid);
-		s->pid[s->n++] = (int32_t)v;
-		if (!p[len])
-			return 0;
-		p += len + 1;
-	}
-}
-
-/* --all: the live sessions of this user. Returns CLI_OK or CLI_FAIL. */
-static int find_all(struct serve_sources *s)
-{
-	struct pt_session_info *v;
-	size_t n;
-	char err[256];
-	if (pt_session_list(&v, &n, 0, NULL, err, sizeof err)) {
-		char esc[300];
-		pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
-		return cli_fail("%s", esc);
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (!v[i].valid || v[i].exited || s->n == SERVE_MAX_PIDS)
-			continue;
-		s->pid = pt_xrealloc(s->pid, (s->n + 1) * sizeof *s->pid);
-		s->pid[s->n++] = v[i].pid;
-	}
+	int32_t *v = NULL;
+	size_t n = 0;
+	int rc = cli_live_pids(&v, &n);
 	free(v);
-	if (!s->n)
-		return cli_fail("no live proftop sessions (see 'proftop ls')");
-	return CLI_OK;
-}
-
-/* Refuses a pid whose session cannot be opened, with the reason. */
-static int check_session(int32_t pid)
-{
-	char path[600], err[600], esc[700];
-	struct pt_session *ss;
-	int rc = pt_session_path(pid, path, sizeof path, err, sizeof err);
-	if (rc == 0)
-		rc = pt_session_open(path, &ss, err, sizeof err);
-	if (rc) {
-		if (rc == PT_ENOENT)
-			return cli_fail("no proftop session for pid %d (see 'proftop ls')",
-					(int)pid);
-		pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
-		return cli_fail("%s", esc);
-	}
-	pt_session_close(ss);
-	return CLI_OK;
+	if (rc)
+		return rc;
+	return n ? CLI_OK : cli_fail("no live proftop sessions (see 'proftop ls')");
 }
 
 /* ---- the periodic tick: compute, render, publish ---- */
@@ -184,7 +130,9 @@ static void serve_refresh(struct serve_ctx *c, struct pt_trace *t, const struct 
 	po.dropped_source = t->warnings[PT_WARN_SOURCE_DROPPED];
 	po.dropped_store = pt_store_dropped(t->store);
 	po.store_bytes = pt_store_mem_bytes(t->store);
-	po.sessions_up = res && res->session_found && !res->session_exited;
+	po.sessions_up = !res ? 0
+			 : res->nsessions ? (int)(res->nsessions - res->nexited)
+					  : res->session_found && !res->session_exited;
 	po.window_s = (double)c->window_ns / 1e9;
 	po.render_s = c->refreshes ? c->last_render_s : -1;
 	po.updated_unix_s = unix_now_s();
@@ -266,7 +214,7 @@ int cli_serve(int argc, char **argv)
 			listen_s = optarg;
 			break;
 		case 'p':
-			if ((rc = parse_pids(&src, optarg)))
+			if ((rc = cli_parse_pids(optarg, &src.pid, &src.n)))
 				goto out;
 			break;
 		case OPT_ALL:
@@ -319,17 +267,11 @@ int cli_serve(int argc, char **argv)
 		    "serve: missing CMD (proftop serve -- CMD...), -p PID or --all");
 		goto out;
 	}
-	if (src.all && (rc = find_all(&src)))
+	if (src.all && (rc = find_all()))
 		goto out;
-	if (src.n > 1) {
-		/* the live loop reads one session for now; several come with it */
-		rc = cli_fail("serve: several sessions at once (%zu%s) are not supported yet; give "
-			      "one -p PID or a CMD",
-			      src.n, src.all ? " live sessions" : " pids");
-		goto out;
-	}
-	if (src.n && (rc = check_session(src.pid[0])))
-		goto out;
+	for (size_t i = 0; i < src.n; i++)
+		if ((rc = cli_check_session(src.pid[i])))
+			goto out;
 
 	/* bind before starting anything: a taken port fails at once */
 	char bound[128], err[512], esc[600];
@@ -362,8 +304,12 @@ int cli_serve(int argc, char **argv)
 			esc);
 		lo.child = child;
 		lo.session_pid = child;
-	} else {
+	} else if (src.n == 1) {
 		lo.session_pid = src.pid[0];
+	} else {
+		lo.pids = src.pid;
+		lo.npids = src.n;
+		lo.all_sessions = src.all;
 	}
 	fprintf(stderr, "proftop: serving http://%s/metrics\n", bound);
 	fflush(stderr);
@@ -375,7 +321,11 @@ int cli_serve(int argc, char **argv)
 	pt_live_run(t, &lo, &res);
 	serve_http_stop(ctx.http);
 	fprintf(stderr, "proftop: stopped serving after %lu refreshes\n", ctx.refreshes);
-	if (!res.session_found)
+	if (res.nsessions)
+		fprintf(stderr, "proftop: served %s\n", res.describe);
+	else if (!res.session_found && (lo.npids || lo.all_sessions))
+		fprintf(stderr, "proftop: no session was found\n");
+	else if (!res.session_found)
 		fprintf(stderr, "proftop: no session was found for pid %d (no probe loaded?)\n",
 			(int)lo.session_pid);
 	else if (res.session_exited && !lo.child)

@@ -7,7 +7,7 @@
  * the rest. When a drain says the rings were filling (PT_BACKEND_BUSY: a
  * quarter of a ring came in one poll), the next drain comes after
  * PT_LIVE_BUSY_POLL_NS (1 ms), or at once if it was that soon already, and
- * quiet drains double the gap back to the period (drain_gap()). The /proc
+ * quiet drains double the gap back to the period (live_drain_gap()). The /proc
  * and NVML samplers, the screen and the key wait keep their own periods,
  * and an idle or slow session costs what it did (one wake-up per period,
  * after a handful of quick ones when the session opens).
@@ -18,6 +18,15 @@
  * the whole summary every refresh period (cost: one pt_summarize of the
  * trace; a later piece makes it incremental). With ui_wait set, the
  * full-screen UI waits for keys in place of the sleep.
+ *
+ * Many sessions at once (-p A,B,..., --all; live_multi.c keeps the set):
+ * each session keeps its own drain gap (a busy rank is drained every
+ * millisecond, the idle ones once a period: a drain also looks at /proc
+ * for the owner's exit, so draining all at the busiest rate would cost a
+ * system call or three per session per millisecond); every full period
+ * drains them all. Each process gets its own /proc sampler, NVML is opened
+ * once; with --all the session directory is listed every PT_LIVE_SCAN_NS
+ * for newcomers.
  */
 #include <errno.h>
 #include <signal.h>
@@ -26,8 +35,10 @@
 #include <time.h>
 
 #include "live.h"
+#include "live_multi.h"
 #include "proftop/agg.h"
 #include "proftop/error.h"
+#include "proftop/ranks.h"
 #include "proftop/report.h"
 #include "util.h"
 
@@ -81,9 +92,15 @@ void pt_live_print(FILE *out, struct pt_trace *t, const struct pt_live_result *r
 	fputc('\n', out);
 	struct pt_summary *s = pt_summarize(t, NULL);
 	struct pt_report_opts ro;
+	struct pt_ranks ranks;
+	memset(&ranks, 0, sizeof ranks);
 	pt_report_opts_init(&ro);
 	ro.top = (size_t)top;
+	/* several sessions: the Rank Summary too (one pass more over the store) */
+	if (pt_ranks_possible(t) && pt_ranks_compute(t, NULL, &ranks) == 0 && ranks.n >= 2)
+		ro.ranks = &ranks;
 	pt_report_text(out, t, s, &ro);
+	pt_ranks_free(&ranks);
 	pt_summary_free(s);
 	fflush(out);
 }
@@ -123,7 +140,7 @@ static struct pt_backend *open_nvml(const struct pt_backend_ops *ops, int32_t pi
 }
 
 /*
- * The time to the next drain. A busy drain (a quarter of a ring came in)
+ * The time to the next drain (also each session's of several, live_multi.c). A busy drain (a quarter of a ring came in)
  * cuts it to busy_ns, or to nothing when it already was that short (the
  * producer fills a quarter ring per millisecond: > 4 M events/s); a quiet
  * one doubles it back up to the full period. So the gap settles where a
@@ -131,7 +148,7 @@ static struct pt_backend *open_nvml(const struct pt_backend_ops *ops, int32_t pi
  * rising rate loses at most the period it rose in; an idle session is back
  * to one wake-up per period after a few quiet drains.
  */
-static uint64_t drain_gap(uint64_t gap_ns, int busy, uint64_t busy_ns, uint64_t poll_ns)
+uint64_t live_drain_gap(uint64_t gap_ns, int busy, uint64_t busy_ns, uint64_t poll_ns)
 {
 	if (busy)
 		return gap_ns > busy_ns ? busy_ns : 0;
@@ -143,22 +160,27 @@ static uint64_t drain_gap(uint64_t gap_ns, int busy, uint64_t busy_ns, uint64_t 
 int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live_result *res)
 {
 	struct pt_backend *sess = NULL, *proc = NULL, *nvml = NULL;
+	struct live_multi *multi = NULL;
 	int nvml_tried = 0;
 	uint64_t poll_ns = o->poll_ns ? o->poll_ns : PT_LIVE_POLL_NS;
 	uint64_t busy_ns = poll_ns < PT_LIVE_BUSY_POLL_NS ? poll_ns : PT_LIVE_BUSY_POLL_NS;
-	uint64_t gap_ns = busy_ns; /* until the next drain, see drain_gap() */
+	uint64_t gap_ns = busy_ns; /* until the next drain, see live_drain_gap() */
 	uint64_t t0 = pt_now_ns(), next_draw = t0 + o->refresh_ns;
 	uint64_t next_slow = t0; /* next full period: samplers, sessions to find */
 	sig_atomic_t sigs_seen = sig_count;
 	int ended = 0;
 	memset(res, 0, sizeof *res);
+	if ((o->npids || o->all_sessions) && o->session_ops)
+		multi = live_multi_new(o, t, poll_ns);
 	for (;;) {
 		uint64_t now = pt_now_ns();
 		/* early wake-ups (a busy session, a signal) are for the session only */
 		int slow = now >= next_slow;
 		if (slow)
 			next_slow = now + poll_ns;
-		if (slow && !sess && !res->child_done) {
+		if (multi && slow)
+			live_multi_open(multi, now, res);
+		if (!multi && slow && !sess && !res->child_done) {
 			try_open(&sess, &proc, o, res, o->session_pid);
 			if (!sess && o->find_pid) {
 				int32_t other = o->find_pid(o->find_ctx);
@@ -178,13 +200,14 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 				res->child_done = 1;
 				res->child_status = st;
 				/* its segment stays: open it now if it never was */
-				if (!sess)
+				if (!sess && !multi)
 					try_open(&sess, &proc, o, res, o->session_pid);
 			}
 		}
-		if (sess && !nvml_tried) {
-			nvml_tried = 1;
-			nvml = open_nvml(o->nvml_ops, o->session_pid);
+		if ((sess || res->session_found) && !nvml_tried) {
+			nvml_tried = 1; /* once, whatever the number of sessions */
+			nvml = open_nvml(o->nvml_ops, multi ? live_multi_first_pid(multi)
+							    : o->session_pid);
 		}
 		if (slow && nvml && nvml->ops->poll(nvml, t, now) == PT_ENOENT) {
 			nvml->ops->close(nvml);
@@ -192,13 +215,20 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 		}
 		if (slow && o->extra)
 			o->extra->ops->poll(o->extra, t, now);
+		if (slow && multi)
+			live_multi_sample(multi, now);
 		if (slow && proc && proc->ops->poll(proc, t, now) == PT_ENOENT) {
 			proc->ops->close(proc);
 			proc = NULL;
 		}
+		uint64_t multi_due = UINT64_MAX;
+		if (multi && live_multi_live(multi))
+			multi_due = live_multi_drain(multi, now, slow, busy_ns, res);
+		if (multi && live_multi_done(multi, now, res))
+			ended = 1;
 		if (sess) {
 			int rc = sess->ops->poll(sess, t, now);
-			gap_ns = drain_gap(gap_ns, rc == PT_BACKEND_BUSY, busy_ns, poll_ns);
+			gap_ns = live_drain_gap(gap_ns, rc == PT_BACKEND_BUSY, busy_ns, poll_ns);
 			if (rc < 0 && rc != PT_ENOENT && !res->error[0]) {
 				/* say it once; the screen and record show res->describe */
 				const char *why = sess->ops->last_error ? sess->ops->last_error(sess) : NULL;
@@ -233,6 +263,8 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 		}
 		uint64_t after = pt_now_ns(), wait = 0;
 		uint64_t due = sess && now + gap_ns < next_slow ? now + gap_ns : next_slow;
+		if (multi_due < due)
+			due = multi_due;
 		if (due > after)
 			wait = due - after;
 		if (o->ui_wait && !res->ui_quit) {
@@ -250,6 +282,7 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 		sess->ops->close(sess); /* detaches: the probe goes back to flight recording */
 	if (proc)
 		proc->ops->close(proc);
+	live_multi_free(multi, res);
 	if (nvml)
 		nvml->ops->close(nvml);
 	return 0;

@@ -1,9 +1,11 @@
 /*
- * live.h - the loop shared by `proftop run`, `record` and attaching to a
- * session: opens the session and /proc backends, polls them on a timer
+ * live.h - the loop shared by `proftop run`, `record`, `serve` and
+ * attaching: opens the session and /proc backends, polls them on a timer
  * (never spinning), feeds the trace, watches a launched child, handles
  * Ctrl-C, and either redraws a text summary every refresh period or stays
- * quiet (the caller prints or exports at the end).
+ * quiet (the caller prints or exports at the end). One session (a child,
+ * -p PID) or many at once (-p A,B,..., --all: one process per rank of the
+ * trace, sessions that appear later picked up).
  */
 #ifndef PT_LIVE_H
 #define PT_LIVE_H
@@ -18,6 +20,8 @@
 #define PT_LIVE_POLL_NS 100000000ull /* drain period: 100 ms keeps latency < 250 ms */
 /* drain period while the session reports PT_BACKEND_BUSY (rings filling) */
 #define PT_LIVE_BUSY_POLL_NS 1000000ull
+/* --all: how often the session directory is looked at for new sessions */
+#define PT_LIVE_SCAN_NS 500000000ull
 
 struct pt_live_result;
 
@@ -27,6 +31,22 @@ struct pt_live_opts {
 	const struct pt_backend_ops *nvml_ops;     /* optional GPU sampler, NULL = none */
 	pid_t child;             /* launched CMD (0: attach) */
 	int32_t session_pid;     /* session to open (the child's pid when launching) */
+	/*
+	 * Several sessions at once (no child): the sessions of pids[0..npids),
+	 * and with all_sessions every live session of this user, including
+	 * those that appear while the loop runs (torchrun starts its ranks
+	 * over a few seconds). Either one selects the multi-session mode:
+	 * session_pid, child and find_pid are then not used. Each session is a
+	 * process of the trace (pt_trace_set_proc: rank from RANK, else
+	 * LOCAL_RANK, this host's name) with its own /proc samples; NVML is
+	 * opened once. The loop ends when every session found has exited (and,
+	 * with all_sessions, a last look finds no new one), at Ctrl-C, the
+	 * duration or the UI's quit; with all_sessions and none found yet it
+	 * waits. An exited session's events stay in the trace.
+	 */
+	const int32_t *pids;
+	size_t npids;
+	int all_sessions;
 	/* optional: another pid to try while the child's own session is missing
 	 * (a wrapper script whose child loads the probe); 0 = none yet */
 	int32_t (*find_pid)(void *ctx);
@@ -53,15 +73,28 @@ struct pt_live_opts {
 	void *ui_ctx;
 };
 
+/* One session of a multi-session run (pt_live_result.sessions). */
+struct pt_live_session {
+	int32_t pid;
+	int64_t rank;            /* RANK, else LOCAL_RANK of the probe's environment; -1 */
+	int exited;              /* its owner exited and it was drained */
+};
+
 struct pt_live_result {
-	int session_found;       /* a session was opened */
-	int session_exited;      /* its owner exited and it was drained */
+	int session_found;       /* a session was opened (multi: at least one) */
+	int session_exited;      /* its owner exited and it was drained (multi: all found) */
+	size_t nsessions;        /* multi: sessions opened so far (single: 0 or 1) */
+	size_t nexited;          /* multi: of which exited */
+	/* multi: the nsessions sessions in the order found; valid while
+	 * pt_live_run runs (ui_wait may read it), NULL once it returned */
+	const struct pt_live_session *sessions;
 	int child_done;          /* child reaped; status below */
 	int child_status;        /* waitpid status */
 	int interrupted;         /* Ctrl-C / SIGTERM seen */
 	int ui_quit;             /* the screen was quit (q) */
 	int timed_out;           /* duration reached */
-	char describe[512];      /* the session, escaped, or "" */
+	char describe[512];      /* the session, escaped, or ""; multi: e.g.
+				  * "4 sessions: rank 0..3 (pids 11,12,13,14)" */
 	char error[256];         /* the session backend's first failure (e.g. a truncated segment), or "" */
 };
 
@@ -69,7 +102,8 @@ struct pt_live_result {
 int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live_result *res);
 /* Installs the SIGINT/SIGTERM handlers (call before forking a child). */
 void pt_live_signals(void);
-/* Prints the text view (a status line and the summary tables, top rows). */
+/* Prints the text view (a status line and the summary tables, top rows;
+ * with several ranks in t, the Rank Summary too). */
 void pt_live_print(FILE *out, struct pt_trace *t, const struct pt_live_result *res, int top,
 		   int clear);
 /* Exit code of a wait status: the code, or 128 + signal. */

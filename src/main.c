@@ -32,13 +32,14 @@ void cli_usage_main(FILE *f)
 	      "trace files from proftop, PyTorch/Kineto, Paddle, MindSpore and msprof.\n"
 	      "\n"
 	      "Commands:\n"
-	      "  (none) [-p PID]           attach to the live session (or list them)\n"
+	      "  (none) [-p PIDS|--all]   attach to every live session (or those of PIDS)\n"
 	      "  run [OPTS] -- CMD...      start CMD under the probe and watch it\n"
-	      "  record -o OUT -- CMD...   record CMD (or -p PID) into a Chrome trace\n"
+	      "  record -o OUT -- CMD...   record CMD (or -p PIDS, --all) to a Chrome trace\n"
 	      "  ls                        list this user's sessions\n"
 	      "  backends                  list the data sources and whether each works here\n"
 	      "  serve --listen A:P -- CMD export live figures to Prometheus (/metrics)\n"
-	      "  view FILE                 open a trace in the full-screen UI\n"
+	      "  view FILE|DIR             open a trace in the full-screen UI, or watch a\n"
+	      "                            folder a profiler writes traces into\n"
 	      "  report FILE [--json]      print the summary tables of a trace\n"
 	      "  export IN -o OUT.json     write a trace as Chrome Trace Event Format JSON\n"
 	      "  merge A B.. -o OUT.json   join per-rank traces into one, a lane per rank\n"
@@ -317,8 +318,9 @@ int main(int argc, char **argv)
 	const struct command *c = find_command(cmd);
 	if (c && c->run)
 		return c->run(argc - 1, argv + 1);
-	/* attach options: -p PID, -d SECS, -o OUT */
-	if (!strncmp(cmd, "-p", 2) || !strncmp(cmd, "--pid", 5) || !strncmp(cmd, "-d", 2) ||
+	/* attach options: -p PID[,PID...], --all, -d SECS, -o OUT */
+	if (!strncmp(cmd, "-p", 2) || !strncmp(cmd, "--pid", 5) || !strcmp(cmd, "--all") ||
+	    !strncmp(cmd, "-d", 2) ||
 	    !strncmp(cmd, "--delay", 7) || !strncmp(cmd, "-o", 2) || !strncmp(cmd, "--output", 8) ||
 	    !strncmp(cmd, "-n", 2) || !strcmp(cmd, "--ascii") || !strcmp(cmd, "--no-color") ||
 	    !strcmp(cmd, "--mouse") || !strcmp(cmd, "--no-mouse") || !strcmp(cmd, "--no-screen") ||

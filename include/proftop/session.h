@@ -81,7 +81,7 @@ struct pt_session_info {
 	int32_t pid;
 	int exited;          /* owner gone */
 	int valid;           /* header readable; else why holds the refusal */
-	int64_t rank;
+	int64_t rank;        /* RANK, else LOCAL_RANK of its environment; -1 */
 	uint64_t age_ns;     /* since the probe started (realtime clock) */
 	uint64_t dropped;    /* producer drops so far */
 	int reader_live;     /* another reader's heartbeat is fresh */
