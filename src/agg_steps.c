@@ -12,23 +12,10 @@
 #include "agg_internal.h"
 #include "util.h"
 
-/* The trailing integer of a step's name ("ProfilerStep#552" -> 552,
- * "Iteration 3" -> 3); -1 when there is none. Once per step. */
+/* The step number of a step event's name (pt_step_number); once per step. */
 static int64_t step_number(const struct pt_trace *t, uint32_t name_id)
 {
-	const char *s = t ? pt_trace_str(t, name_id) : "";
-	size_t n = strlen(s);
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-		n--;
-	size_t e = n;
-	while (n && s[n - 1] >= '0' && s[n - 1] <= '9' && e - n < 18)
-		n--;
-	if (n == e)
-		return -1;
-	int64_t v = 0;
-	for (size_t i = n; i < e; i++)
-		v = v * 10 + (s[i] - '0');
-	return v;
+	return pt_step_number(t ? pt_trace_str(t, name_id) : "");
 }
 
 static uint64_t u64_min(uint64_t x, uint64_t y)

@@ -55,7 +55,8 @@ void cli_usage_serve(FILE *f)
 	      "  -p, --pid PID[,PID...]  serve the session of PID (or of each PID)\n"
 	      "      --all               serve every live session of this user, and\n"
 	      "                          those that start later\n"
-	      "      --refresh SECS      recompute the figures every SECS (default 1)\n"
+	      "      --refresh SECS      recompute the figures every SECS (default 1; stretched\n"
+	      "                          when a refresh would cost more than 4% of a core)\n"
 	      "      --window SECS       figures over the last SECS of events (default 60;\n"
 	      "                          0 = every event kept)\n"
 	      "      --top N             operators per rank, by total time (default 20;\n"
@@ -91,6 +92,9 @@ static int find_all(void)
 }
 
 /* ---- the periodic tick: compute, render, publish ---- */
+
+/* serve spends at most 1/SERVE_BUDGET_DIV of a core on refreshes (4%) */
+#define SERVE_BUDGET_DIV 25
 
 struct serve_ctx {
 	struct serve_http *http;
@@ -160,9 +164,18 @@ static int serve_wait(void *ctx, struct pt_trace *t, const struct pt_live_result
 	if (now >= c->next_ns) {
 		serve_refresh(c, t, res);
 		now = pt_now_ns();
-		/* a refresh that overran its period does not pile up */
-		c->next_ns = c->next_ns + c->refresh_ns > now ? c->next_ns + c->refresh_ns
-							      : now + c->refresh_ns;
+		/*
+		 * The figures are recomputed over the whole window, so their cost
+		 * grows with the ranks and the events kept. Keep serve's share of a
+		 * core under 1/SERVE_BUDGET_DIV by stretching the period (the
+		 * proftop_refresh_seconds gauge shows the cost); a refresh that
+		 * overran does not pile up.
+		 */
+		uint64_t period = c->refresh_ns;
+		uint64_t cost = (uint64_t)(c->last_render_s * 1e9);
+		if (cost * SERVE_BUDGET_DIV > period)
+			period = cost * SERVE_BUDGET_DIV;
+		c->next_ns = c->next_ns + period > now ? c->next_ns + period : now + period;
 	}
 	if (wait_ns) {
 		uint64_t until = now + wait_ns; /* not past the next refresh */

@@ -88,23 +88,6 @@ static int kset_add(struct kset *s, size_t lane, int64_t tid, uint32_t tid_str)
 	}
 }
 
-/* The trailing integer of a step's name, -1 when none (as the aggregator reads it). */
-static int64_t step_number(const char *s)
-{
-	size_t n = strlen(s);
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-		n--;
-	size_t e = n;
-	while (n && s[n - 1] >= '0' && s[n - 1] <= '9' && e - n < 18)
-		n--;
-	if (n == e)
-		return -1;
-	int64_t v = 0;
-	for (size_t i = n; i < e; i++)
-		v = v * 10 + (s[i] - '0');
-	return v;
-}
-
 struct step_scan {
 	const struct pt_trace *t;
 	struct mstep *v;
@@ -121,7 +104,7 @@ static int scan_step(void *ctx, struct pt_event *ev)
 		c->v = pt_xrealloc(c->v, c->cap * sizeof *c->v);
 	}
 	c->v[c->n++] =
-	    (struct mstep){step_number(pt_trace_str(c->t, ev->name_id)), ev->start_ns, ev->dur_ns};
+	    (struct mstep){pt_step_number(pt_trace_str(c->t, ev->name_id)), ev->start_ns, ev->dur_ns};
 	return 0;
 }
 

@@ -134,22 +134,9 @@ static int sstep_cmp(const void *pa, const void *pb)
 	return a->name_id < b->name_id ? -1 : a->name_id > b->name_id;
 }
 
-/* The trailing integer of a step name, -1 when none (as agg_steps.c reads it). */
 static int64_t step_number(const struct pt_trace *t, uint32_t name_id)
 {
-	const char *s = pt_trace_str(t, name_id);
-	size_t n = strlen(s);
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-		n--;
-	size_t e = n;
-	while (n && s[n - 1] >= '0' && s[n - 1] <= '9' && e - n < 18)
-		n--;
-	if (n == e)
-		return -1;
-	int64_t v = 0;
-	for (size_t i = n; i < e; i++)
-		v = v * 10 + (s[i] - '0');
-	return v;
+	return pt_step_number(pt_trace_str(t, name_id));
 }
 
 /*

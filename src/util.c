@@ -392,3 +392,19 @@ int pt_parse_size(const char *s, size_t *out)
 	*out = (size_t)bytes;
 	return 0;
 }
+
+int64_t pt_step_number(const char *s)
+{
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	size_t e = n;
+	while (n && s[n - 1] >= '0' && s[n - 1] <= '9' && e - n < 18)
+		n--;
+	if (n == e)
+		return -1;
+	int64_t v = 0;
+	for (size_t i = n; i < e; i++)
+		v = v * 10 + (s[i] - '0');
+	return v;
+}

@@ -52,6 +52,9 @@ void pt_buf_free(struct pt_buf *b);
  */
 size_t pt_escape_term(char *dst, size_t cap, const char *s, size_t len, size_t max_cols,
 		      unsigned flags);
+/* The trailing integer of a step's name ("ProfilerStep#552" -> 552,
+ * "Iteration 3" -> 3); -1 when there is none. */
+int64_t pt_step_number(const char *s);
 /* Columns s would take once escaped (no limit). */
 size_t pt_escape_term_cols(const char *s, size_t len, unsigned flags);
 /* Writes s as a JSON string literal (with quotes); invalid UTF-8 becomes U+FFFD. */
