@@ -163,7 +163,8 @@ tests: $(UNIT_BIN) $(PROG_BIN) all
 FUZZ_CC ?= clang
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -pthread -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -Iinclude -Isrc $(PKG_CFLAGS)
-FUZZ_CORE := $(CORE_SRC)
+# the fuzzers need neither the live loop nor (through it) the session backend
+FUZZ_CORE := $(filter-out src/live%.c,$(CORE_SRC))
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_CORE) $(wildcard src/*.h include/proftop/*.h) $(BACKEND_DEPS)
 	@mkdir -p build-fuzz
