@@ -375,6 +375,8 @@ struct pt_tstate *pt_probe_claim(void)
 	in_claim = 1;
 	struct pt_tstate *t = claim_any();
 	in_claim = 0;
+	if (PT_UNLIKELY(!__atomic_load_n(&G.cost_done, __ATOMIC_RELAXED)))
+		pt_probe_cost_measure();
 	return t;
 }
 

@@ -36,6 +36,8 @@ PT_EXPORT int proftop_enabled(void)
 PT_EXPORT void proftop_step(uint64_t samples)
 {
 	SELF_OR(t, pt_probe_count_noring());
+	if (PT_UNLIKELY(!__atomic_load_n(&G.cost_done, __ATOMIC_RELAXED)))
+		pt_probe_cost_measure(); /* once, when the clock has settled */
 	uint64_t now = pt_clock_now(&t->clk);
 	uint64_t start = t->step_start_ns;
 	t->step_start_ns = now;

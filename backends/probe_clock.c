@@ -75,6 +75,11 @@ void pt_clock_init(void)
 #endif
 }
 
+int pt_clock_settled(void)
+{
+	return !g_tsc_ok || __atomic_load_n(&g_mult, __ATOMIC_RELAXED) != 0;
+}
+
 int pt_clock_uses_tsc(void)
 {
 	return g_tsc_ok && __atomic_load_n(&g_mult, __ATOMIC_RELAXED) != 0;

@@ -34,6 +34,9 @@ struct pt_tclock {
 void pt_clock_init(void);
 /* 1 when reads come from the TSC (after calibration), 0 for clock_gettime. */
 int pt_clock_uses_tsc(void);
+/* 1 once reads run at their final speed: the TSC slope is known, or the TSC
+ * is not used at all (for the probe's own cost measurement). */
+int pt_clock_settled(void);
 /* Re-anchors c (or falls back to clock_gettime) and returns the time. */
 uint64_t pt_clock_slow(struct pt_tclock *c);
 

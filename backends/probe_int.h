@@ -85,6 +85,7 @@ struct pt_probe {
 	uint32_t names_mask;
 	uint32_t phase_name[5]; /* interned "ProfileStep", "Dataloader", ... */
 	char path[4096];        /* the session file */
+	int cost_done;          /* event_cost_ps measured (probe_cost.c); atomic */
 };
 
 PT_HIDDEN extern struct pt_probe pt_probe_g;
@@ -103,6 +104,8 @@ PT_HIDDEN uint32_t pt_probe_name_miss(struct pt_tstate *t, const char *s, uint16
 PT_HIDDEN uint8_t pt_probe_phase_kind(const char *s, size_t len);
 PT_HIDDEN void pt_probe_phases_init(void);
 PT_HIDDEN const char *pt_probe_domain_prefix(uint16_t dom, size_t *len);
+/* Own cost (probe_cost.c): measures it once the clock has settled; cheap no-op after. */
+PT_HIDDEN void pt_probe_cost_measure(void);
 /* NVTX (probe_nvtx.c): resets the start/end table (fork child). */
 PT_HIDDEN void pt_probe_nvtx_reset(void);
 

@@ -669,6 +669,11 @@ uint64_t pt_session_drain(struct pt_session *s, struct pt_trace *t, uint64_t now
 			s->heartbeat_on = 1;
 		}
 	}
+	/* the probe's measured cost per event (for the overhead figure);
+	 * untrusted: taken only when it is a plausible 1 ps .. 100 us */
+	uint64_t cost_ps = __atomic_load_n(&s->h->event_cost_ps, __ATOMIC_RELAXED);
+	if (cost_ps > 0 && cost_ps < 100000000ull)
+		t->probe_ns_per_event = (double)cost_ps / 1000.0;
 	uint64_t before = s->st.events;
 	uint32_t claimed = LOAD_ACQ(&s->h->rings_claimed);
 	if (claimed > s->nrings)

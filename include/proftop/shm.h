@@ -97,6 +97,12 @@ struct pt_shm_header {
 	uint64_t exit_ns;            /* when state became EXITED */
 
 	char cmdline[PT_SHM_CMDLINE_BYTES]; /* argv joined by spaces, NUL-terminated */
+
+	/* Added within ABI 1 (older probes leave it 0: the file starts zeroed).
+	 * The probe's measured cost of recording one event (a push/pop pair on
+	 * its hot path, timed once the clock has settled), in picoseconds;
+	 * 0 = not measured yet. Written once, relaxed. */
+	uint64_t event_cost_ps;
 };
 
 struct pt_shm_ring {
