@@ -16,9 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proftop/advisor.h"
 #include "proftop/counters.h"
 #include "proftop/error.h"
 #include "proftop/report.h"
+#include "overhead.h"
 #include "report_int.h"
 #include "util.h"
 
@@ -193,6 +195,14 @@ static void put_header(FILE *out, const struct pt_trace *t, const struct pt_summ
 			fprintf(out, " of %" PRId64, t->world_size);
 	}
 	putc('\n', out);
+	if (t->probe_ns_per_event > 0) {
+		/* only traces proftop recorded carry the probe's cost per event */
+		struct pt_overhead oh;
+		char line[160];
+		pt_overhead_of(&oh, t, s);
+		if (pt_overhead_format(&oh, line, sizeof line))
+			fprintf(out, "%c%s\n", line[0] - 32, line + 1);
+	}
 	put_drop_notes(out, t);
 	uint64_t dropped = pt_store_dropped(t->store);
 	if (dropped) {
@@ -636,6 +646,11 @@ int pt_report_text(FILE *out, const struct pt_trace *t, const struct pt_summary 
 	pt_table_view_free(&v);
 
 	put_perf(out, s);
+	if (!o->no_advice) { /* the advisor's rules over this summary (advisor.h) */
+		struct pt_advice_list al;
+		pt_advise_trace(t, s, o->ranks, -1, NULL, &al);
+		pt_advice_text(out, &al);
+	}
 	put_warnings(out, t);
 	fflush(out);
 	return ferror(out) ? PT_EIO : 0;

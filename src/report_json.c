@@ -43,16 +43,22 @@
  *      {"device": "CPU(Process)" | "CPU(System)", "utilization_pct", "samples"},
  *   "steps_detail": [ {"number", "start_ms" (from the span's start),
  *      "batch_cost_ms", "reader_cost_ms", "samples"} ],
+ *   "advice": [ {"key", "severity": "warning" | "critical", "title", "evidence",
+ *      "suggestion", "value", "threshold", "unit": "%" | "x"} ],  the advisor's
+ *      findings (advisor.h), critical first; [] when none or --no-advice
  *   "warnings": {"<key>": count, ...},  non-zero counters only
  *   "events_dropped": N        by the memory cap and by the source
  * }
  */
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "proftop/counters.h"
 #include "proftop/error.h"
 #include "proftop/report.h"
+#include "advisor_int.h"
+#include "overhead.h"
 #include "report_int.h"
 #include "util.h"
 
@@ -360,6 +366,29 @@ static void j_steps(struct pt_buf *b, const struct pt_summary *s)
 	list_close(b, s->nsteps);
 }
 
+/* What profiling cost (overhead.h): null figures when unknown. */
+static void j_overhead(struct pt_buf *b, const struct pt_trace *t, const struct pt_summary *s)
+{
+	struct pt_overhead o;
+	pt_overhead_of(&o, t, s);
+	pt_buf_put(b, ",\n  \"overhead\": {\"events_per_step\":", 35);
+	if (isnan(o.events_per_step))
+		pt_buf_put(b, "null", 4);
+	else
+		j_num(b, o.events_per_step);
+	pt_buf_put(b, ",\"ns_per_event\":", 16);
+	if (o.measured)
+		j_num(b, o.ns_per_event);
+	else
+		pt_buf_put(b, "null", 4);
+	pt_buf_put(b, ",\"share\":", 9);
+	if (isnan(o.share))
+		pt_buf_put(b, "null", 4);
+	else
+		pt_buf_printf(b, "%.6g", o.share);
+	pt_buf_putc(b, '}');
+}
+
 void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct pt_summary *s,
 			const struct pt_report_opts *o)
 {
@@ -413,7 +442,14 @@ void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct
 	j_distributed(b, s);
 	j_devices(b, t, s);
 	j_steps(b, s);
+	j_overhead(b, t, s);
 	pt_report_ranks_json(b, o ? o->ranks : NULL);
+	{ /* the advisor's findings (advisor.h); [] with --no-advice */
+		struct pt_advice_list al = {.n = 0};
+		if (!o->no_advice)
+			pt_advise_trace(t, s, o->ranks, -1, NULL, &al);
+		pt_advice_json_buf(b, &al);
+	}
 	pt_buf_put(b, ",\n  \"warnings\": {", 17);
 	int n = 0;
 	for (int w = 0; w < PT_WARN__COUNT; w++)

@@ -33,6 +33,7 @@ struct pt_report_opts {
 	 * with two or more, the text adds the Rank Summary and the Distributed
 	 * Summary per rank, the JSON a "ranks" array. NULL: none (not owned). */
 	const struct pt_ranks *ranks;
+	int no_advice;           /* 1: no Advice section (text), an empty "advice" array (JSON) */
 };
 void pt_report_opts_init(struct pt_report_opts *o);
 
@@ -40,6 +41,9 @@ int pt_report_text(FILE *out, const struct pt_trace *t, const struct pt_summary 
 		   const struct pt_report_opts *o);
 int pt_report_json(FILE *out, const struct pt_trace *t, const struct pt_summary *s,
 		   const struct pt_report_opts *o);
+/* The summary as GitHub Markdown (headings, pipe tables; names escaped). */
+int pt_report_md(FILE *out, const struct pt_trace *t, const struct pt_summary *s,
+		 const struct pt_report_opts *o);
 
 /* Sorts rows of a table in place (stable; ties by name). */
 void pt_table_sort(struct pt_table *tb, enum pt_sort_key key, const struct pt_trace *t);
