@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "live.h"
+#include "proftop/diff.h"
 #include "proftop/report.h"
 #include "proftop/tracedir.h"
 #include "util.h"
@@ -42,7 +43,9 @@ void cli_usage_view(FILE *f)
 	      "(the oldest events go first). q quits.\n"
 	      "\n"
 	      "Options:\n"
-	      "  -d, --delay SECS    refresh period (default 1)\n" CLI_SCREEN_HELP
+	      "  -d, --delay SECS    refresh period (default 1)\n" CLI_BASELINE_HELP
+	      "                      (off a terminal: print 'proftop diff FILE2 FILE')\n"
+	      CLI_SCREEN_HELP
 	      "      --max-mem SIZE  memory cap of the event store (default 1G)\n"
 	      "  -h, --help          show this help\n",
 	      f);
@@ -221,6 +224,7 @@ int cli_view(int argc, char **argv)
 	static const struct option longs[] = {
 		{"delay", required_argument, NULL, 'd'},
 		{"max-mem", required_argument, NULL, 'M'},
+		{"baseline", required_argument, NULL, CLI_OPT_BASELINE},
 		{"help", no_argument, NULL, 'h'},
 		CLI_SCREEN_LONGOPTS,
 		{NULL, 0, NULL, 0},
@@ -230,6 +234,8 @@ int cli_view(int argc, char **argv)
 	tui_opts_init(&to);
 	cli_load_opts_init(&lo);
 	int c, rc, delay_given = 0;
+	const char *baseline = NULL;
+	struct pt_diff_side *base = NULL;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hd:n:", longs, NULL)) != -1) {
@@ -251,6 +257,9 @@ int cli_view(int argc, char **argv)
 			if ((rc = cli_opt_max_mem(&lo, optarg)))
 				return rc;
 			break;
+		case CLI_OPT_BASELINE:
+			baseline = optarg;
+			break;
 		default:
 			return cli_getopt_error(c, argv);
 		}
@@ -258,13 +267,26 @@ int cli_view(int argc, char **argv)
 	if (optind != argc - 1)
 		return cli_usage_error("view: expected one FILE or DIR (proftop view [OPTIONS] FILE)");
 	struct stat st;
-	if (stat(argv[optind], &st) == 0 && S_ISDIR(st.st_mode))
-		return view_dir(argv[optind], &to, &lo, delay_given);
-	struct pt_trace *t;
-	if ((rc = cli_load_trace(argv[optind], &lo, &t)))
+	if (baseline && (rc = cli_baseline_load(baseline, &lo, &base)))
 		return rc;
+	to.baseline = base;
+	if (stat(argv[optind], &st) == 0 && S_ISDIR(st.st_mode)) {
+		rc = view_dir(argv[optind], &to, &lo, delay_given);
+		pt_diff_side_free(base);
+		return rc;
+	}
+	struct pt_trace *t;
+	if ((rc = cli_load_trace(argv[optind], &lo, &t))) {
+		pt_diff_side_free(base);
+		return rc;
+	}
 	rc = CLI_OK;
-	if (!isatty(0) || !isatty(1)) {
+	if (base && (!isatty(0) || !isatty(1))) {
+		/* no screen: the same comparison as text */
+		struct pt_diff_side *now = pt_diff_side_new(t, pt_summarize(t, NULL), argv[optind]);
+		pt_diff_text(stdout, base, now, NULL);
+		pt_diff_side_free(now);
+	} else if (!isatty(0) || !isatty(1)) {
 		struct pt_summary *s = pt_summarize(t, NULL);
 		struct pt_report_opts ro;
 		pt_report_opts_init(&ro);
@@ -277,5 +299,6 @@ int cli_view(int argc, char **argv)
 			rc = CLI_FAIL;
 	}
 	pt_trace_free(t);
+	pt_diff_side_free(base);
 	return rc;
 }
