@@ -50,6 +50,8 @@ struct options {
 	double lr;
 	uint64_t seed;
 	uint64_t log_every;
+	uint64_t slow_every; /* every Nth step (1-based) is slow, 0 = none */
+	double slow_ms;      /* ...by this much extra time in its forward pass */
 };
 
 static volatile sig_atomic_t g_stop;
@@ -144,17 +146,23 @@ static void task_init(struct task *t, const struct options *opt)
 		t->centroids[i] = 0.2f * rng_gauss(&r);
 }
 
+/* Sleeps ms milliseconds, whatever signals arrive meanwhile. */
+static void sleep_ms(double ms)
+{
+	if (!(ms > 0))
+		return;
+	uint64_t end = now_ns() + (uint64_t)(ms * 1e6);
+	struct timespec ts = {(time_t)(end / 1000000000ull), (long)(end % 1000000000ull)};
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
 /* Sleeps to simulate slow input (decoding, disk), then generates batch
  * `index` from (seed, index) alone, so any thread can produce any batch. */
 static void task_read(const struct task *t, uint64_t index, struct batch *b)
 {
 	const struct options *o = t->opt;
-	if (o->reader_ms > 0) {
-		uint64_t end = now_ns() + (uint64_t)(o->reader_ms * 1e6);
-		struct timespec ts = {(time_t)(end / 1000000000ull), (long)(end % 1000000000ull)};
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-			;
-	}
+	sleep_ms(o->reader_ms);
 	struct rng r = {o->seed * 0x100000001b3ull + index * 0x9e3779b97f4a7c15ull + 1};
 	b->index = index;
 	for (uint32_t i = 0; i < o->batch; i++) {
@@ -582,6 +590,8 @@ static void usage(FILE *f)
 		"  --lr X          SGD learning rate (default 0.05)\n"
 		"  --seed N        random seed for weights and data (default 1)\n"
 		"  --log-every N   print the loss every N steps (default 100, 0 = never)\n"
+		"  --slow-every N  make every Nth step slow (steps N, 2N, ...; default 0 = none)\n"
+		"  --slow-ms MS    extra time a slow step sleeps in its forward pass (default 50)\n"
 		"  --help          show this help\n"
 		"\n"
 		"Ends with one line: steps, final loss, mean step time and IPS (samples/s).\n"
@@ -635,7 +645,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		O_QUEUE,
 		O_LR,
 		O_SEED,
-		O_LOG
+		O_LOG,
+		O_SLOW_EVERY,
+		O_SLOW_MS
 	};
 	static const struct option longopts[] = {
 	    {"steps", required_argument, NULL, O_STEPS},
@@ -649,6 +661,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 	    {"lr", required_argument, NULL, O_LR},
 	    {"seed", required_argument, NULL, O_SEED},
 	    {"log-every", required_argument, NULL, O_LOG},
+	    {"slow-every", required_argument, NULL, O_SLOW_EVERY},
+	    {"slow-ms", required_argument, NULL, O_SLOW_MS},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -658,7 +672,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 			      .classes = 10,
 			      .lr = 0.05,
 			      .seed = 1,
-			      .log_every = 100};
+			      .log_every = 100,
+			      .slow_ms = 50};
 	uint64_t queue = 0, v;
 	opterr = 0;
 	int c;
@@ -714,6 +729,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case O_LOG:
 			if (parse_u64(a, 0, UINT64_MAX, &o->log_every))
 				return bad_option("--log-every needs a number >= 0", a);
+			break;
+		case O_SLOW_EVERY:
+			if (parse_u64(a, 0, UINT64_MAX, &o->slow_every))
+				return bad_option("--slow-every needs a number >= 0", a);
+			break;
+		case O_SLOW_MS:
+			if (parse_double(a, 0, 3600e3, &o->slow_ms))
+				return bad_option("--slow-ms needs a number of milliseconds >= 0", a);
 			break;
 		case 'h':
 			usage(stdout);
@@ -778,6 +801,8 @@ int main(int argc, char **argv)
 
 		phase_push(PROFTOP_PHASE_FORWARD);
 		loss = model_forward(&md, b, o.batch);
+		if (o.slow_every && (step + 1) % o.slow_every == 0)
+			sleep_ms(o.slow_ms); /* a stall (GC, a checkpoint) for the anomaly recorder */
 		phase_pop();
 
 		phase_push(PROFTOP_PHASE_BACKWARD);

@@ -220,6 +220,7 @@ struct rdr {
 	int64_t rank, world;
 	int native;                        /* otherData.generator is proftop */
 	uint64_t imp_warn[PT_WARN__COUNT]; /* otherData.warnings of our export */
+	double ns_per_event;               /* otherData.probe_ns_per_event, 0 = none */
 	struct rd_proc {
 		int64_t pid, rank;
 		char host[64];
@@ -572,6 +573,10 @@ static void capture_other(struct rdr *rd, const cJSON *v)
 			if (it->string && !strcmp(it->string, pt_warn_key((enum pt_warn)k)))
 				rd->imp_warn[k] += (uint64_t)it->valuedouble;
 	}
+	/* the probe's measured cost per event (the overhead figure) */
+	const cJSON *cost = cJSON_GetObjectItemCaseSensitive(v, "probe_ns_per_event");
+	if (cJSON_IsNumber(cost) && cost->valuedouble > 0 && cost->valuedouble < 1e5)
+		rd->ns_per_event = cost->valuedouble;
 	const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(v, "ranks");
 	cJSON_ArrayForEach(it, ranks)
 	{
@@ -873,6 +878,8 @@ static int read_src(struct pt_trace *t, struct src *s, const char *name, int thr
 			t->world_size = rd.world;
 		for (int k = 0; k < PT_WARN__COUNT; k++)
 			pt_trace_warn(t, (enum pt_warn)k, rd.imp_warn[k]);
+		if (rd.ns_per_event > 0)
+			t->probe_ns_per_event = rd.ns_per_event;
 		for (size_t i = 0; i < rd.nprocs; i++)
 			pt_trace_set_proc(t, rd.procs[i].pid, rd.procs[i].rank, rd.procs[i].host);
 	}

@@ -68,6 +68,17 @@ void cli_usage_backends(FILE *f);
 
 int cli_report(int argc, char **argv);
 int cli_export(int argc, char **argv);
+/* `proftop diff BEFORE AFTER` (cli_diff.c) */
+void cli_usage_diff(FILE *f);
+int cli_diff(int argc, char **argv);
+/* --baseline FILE of the screen commands (view, run): the run the tables compare
+ * with. Loads and summarizes path (all steps), keeps only the summary: CLI_OK
+ * and *out (pt_diff_side_free), or CLI_FAIL after printing why. (cli_diff.c) */
+struct pt_diff_side;
+#define CLI_OPT_BASELINE 330
+#define CLI_BASELINE_HELP \
+	"      --baseline FILE compare with an earlier run: delta columns in every table\n"
+int cli_baseline_load(const char *path, const struct cli_load_opts *lo, struct pt_diff_side **out);
 /* `proftop merge A B ... -o OUT` (cli_merge.c) */
 void cli_usage_merge(FILE *f);
 int cli_merge(int argc, char **argv);
@@ -114,6 +125,41 @@ int cli_write_trace(struct pt_trace *t, const char *path);
  * (cli_record.c)
  */
 int cli_write_trace_rescue(struct pt_trace *t, const char *path);
+
+/* ---- the anomaly recorder's options (cli_anomaly.c) ---- */
+#include "proftop/anomaly.h"
+enum {
+	CLI_OPT_ANOMALIES = 340,
+	CLI_OPT_ANOMALY_DIR,
+	CLI_OPT_ANOMALY_FACTOR,
+	CLI_OPT_ANOMALY_KEEP,
+};
+#define CLI_ANOMALY_LONGOPTS                                                                 \
+	{"anomalies", no_argument, NULL, CLI_OPT_ANOMALIES},                                 \
+		{"anomaly-dir", required_argument, NULL, CLI_OPT_ANOMALY_DIR},               \
+		{"anomaly-factor", required_argument, NULL, CLI_OPT_ANOMALY_FACTOR},         \
+		{"anomaly-keep", required_argument, NULL, CLI_OPT_ANOMALY_KEEP}
+#define CLI_ANOMALY_HELP                                                                         \
+	"      --anomalies     save a Chrome trace of each slow step or reader stall (the\n"      \
+	"                      step, 2 before, 1 after) in ./" PT_ANOMALY_DEFAULT_DIR "\n"       \
+	"      --anomaly-dir DIR  the same, into DIR\n"                                          \
+	"      --anomaly-factor F  a step is slow above F x the median of the last 50\n"         \
+	"                      (default 3)\n"                                                    \
+	"      --anomaly-keep N  keep the newest N files it wrote (default 20, 0: all)\n"
+struct cli_anomaly {
+	int on;
+	struct pt_anomaly_opts o;
+	struct pt_anomaly *d;
+};
+struct pt_live_opts;
+struct tui_opts;
+void cli_anomaly_init(struct cli_anomaly *a);
+/* 1 when c was an anomaly option (applied), 0 when not, CLI_USAGE after an error. */
+int cli_anomaly_opt(struct cli_anomaly *a, int c, const char *arg);
+/* When asked for: the recorder, hooked into lo (after_poll) and the screen (to, may be NULL). */
+void cli_anomaly_start(struct cli_anomaly *a, struct pt_live_opts *lo, struct tui_opts *to);
+/* After the loop: writes what is pending, says what was saved; 1 when a write failed. */
+int cli_anomaly_end(struct cli_anomaly *a, struct pt_trace *t);
 
 /* ---- the full-screen UI (cli_view.c; tui/tui.h has no curses types) ---- */
 #include "../tui/tui.h"

@@ -56,6 +56,7 @@ void cli_usage_attach(FILE *f)
 	      "                      when the session grows; the text view 1)\n"
 	      "  -o, --output FILE   write a Chrome trace when done\n"
 	      "      --no-screen     no screen: only the final summary (also off a terminal)\n"
+	      CLI_ANOMALY_HELP
 	      CLI_SCREEN_HELP
 	      "  -h, --help          show this help\n",
 	      f);
@@ -217,8 +218,10 @@ int cli_attach(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{"no-screen", no_argument, NULL, 'S'},
 		CLI_SCREEN_LONGOPTS,
+		CLI_ANOMALY_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
+	struct cli_anomaly an;
 	uint64_t refresh_ns = 1000000000ull;
 	int32_t *pids = NULL;
 	size_t npids = 0;
@@ -227,10 +230,12 @@ int cli_attach(int argc, char **argv)
 	int c, rc = CLI_OK, no_screen = 0;
 	struct cli_screen scr = {0};
 	tui_opts_init(&scr.o);
+	cli_anomaly_init(&an);
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hp:d:o:n:", longs, NULL)) != -1) {
-		if ((rc = cli_screen_opt(&scr.o, c, optarg)) != 0) {
+		if ((rc = cli_screen_opt(&scr.o, c, optarg)) != 0 ||
+		    (rc = cli_anomaly_opt(&an, c, optarg)) != 0) {
 			if (rc != 1)
 				goto out;
 			rc = CLI_OK;
@@ -322,10 +327,12 @@ int cli_attach(int argc, char **argv)
 		lo.screen = isatty(1) && !no_screen;
 	}
 	pt_live_signals();
+	cli_anomaly_start(&an, &lo, &scr.o);
 	pt_live_run(t, &lo, &res);
 	cli_screen_close(&scr);
 	pt_trace_set_source(t, res.describe[0] ? res.describe : "live session");
 	pt_live_print(stdout, t, &res, 0, lo.screen);
+	cli_anomaly_end(&an, t);
 	if (res.error[0] && (lo.npids || lo.all_sessions)) {
 		char esc[300];
 		pt_escape_term(esc, sizeof esc, res.error, strlen(res.error), 0, 0);

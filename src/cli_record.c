@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "gate_metrics.h"
 #include "live.h"
 #include "proftop/backend.h"
 #include "proftop/chrome.h"
@@ -53,6 +54,10 @@ void cli_usage_record(FILE *f)
 	      "                       detaches, waits for CMD and passes its exit code on\n"
 	      "      --log FILE       CMD's stdout and stderr (default ./proftop-run-PID.log)\n"
 	      "      --max-mem SIZE   memory for kept events (default 1G)\n"
+	      "      --fail-if EXPR   at the end, exit 3 when EXPR holds on the recording\n"
+	      "                       (e.g. 'ips<120'; see 'proftop help report')\n"
+	      CLI_ANOMALY_HELP
+	      "                       (with --anomalies or --anomaly-dir, -o is optional)\n"
 	      "  -h, --help           show this help\n"
 	      "\n"
 	      "FILE is written to a temporary beside it and renamed into place (mode 0600),\n"
@@ -127,9 +132,27 @@ int cli_write_trace_rescue(struct pt_trace *t, const char *out)
 }
 
 enum { OPT_DURATION = 256, OPT_LOG, OPT_MAXMEM, OPT_ALL };
+enum { OPT_FAIL_IF = 330 };
+
+/* --fail-if, parsed before anything starts; evaluated on the recorded trace. */
+static struct pt_gate *rec_gate;
+
+/* The gate on the recording: 0, or PT_EXIT_GATE / _USAGE / _ERROR (printed). */
+static int record_gate(struct pt_trace *t)
+{
+	if (!rec_gate)
+		return 0;
+	struct pt_summary *s = pt_summarize(t, NULL);
+	struct pt_gate_figures gf = {t, s};
+	int rc = pt_gate_cli_eval(rec_gate, pt_gate_metric, &gf, pt_gate_list_report_figures,
+				  stderr);
+	pt_summary_free(s);
+	return rc;
+}
 
 static int record(int argc, char **argv, const char *out, const char *log, uint64_t duration_ns,
-		  const int32_t *pids, size_t npids, int all, const struct cli_load_opts *lopt);
+		  const int32_t *pids, size_t npids, int all, const struct cli_load_opts *lopt,
+		  struct cli_anomaly *an);
 
 int cli_record(int argc, char **argv)
 {
@@ -140,10 +163,13 @@ int cli_record(int argc, char **argv)
 		{"duration", required_argument, NULL, OPT_DURATION},
 		{"log", required_argument, NULL, OPT_LOG},
 		{"max-mem", required_argument, NULL, OPT_MAXMEM},
+		{"fail-if", required_argument, NULL, OPT_FAIL_IF},
 		{"help", no_argument, NULL, 'h'},
+		CLI_ANOMALY_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
 	const char *out = NULL, *log = NULL;
+	struct cli_anomaly an;
 	uint64_t duration_ns = 0;
 	int32_t *pids = NULL;
 	size_t npids = 0;
@@ -151,9 +177,15 @@ int cli_record(int argc, char **argv)
 	struct cli_load_opts lopt;
 	int c, rc;
 	cli_load_opts_init(&lopt);
+	cli_anomaly_init(&an);
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:ho:p:", longs, NULL)) != -1) {
+		if ((rc = cli_anomaly_opt(&an, c, optarg)) != 0) {
+			if (rc != 1)
+				goto out;
+			continue;
+		}
 		switch (c) {
 		case 'h':
 			cli_usage_record(stdout);
@@ -183,24 +215,35 @@ int cli_record(int argc, char **argv)
 			if ((rc = cli_opt_max_mem(&lopt, optarg)))
 				goto out;
 			break;
+		case OPT_FAIL_IF:
+			pt_gate_free(rec_gate);
+			rec_gate = NULL;
+			if ((rc = pt_gate_cli_parse(optarg, &rec_gate, stderr)) ||
+			    (rc = pt_gate_cli_check_names(rec_gate, pt_gate_report_name, NULL,
+							  pt_gate_list_report_figures, stderr)))
+				goto out;
+			break;
 		default:
 			rc = cli_getopt_error(c, argv);
 			goto out;
 		}
 	}
-	rc = record(argc, argv, out, log, duration_ns, pids, npids, all, &lopt);
+	rc = record(argc, argv, out, log, duration_ns, pids, npids, all, &lopt, &an);
 out:
+	pt_gate_free(rec_gate);
+	rec_gate = NULL;
 	free(pids);
 	return rc;
 }
 
 /* After the options: checks the sources, runs the loop, writes the trace. */
 static int record(int argc, char **argv, const char *out, const char *log, uint64_t duration_ns,
-		  const int32_t *pids, size_t npids, int all, const struct cli_load_opts *lopt)
+		  const int32_t *pids, size_t npids, int all, const struct cli_load_opts *lopt,
+		  struct cli_anomaly *an)
 {
 	int rc;
-	if (!out)
-		return cli_usage_error("record: missing -o OUT.json");
+	if (!out && !an->on)
+		return cli_usage_error("record: missing -o OUT.json (or --anomaly-dir DIR)");
 	int have_cmd = optind < argc;
 	if (have_cmd + (npids > 0) + all > 1)
 		return cli_usage_error("record: give one of -p PID, --all or a CMD");
@@ -251,9 +294,11 @@ static int record(int argc, char **argv, const char *out, const char *log, uint6
 
 	struct pt_trace *t = pt_trace_new(lopt->max_mem_bytes);
 	pt_trace_set_source(t, "live session");
+	cli_anomaly_start(an, &lo, NULL);
 	pt_live_run(t, &lo, &res);
 	if (res.describe[0])
 		pt_trace_set_source(t, res.describe);
+	int anomaly_failed = cli_anomaly_end(an, t);
 	if (res.error[0]) {
 		char esc[300];
 		pt_escape_term(esc, sizeof esc, res.error, strlen(res.error), 0, 0);
@@ -271,7 +316,9 @@ static int record(int argc, char **argv, const char *out, const char *log, uint6
 			(int)lo.session_pid);
 	else if (res.session_exited && !lo.child)
 		fprintf(stderr, "proftop: process %d exited\n", (int)lo.session_pid);
-	rc = cli_write_trace_rescue(t, out);
+	rc = out ? cli_write_trace_rescue(t, out) : anomaly_failed ? CLI_FAIL : CLI_OK;
+	if (rc == CLI_OK)
+		rc = record_gate(t); /* a failing CMD's own exit code still wins below */
 	pt_trace_free(t);
 	if (lo.child) {
 		int st = res.child_status;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gate_metrics.h"
 #include "proftop/ranks.h"
 #include "proftop/report.h"
 #include "util.h"
@@ -21,13 +22,26 @@ void cli_usage_report(FILE *f)
 	      "\n"
 	      "Options:\n"
 	      "      --json          print one JSON object (schema proftop.report/1)\n"
+	      "      --format FMT    text (default), json (= --json) or md (GitHub Markdown)\n"
+	      "      --fail-if EXPR  exit 3 when EXPR holds, e.g. 'ips<120 || reader_ratio>0.2'\n"
 	      "      --top N         rows per table (default: all)\n"
 	      "      --sort KEY      order rows by total (default), avg, max, calls, gpu or name\n"
 	      "      --steps A:B     only steps A to B, inclusive (also A:, :B, A)\n"
 	      "      --detail        show inner ops and the kernels under each operator\n"
+	      "      --no-advice     leave out the Advice section (the bottleneck advisor)\n"
 	      "      --max-mem SIZE  memory for kept events (default 1G; e.g. 512M, 2G)\n"
 	      "      --threads N     parser threads (default: one per CPU, at most 4)\n"
 	      "  -h, --help          show this help\n",
+	      f);
+	fputs("\n"
+	      "--fail-if EXPR: comparisons of a figure with a number (< <= > >= == !=; a\n"
+	      "trailing % divides by 100), joined by && and ||, with ! and parentheses.\n"
+	      "Figures:\n",
+	      f);
+	pt_gate_list_figures(f, "  ");
+	fputs("\n"
+	      "Exit status: 0 ok, 1 error (or a figure the trace cannot give), 2 bad usage\n"
+	      "(or an unknown figure), 3 the --fail-if condition held (reason on stderr).\n",
 	      f);
 }
 
@@ -49,16 +63,21 @@ static int parse_sort(const char *s, enum pt_sort_key *out)
 	return -1;
 }
 
+enum { OPT_FORMAT = 320, OPT_FAIL_IF };
+enum { OPT_NO_ADVICE = 340 };
 enum { OPT_JSON = 256, OPT_TOP, OPT_SORT, OPT_STEPS, OPT_DETAIL, OPT_MAXMEM, OPT_THREADS };
 
 int cli_report(int argc, char **argv)
 {
 	static const struct option longs[] = {
 		{"json", no_argument, NULL, OPT_JSON},
+		{"format", required_argument, NULL, OPT_FORMAT},
+		{"fail-if", required_argument, NULL, OPT_FAIL_IF},
 		{"top", required_argument, NULL, OPT_TOP},
 		{"sort", required_argument, NULL, OPT_SORT},
 		{"steps", required_argument, NULL, OPT_STEPS},
 		{"detail", no_argument, NULL, OPT_DETAIL},
+		{"no-advice", no_argument, NULL, OPT_NO_ADVICE},
 		{"max-mem", required_argument, NULL, OPT_MAXMEM},
 		{"threads", required_argument, NULL, OPT_THREADS},
 		{"help", no_argument, NULL, 'h'},
@@ -66,7 +85,9 @@ int cli_report(int argc, char **argv)
 	};
 	struct cli_load_opts lo;
 	struct pt_report_opts ro;
-	int json = 0, c, rc;
+	int json = 0, c, rc; /* json: 0 text, 1 JSON, 2 Markdown */
+	const char *fail_if = NULL;
+	struct pt_gate *gate = NULL;
 	uint64_t n;
 	cli_load_opts_init(&lo);
 	pt_report_opts_init(&ro);
@@ -79,6 +100,17 @@ int cli_report(int argc, char **argv)
 			return CLI_OK;
 		case OPT_JSON:
 			json = 1;
+			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "text") || !strcmp(optarg, "json") ||
+			    !strcmp(optarg, "md"))
+				json = optarg[0] == 'j' ? 1 : optarg[0] == 'm' ? 2 : 0;
+			else
+				return cli_usage_error("--format: unknown format '%s' (text, "
+						       "json, md)", optarg);
+			break;
+		case OPT_FAIL_IF:
+			fail_if = optarg;
 			break;
 		case OPT_TOP:
 			if (cli_parse_count(optarg, SIZE_MAX, &n))
@@ -98,6 +130,9 @@ int cli_report(int argc, char **argv)
 		case OPT_DETAIL:
 			ro.op_detail = 1;
 			break;
+		case OPT_NO_ADVICE:
+			ro.no_advice = 1;
+			break;
 		case OPT_MAXMEM:
 			if ((rc = cli_opt_max_mem(&lo, optarg)))
 				return rc;
@@ -114,11 +149,19 @@ int cli_report(int argc, char **argv)
 		return cli_usage_error("report: missing FILE");
 	if (argc - optind > 1)
 		return cli_usage_error("report: one FILE at a time");
+	if (fail_if && ((rc = pt_gate_cli_parse(fail_if, &gate, stderr)) ||
+			(rc = pt_gate_cli_check_names(gate, pt_gate_report_name, NULL,
+						      pt_gate_list_report_figures, stderr)))) {
+		pt_gate_free(gate);
+		return rc;
+	}
 
 	struct pt_trace *t = NULL;
 	struct pt_summary *s = NULL;
-	if ((rc = cli_load_trace(argv[optind], &lo, &t)))
+	if ((rc = cli_load_trace(argv[optind], &lo, &t))) {
+		pt_gate_free(gate);
 		return rc;
+	}
 	struct pt_ranks ranks = {0};
 	if ((rc = cli_summarize(t, &lo, &s)) == CLI_OK) {
 		if (pt_ranks_possible(t)) {
@@ -132,11 +175,19 @@ int cli_report(int argc, char **argv)
 			if (pt_ranks_compute(t, &ao, &ranks) == 0 && ranks.n >= 2)
 				ro.ranks = &ranks;
 		}
-		int wrc = json ? pt_report_json(stdout, t, s, &ro) : pt_report_text(stdout, t, s, &ro);
+		int wrc = json == 2 ? pt_report_md(stdout, t, s, &ro)
+			  : json ? pt_report_json(stdout, t, s, &ro) : pt_report_text(stdout, t, s, &ro);
 		if (wrc)
 			rc = cli_fail("writing the report: %s", "output error");
+		if (gate && rc == CLI_OK) {
+			struct pt_gate_figures gf = {t, s};
+			fflush(stdout);
+			rc = pt_gate_cli_eval(gate, pt_gate_metric, &gf, pt_gate_list_report_figures,
+					      stderr);
+		}
 	}
 	pt_ranks_free(&ranks);
+	pt_gate_free(gate);
 	pt_summary_free(s);
 	pt_trace_free(t);
 	return rc;

@@ -27,6 +27,7 @@
 #include "proftop/backend.h"
 #include "proftop/chrome.h"
 #include "proftop/error.h"
+#include "proftop/diff.h"
 #include "proftop/store.h"
 #include "util.h"
 
@@ -47,6 +48,8 @@ void cli_usage_run(FILE *f)
 	      "  -o, --output FILE   also write a Chrome trace at the end\n"
 	      "      --no-screen     no screen: only the final summary (also off a terminal)\n"
 	      "      --max-mem SIZE  memory for kept events (default 1G; see 'proftop --help')\n"
+	      CLI_ANOMALY_HELP
+	      CLI_BASELINE_HELP
 	      CLI_SCREEN_HELP
 	      "  -h, --help          show this help\n"
 	      "\n"
@@ -230,23 +233,29 @@ int cli_run(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"no-screen", no_argument, NULL, OPT_NOSCREEN},
 		{"max-mem", required_argument, NULL, OPT_MAXMEM},
+		{"baseline", required_argument, NULL, CLI_OPT_BASELINE},
 		{"help", no_argument, NULL, 'h'},
 		CLI_SCREEN_LONGOPTS,
+		CLI_ANOMALY_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
 	uint64_t refresh_ns = 1000000000ull;
 	int delay_given = 0;
-	const char *log = NULL, *out = NULL;
+	struct cli_anomaly an;
+	const char *log = NULL, *out = NULL, *baseline = NULL;
+	struct pt_diff_side *base = NULL;
 	int rc;
 	int no_screen = 0, c;
 	struct cli_screen scr = {0};
 	struct cli_load_opts lopt;
 	cli_load_opts_init(&lopt);
 	tui_opts_init(&scr.o);
+	cli_anomaly_init(&an);
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:hd:o:n:", longs, NULL)) != -1) {
-		if ((rc = cli_screen_opt(&scr.o, c, optarg)) != 0) {
+		if ((rc = cli_screen_opt(&scr.o, c, optarg)) != 0 ||
+		    (rc = cli_anomaly_opt(&an, c, optarg)) != 0) {
 			if (rc != 1)
 				return rc;
 			continue;
@@ -269,6 +278,9 @@ int cli_run(int argc, char **argv)
 		case OPT_NOSCREEN:
 			no_screen = 1;
 			break;
+		case CLI_OPT_BASELINE:
+			baseline = optarg;
+			break;
 		case OPT_MAXMEM:
 			if ((rc = cli_opt_max_mem(&lopt, optarg)))
 				return rc;
@@ -279,6 +291,10 @@ int cli_run(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return cli_usage_error("run: missing CMD (proftop run [OPTIONS] -- CMD...)");
+	/* before CMD starts: a baseline that cannot be read stops here */
+	if (baseline && (rc = cli_baseline_load(baseline, &lopt, &base)))
+		return rc;
+	scr.o.baseline = base;
 
 	pt_live_signals();
 	pid_t child;
@@ -311,9 +327,11 @@ int cli_run(int argc, char **argv)
 		lo.ui_wait = cli_screen_wait;
 		lo.ui_ctx = &scr;
 	}
+	cli_anomaly_start(&an, &lo, &scr.o);
 	pt_live_run(t, &lo, &res);
 	cli_screen_close(&scr);
 	pt_live_print(stdout, t, &res, 0, 0);
+	cli_anomaly_end(&an, t);
 	if (!res.session_found)
 		fprintf(stderr, "proftop: pid %d never opened a session (no probe loaded?)\n",
 			(int)child);
@@ -321,6 +339,7 @@ int cli_run(int argc, char **argv)
 	if (out && cli_write_trace_rescue(t, out) != CLI_OK && rc == 0)
 		rc = CLI_FAIL;
 	pt_trace_free(t);
+	pt_diff_side_free(base);
 	return rc;
 }
 

@@ -712,6 +712,8 @@ static void write_head(struct exporter *x, const struct pt_export_opts *o)
 	if (t->world_size >= 0)
 		pt_buf_printf(&b, ",\"world_size\":%" PRId64, t->world_size);
 	write_procs(&b, t);
+	if (t->probe_ns_per_event > 0) /* the overhead figure's measured cost */
+		pt_buf_printf(&b, ",\"probe_ns_per_event\":%.3f", t->probe_ns_per_event);
 	if (o && o->other_json && *o->other_json)
 		pt_buf_printf(&b, ",%s", o->other_json);
 	pt_buf_put(&b, "},\"traceEvents\":[", 17);

@@ -244,6 +244,8 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 					ended = 1;
 			}
 		}
+		if (slow && o->after_poll)
+			o->after_poll(o->after_ctx, t, now);
 		if (o->child ? res->child_done : ended)
 			break;
 		if (sig_count != sigs_seen) {

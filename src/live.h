@@ -71,6 +71,13 @@ struct pt_live_opts {
 	int (*ui_wait)(void *ctx, struct pt_trace *t, const struct pt_live_result *res,
 		       uint64_t wait_ns);
 	void *ui_ctx;
+	/*
+	 * Optional: called once per full period, after that period's drains,
+	 * on the loop's thread (it may read t; no poll runs meanwhile), e.g.
+	 * the anomaly recorder. now_ns: CLOCK_MONOTONIC.
+	 */
+	void (*after_poll)(void *ctx, struct pt_trace *t, uint64_t now_ns);
+	void *after_ctx;
 };
 
 /* One session of a multi-session run (pt_live_result.sessions). */

@@ -43,6 +43,7 @@ void cli_usage_main(FILE *f)
 	      "  report FILE [--json]      print the summary tables of a trace\n"
 	      "  export IN -o OUT.json     write a trace as Chrome Trace Event Format JSON\n"
 	      "  merge A B.. -o OUT.json   join per-rank traces into one, a lane per rank\n"
+	      "  diff BEFORE AFTER         compare two runs: what got faster or slower\n"
 	      "  help COMMAND              show a command's options\n"
 	      "\n"
 	      "Options:\n"
@@ -268,6 +269,7 @@ static const struct command {
 	{"report", cli_report, cli_usage_report},
 	{"export", cli_export, cli_usage_export},
 	{"merge", cli_merge, cli_usage_merge},
+	{"diff", cli_diff, cli_usage_diff},
 	{"run", cli_run, cli_usage_run},
 	{"view", cli_view, cli_usage_view},
 	{"record", cli_record, cli_usage_record},

@@ -18,9 +18,11 @@
 #include <time.h>
 
 #include "app.h"
+#include "proftop/anomaly.h"
 #include "proftop/chrome.h"
 #include "proftop/error.h"
 #include "proftop/store.h"
+#include "overhead.h"
 #include "util.h"
 
 struct tui_view_ops {
@@ -47,6 +49,7 @@ static const struct tui_view_ops view_ops[TUI_V__COUNT] = {
 	[TUI_V_DISTRIBUTED] = {tui_dist_draw, NULL},
 	[TUI_V_USER] = {draw_table_view, table_view_action},
 	[TUI_V_RANKS] = {tui_ranks_draw, tui_ranks_action},
+	[TUI_V_ADVICE] = {tui_advice_draw, tui_advice_action},
 };
 
 void tui_opts_init(struct tui_opts *o)
@@ -73,6 +76,7 @@ void tui_app_free(struct tui_app *a)
 		tui_table_free(&a->tables[v]);
 	tui_tl_free(&a->tl);
 	tui_ranks_free(&a->rv);
+	tui_base_free(&a->base);
 	tui_model_free(&a->model);
 }
 
@@ -153,6 +157,43 @@ static void draw_meter(struct tui_app *a, struct tui_canvas *c, const struct tui
 	}
 }
 
+/* The anomaly recorder on the session line ("| 3 anomalies saved"); a new
+ * file is announced once in the message line. Returns the next column. */
+static int draw_anomalies(struct tui_app *a, struct tui_canvas *c, int x, struct tui_rect r)
+{
+	const struct pt_anomaly *d = a->o.anomalies;
+	uint64_t n = pt_anomaly_written(d);
+	if (!n)
+		return x;
+	const struct pt_anomaly_rec *v;
+	size_t nv = pt_anomaly_files(d, &v);
+	if (n > a->anomalies_seen && nv) {
+		a->anomalies_seen = n;
+		tui_app_message(a, "anomaly: step %lld took %.1fx the median; saved %s (? lists them)",
+				(long long)v[nv - 1].step, v[nv - 1].ratio, v[nv - 1].path);
+	}
+	return tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_WARN, 0), " | %llu anomal%s saved",
+			  (unsigned long long)n, n == 1 ? "y" : "ies");
+}
+
+/* What profiling costs (overhead.h): "| overhead ~0.12% (35 ev/step x 19 ns)",
+ * or events per step alone when the trace has no measured cost per event. */
+static int draw_overhead(struct tui_canvas *c, int x, struct tui_rect r, const struct pt_trace *t,
+			 const struct pt_summary *s)
+{
+	struct pt_overhead o;
+	pt_overhead_of(&o, t, s);
+	if (o.events_per_step != o.events_per_step)
+		return x; /* no steps yet */
+	if (o.share != o.share)
+		return tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_DIM, 0), " | %.0f ev/step",
+				  o.events_per_step);
+	return tui_printf(c, x, r.y, r.x + r.w,
+			  tui_st(o.share >= 0.05 ? TUI_C_WARN : TUI_C_DIM, 0),
+			  " | overhead ~%.*f%% (%.0f ev/step x %.0f ns)",
+			  o.share < 0.001 ? 3 : 2, o.share * 100.0, o.events_per_step, o.ns_per_event);
+}
+
 static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 {
 	const struct pt_summary *s = tui_view_sum(a);
@@ -168,6 +209,11 @@ static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rec
 		 a->st.state, a->paused ? " [PAUSED]" : "", el, (unsigned long long)s->perf.steps,
 		 s->perf.ips_avg, s->perf.reader_ratio_pct, (unsigned long long)t->events_seen);
 	x = tui_put_str(c, x, r.y, r.x + r.w, line, tui_st(TUI_C_DEFAULT, 0));
+	x = draw_overhead(c, x, r, t, s);
+	x = draw_anomalies(a, c, x, r);
+	if (a->model.advice.n) /* the advisor found something: 9 shows it */
+		x = tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_WARN, TUI_A_BOLD), " | %zu advice [9]",
+			       a->model.advice.n);
 	/* how far back the data reaches once the cap (--max-mem) dropped the
 	 * oldest: complete for the last N before the newest event */
 	uint64_t from = pt_store_complete_from_ns(t->store);
@@ -261,6 +307,29 @@ static void draw_help_bar(struct tui_app *a, struct tui_canvas *c, struct tui_re
 	}
 }
 
+/* The help screen's last rows: the anomaly files kept, newest last. Returns the rows used. */
+static int draw_help_anomalies(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
+{
+	const struct pt_anomaly_rec *v;
+	size_t n = pt_anomaly_files(a->o.anomalies, &v);
+	int rows = n ? (int)n + 1 : 0;
+	if (rows > r.h / 3)
+		rows = r.h / 3;
+	if (rows < 2)
+		return 0;
+	int y = r.y + r.h - rows;
+	tui_printf(c, r.x, y++, r.x + r.w, tui_st(TUI_C_HEADER, TUI_A_BOLD),
+		   "Anomalies saved (%zu kept, newest last)", n);
+	for (size_t i = n - (size_t)(rows - 1); i < n; i++, y++) {
+		int x = tui_printf(c, r.x, y, r.x + r.w, tui_st(TUI_C_WARN, 0), "step %-8lld %5.1fx %s ",
+				   (long long)v[i].step, v[i].ratio,
+				   v[i].reasons & PT_ANOMALY_READER ? "reader" : "slow  ");
+		tui_put_name(c, x, y, r.x + r.w - x, v[i].path, strlen(v[i].path),
+			     tui_st(TUI_C_DEFAULT, 0));
+	}
+	return rows;
+}
+
 static void draw_help(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 {
 	int y = r.y;
@@ -268,6 +337,7 @@ static void draw_help(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 		    tui_st(TUI_C_HEADER, TUI_A_BOLD));
 	int colw = r.w >= 120 ? r.w / 2 : r.w, col = 0;
 	int y0 = y;
+	r.h -= draw_help_anomalies(a, c, r);
 	for (size_t i = 0; i < tui_nbindings; i++) {
 		const struct tui_binding *b = &tui_bindings[i];
 		if (y >= r.y + r.h) {

@@ -13,9 +13,11 @@
 
 #include <stdint.h>
 
+#include "baseline.h"
 #include "canvas.h"
 #include "keys.h"
 #include "layout.h"
+#include "proftop/advisor.h"
 #include "proftop/agg.h"
 #include "proftop/fuzzy.h"
 #include "proftop/ranks.h"
@@ -59,6 +61,10 @@ struct tui_model {
 	struct tui_meter meters[TUI_MAX_METERS];
 	int ngpu;
 	char window_label[48];
+	/* the advisor over what the views show (advisor.h): rebuilt with the
+	 * summary and when the rank filter moves */
+	struct pt_advice_list advice;
+	uint64_t advice_cost_ns;
 };
 
 /* One displayed table row (operators, kernels, memory, user-defined). */
@@ -83,6 +89,8 @@ enum tui_col {
 	TUI_COL_GPU_MAX,
 	TUI_COL_GPU_MIN,
 	TUI_COL_GPU_RATIO,
+	TUI_COL_DELTA,            /* with a baseline: change of the row's time (baseline.c) */
+	TUI_COL_DELTA_PCT,
 	TUI_COL__COUNT
 };
 
@@ -179,9 +187,12 @@ struct tui_app {
 	struct tui_table tables[TUI_V__COUNT];
 	struct tui_tl tl;
 	struct tui_ranks_view rv;
+	int advice_top;           /* Advice view: first line shown */
+	struct tui_base base;     /* baseline matching (baseline.c), when o.baseline */
 	struct tui_layout lay;
 	char msg[256];            /* transient status message */
 	uint64_t msg_until_ns;
+	uint64_t anomalies_seen;  /* anomaly files announced so far (o.anomalies) */
 	uint64_t now_ns;
 };
 
@@ -215,6 +226,10 @@ int tui_ranks_action(struct tui_app *a, const struct tui_binding *b);
 void tui_ranks_free(struct tui_ranks_view *rv);
 /* "rank 3 of 8" / "all 8 ranks" into buf; "" with fewer than two ranks. */
 void tui_rank_label(const struct tui_app *a, char *buf, size_t len);
+
+/* view_advice.c */
+void tui_advice_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r);
+int tui_advice_action(struct tui_app *a, const struct tui_binding *b);
 
 /* view_timeline.c */
 void tui_tl_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r);

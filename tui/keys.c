@@ -58,6 +58,8 @@ const struct tui_binding tui_bindings[] = {
 	{TUI_ACT_VIEW, TUI_V_USER, TUI_VM_ALL, K('7'), "UserDefined", NULL},
 	{TUI_ACT_VIEW, TUI_V_RANKS, TUI_VM_ALL, K('8'), "Ranks: one row per rank, the slowest marked",
 	 NULL},
+	{TUI_ACT_VIEW, TUI_V_ADVICE, TUI_VM_ALL, K('9'),
+	 "Advice: what bounds the job and what to change", NULL},
 	{TUI_ACT_NEXT_VIEW, 0, TUI_VM_ALL, K(TUI_KEY_TAB), "next view", "View"},
 	{TUI_ACT_PREV_VIEW, 0, TUI_VM_ALL, K(TUI_KEY_BTAB), "previous view", NULL},
 	{TUI_ACT_UP, 0, TUI_VM_ALL, K(TUI_KEY_UP, 'k'), "move up", NULL},
@@ -118,6 +120,6 @@ const char *tui_view_name(int v)
 {
 	static const char *const names[TUI_V__COUNT] = {
 		"Summary", "Operators", "Kernels", "Timeline", "Memory", "Distributed", "UserDefined",
-		"Ranks"};
+		"Ranks", "Advice"};
 	return v >= 0 && v < TUI_V__COUNT ? names[v] : "?";
 }

@@ -268,6 +268,19 @@ static void resolve_rank(struct tui_app *a)
 	a->rank_on = 0; /* the rank is gone: back to all ranks */
 }
 
+/* The advisor over the summary the views show: a rank's own (its host
+ * tracks scanned) when the filter is on, else all ranks' with the per-rank
+ * figures for the straggler rule. One pass over the window's host events. */
+static void advise(struct tui_app *a)
+{
+	struct tui_model *m = &a->model;
+	uint64_t c0 = pt_now_ns();
+	int64_t pid = m->rank >= 0 ? m->ranks.r[m->rank].pid : -1;
+	pt_advise_trace(a->t, tui_view_sum(a), m->rank < 0 && tui_nranks(a) ? &m->ranks : NULL, pid,
+			NULL, &m->advice);
+	m->advice_cost_ns = pt_now_ns() - c0;
+}
+
 /*
  * Rebuilds what changed since the last call: the summary when events
  * arrived or the window changed; the per-rank figures when the trace may
@@ -284,7 +297,8 @@ void tui_model_build(struct tui_app *a, int force)
 	struct pt_trace *t = a->t;
 	int fresh = m->sum && m->built_events == t->events_seen && m->built_window == a->window;
 	int possible = pt_ranks_possible(t);
-	int want = possible && (a->view == TUI_V_RANKS || a->rank_on || m->ranks_ntracks != t->ntracks);
+	int want = possible && (a->view == TUI_V_RANKS || a->view == TUI_V_ADVICE || a->rank_on ||
+				m->ranks_ntracks != t->ntracks); /* Advice: the straggler rule */
 	if (!force && fresh && (!want || m->ranks_ok))
 		return;
 	struct pt_agg_opts o;
@@ -314,8 +328,9 @@ void tui_model_build(struct tui_app *a, int force)
 		pt_ranks_free(&m->ranks);
 		m->ranks_ok = 0;
 	}
-	m->cost_ns = m->sum_cost_ns + (want ? m->ranks_cost_ns : 0);
 	resolve_rank(a);
+	advise(a);
+	m->cost_ns = m->sum_cost_ns + (want ? m->ranks_cost_ns : 0) + m->advice_cost_ns;
 	m->gen++;
 }
 
@@ -330,6 +345,7 @@ void tui_rank_select(struct tui_app *a, int i)
 	if (!a->paused) /* paused: the figures as they were, filtered */
 		tui_model_build(a, 0);
 	resolve_rank(a);
+	advise(a);
 	a->model.gen++; /* the tables read another summary now */
 }
 

@@ -18,10 +18,11 @@
 
 static const char *const col_names[TUI_COL__COUNT] = {
 	"Name", "Calls", "CPU Total", "CPU Avg", "CPU Max", "CPU Min", "CPU%",
-	"GPU Total", "GPU Avg", "GPU Max", "GPU Min", "GPU%"};
-static const int col_width[TUI_COL__COUNT] = {0, 8, 10, 10, 10, 10, 7, 10, 10, 10, 10, 7};
-/* order in which columns are added as the width allows */
+	"GPU Total", "GPU Avg", "GPU Max", "GPU Min", "GPU%", "Delta", "Delta%"};
+static const int col_width[TUI_COL__COUNT] = {0, 8, 10, 10, 10, 10, 7, 10, 10, 10, 10, 7, 11, 9};
+/* order in which columns are added as the width allows (Delta: with a baseline) */
 static const int col_priority[] = {TUI_COL_CALLS,     TUI_COL_CPU_TOTAL, TUI_COL_GPU_TOTAL,
+				   TUI_COL_DELTA,     TUI_COL_DELTA_PCT,
 				   TUI_COL_CPU_RATIO, TUI_COL_GPU_RATIO, TUI_COL_CPU_AVG,
 				   TUI_COL_GPU_AVG,   TUI_COL_CPU_MAX,   TUI_COL_GPU_MAX,
 				   TUI_COL_CPU_MIN,   TUI_COL_GPU_MIN};
@@ -142,7 +143,8 @@ static uint64_t col_value(const struct pt_row *r, int col)
 	return 0;
 }
 
-static int g_sort_col, g_invert, g_search;
+static int g_sort_col, g_invert, g_search, g_view;
+static struct tui_app *g_app; /* the delta columns' sort keys need the baseline */
 
 static int cmp_rows(const void *pa, const void *pb)
 {
@@ -158,7 +160,9 @@ static int cmp_rows(const void *pa, const void *pb)
 		if (!c)
 			c = x->nlen < y->nlen ? -1 : x->nlen > y->nlen;
 	} else {
-		uint64_t a = col_value(x->row, g_sort_col), b = col_value(y->row, g_sort_col);
+		int d = g_sort_col >= TUI_COL_DELTA;
+		uint64_t a = d ? tui_base_sort_key(g_app, g_view, x, g_sort_col) : col_value(x->row, g_sort_col);
+		uint64_t b = d ? tui_base_sort_key(g_app, g_view, y, g_sort_col) : col_value(y->row, g_sort_col);
 		c = a > b ? -1 : a < b ? 1 : 0; /* largest first */
 	}
 	if (g_invert && !g_search)
@@ -198,6 +202,8 @@ static void rebuild(struct tui_app *a, struct tui_table *tb)
 	g_sort_col = tb->sort_col;
 	g_invert = tb->invert;
 	g_search = tb->plen > 0;
+	g_app = a;
+	g_view = tb->view;
 	if (tb->nrows > 1)
 		qsort(tb->rows, tb->nrows, sizeof *tb->rows, cmp_rows);
 	/* expansion: the op-detail subtrees of the expanded operator */
@@ -294,6 +300,8 @@ void tui_table_draw(struct tui_app *a, struct tui_table *tb, struct tui_canvas *
 		int col = col_priority[i];
 		if (kernels && col >= TUI_COL_CPU_TOTAL && col <= TUI_COL_CPU_RATIO)
 			continue;
+		if (col >= TUI_COL_DELTA && !tui_base_on(a))
+			continue;
 		if (r.w - used - col_width[col] < NAME_MIN_W)
 			continue;
 		tb->vis_cols[tb->nvis++] = col;
@@ -380,7 +388,10 @@ void tui_table_draw(struct tui_app *a, struct tui_table *tb, struct tui_canvas *
 		for (int k = 0; k < tb->nvis; k++) {
 			int col = tb->vis_cols[k], w = col_width[col];
 			char v[32];
-			cell_text(v, sizeof v, tr, col, src);
+			if (col >= TUI_COL_DELTA)
+				tui_base_cell(a, tb->view, tr, col, v, sizeof v);
+			else
+				cell_text(v, sizeof v, tr, col, src);
 			int len = (int)strlen(v);
 			tui_put_str(c, x + w - len, y, x + w, v, s);
 			x += w;
@@ -401,7 +412,7 @@ void tui_table_draw(struct tui_app *a, struct tui_table *tb, struct tui_canvas *
 }
 
 /* Columns sortable in this table, in order (Name first). */
-static int sort_cols(const struct tui_table *tb, int *out)
+static int sort_cols(const struct tui_app *a, const struct tui_table *tb, int *out)
 {
 	int n = 0;
 	out[n++] = TUI_COL_NAME;
@@ -409,6 +420,8 @@ static int sort_cols(const struct tui_table *tb, int *out)
 		if (col == TUI_COL_CPU_RATIO || col == TUI_COL_GPU_RATIO)
 			continue; /* same order as the totals */
 		if (tb->view == TUI_V_KERNELS && col >= TUI_COL_CPU_TOTAL && col <= TUI_COL_CPU_RATIO)
+			continue;
+		if (col >= TUI_COL_DELTA && !tui_base_on(a))
 			continue;
 		out[n++] = col;
 	}
@@ -441,7 +454,7 @@ int tui_table_action(struct tui_app *a, struct tui_table *tb, const struct tui_b
 		break;
 	case TUI_ACT_SORT_NEXT:
 	case TUI_ACT_SORT_PREV:
-		n = sort_cols(tb, cols);
+		n = sort_cols(a, tb, cols);
 		for (i = 0; i < n && cols[i] != tb->sort_col; i++)
 			;
 		i = (i + (b->act == TUI_ACT_SORT_NEXT ? 1 : n - 1)) % n;

@@ -14,6 +14,8 @@
 
 #include "proftop/trace.h"
 
+struct pt_anomaly;
+struct pt_diff_side;
 struct tui_opts {
 	int ascii;               /* 1: ASCII only; 0: auto (UTF-8 locale -> Unicode) */
 	int no_color;            /* 1: monochrome (also when NO_COLOR is set) */
@@ -22,6 +24,12 @@ struct tui_opts {
 	int refresh_auto;        /* no -d given: stretch the period so that rebuilding the
 	                            summary takes at most TUI_MODEL_BUDGET of a core */
 	uint64_t max_refreshes;  /* -n N: quit after N refreshes (0: never) */
+	/* the live session's anomaly recorder (anomaly.h), or NULL: the session
+	 * line counts the files, the help screen lists them */
+	const struct pt_anomaly *anomalies;
+	/* --baseline: a run to compare with (delta columns; diff.h); not owned,
+	 * must outlive the screen. NULL: none. */
+	const struct pt_diff_side *baseline;
 };
 void tui_opts_init(struct tui_opts *o);
 

@@ -98,6 +98,8 @@ void tui_summary_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 		else
 			snprintf(line, sizeof line, "%-13s %5s %10s %10s %6s %10s %6s", "", "Calls",
 				 "CPU Total", "CPU Avg", "CPU%", "GPU Total", "GPU%");
+		if (tui_base_on(a)) /* baseline: the phase's CPU time per step, change */
+			snprintf(line + strlen(line), sizeof line - strlen(line), " %18s", "CPU/step vs base");
 		tui_put_str(c, x, y++, x + w, line, tui_st(TUI_C_DIM, TUI_A_BOLD));
 	}
 	uint64_t step_cpu = s->model[PT_MS_STEP].cpu.total_ns;
@@ -120,6 +122,11 @@ void tui_summary_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 			snprintf(line, sizeof line, "%-13s %5llu %10s %10s %6.2f %10s %6.2f",
 				 pt_ms_row_name((enum pt_ms_row)i), (unsigned long long)m->calls, v[0],
 				 v[1], cr, v[4], gr);
+		if (tui_base_on(a)) {
+			char dcell[64];
+			tui_base_model_cell(a, i, dcell, sizeof dcell);
+			snprintf(line + strlen(line), sizeof line - strlen(line), " %18s", dcell);
+		}
 		tui_put_str(c, x, y, x + w, line, tui_st(TUI_C_DEFAULT, 0));
 		tui_put_ch(c, x, y, phase_glyph[i], tui_st(phase_color[i], TUI_A_BOLD));
 		tui_put_ch(c, x + 1, y, ' ', tui_st(TUI_C_DEFAULT, 0));
@@ -148,6 +155,7 @@ void tui_summary_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 			 p->reader_ratio_pct, (unsigned long long)p->steps);
 		tui_put_str(c, x, y++, x + w, line, tui_st(TUI_C_DEFAULT, 0));
 	}
+	y = tui_base_perf_draw(a, c, x, y, end, w); /* before/after, with a baseline */
 	/* Steps: stacked bars for the most recent steps that fit (keep 3 rows for Overview) */
 	int room = end - y - 4;
 	if (room > 0 && s->nsteps) {

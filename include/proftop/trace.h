@@ -58,6 +58,8 @@ struct pt_track {
 	int64_t stream;         /* stream id on device tracks */
 	int64_t sort_index;     /* thread_sort_index metadata, else 0 */
 	uint64_t events;        /* events ever added (kept or not) */
+	uint64_t steps;         /* of which ProfileStep events (the anomaly recorder
+	                           looks only at tracks whose count moved) */
 };
 
 /*
@@ -89,6 +91,9 @@ struct pt_trace {
 	uint64_t store_dropped_seen; /* private: store drops already counted */
 	struct pt_proc *procs;  /* processes given a rank or host (pt_trace_set_proc) */
 	uint32_t nprocs, procs_cap;
+	/* Measured cost of one event the probe records (ns; its calibration,
+	 * from the session header or a trace's otherData), 0 when unknown. */
+	double probe_ns_per_event;
 };
 
 struct pt_trace *pt_trace_new(size_t max_mem_bytes);

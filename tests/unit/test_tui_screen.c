@@ -644,6 +644,8 @@ static void test_one_rank(void **state)
 	assert_null(strstr(s, "rRank"));
 	keys(&a, "7");
 	tui_app_key(&a, TUI_KEY_TAB);
+	assert_int_equal(a.view, TUI_V_ADVICE); /* Ranks skipped */
+	tui_app_key(&a, TUI_KEY_TAB);
 	assert_int_equal(a.view, TUI_V_SUMMARY);
 	keys(&a, "r");
 	s = render(&a, &c);
@@ -653,6 +655,68 @@ static void test_one_rank(void **state)
 	s = render(&a, &c);
 	assert_non_null(strstr(s, "needs two or more processes"));
 	assert_int_equal(a.model.ranks.n, 0);
+	tui_canvas_free(&c);
+	tui_app_free(&a);
+	pt_trace_free(t);
+}
+
+/* The advisor in the TUI (view_advice.c): a loader-bound trace shows
+ * "1 advice [9]" on the session line and 9 opens the finding; four ranks,
+ * one twice as slow, add the straggler; filtering to a rank re-advises over
+ * that rank alone. */
+static void test_advice_view(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new(16u << 20);
+	add_rank(t, 0, 100e3, 50e3);
+	struct tui_opts o;
+	tui_opts_init(&o);
+	struct tui_app a;
+	tui_app_init(&a, t, &o);
+	struct tui_canvas c;
+	tui_canvas_init(&c, 160, 40, 0);
+	const char *s = render(&a, &c);
+	assert_non_null(strstr(s, "1 advice [9]"));
+	keys(&a, "9");
+	assert_int_equal(a.view, TUI_V_ADVICE);
+	s = render(&a, &c);
+	assert_non_null(strstr(s, "Advice: 1 finding over"));
+	assert_non_null(strstr(s, "[critical] input-bound"));
+	assert_non_null(strstr(s, "Evidence:   reader ratio 50.00%"));
+	assert_non_null(strstr(s, "Suggestion: Prepare batches"));
+	keys(&a, "jjjjG");
+	keys(&a, "g");
+	tui_canvas_free(&c);
+	tui_app_free(&a);
+	pt_trace_free(t);
+
+	/* a healthy one: no hint, the view lists what was checked */
+	t = pt_trace_new(16u << 20);
+	add_rank(t, 0, 100e3, 1e3);
+	tui_app_init(&a, t, &o);
+	tui_canvas_init(&c, 160, 40, 0);
+	s = render(&a, &c);
+	assert_null(strstr(s, "advice ["));
+	keys(&a, "9");
+	s = render(&a, &c);
+	assert_non_null(strstr(s, "Checked, nothing to advise"));
+	tui_canvas_free(&c);
+	tui_app_free(&a);
+	pt_trace_free(t);
+
+	/* four ranks, rank 2 at 200 ms steps: a straggler over all ranks */
+	t = pt_trace_new(16u << 20);
+	for (int r = 0; r < 4; r++)
+		add_rank(t, r, r == 2 ? 200e3 : 100e3, 1e3);
+	tui_app_init(&a, t, &o);
+	tui_canvas_init(&c, 160, 40, 0);
+	keys(&a, "8"); /* the Ranks view computes the per-rank figures */
+	keys(&a, "9");
+	s = render(&a, &c);
+	assert_non_null(strstr(s, "(straggler)"));
+	keys(&a, "r"); /* rank 0 alone: no straggler */
+	s = render(&a, &c);
+	assert_null(strstr(s, "(straggler)"));
 	tui_canvas_free(&c);
 	tui_app_free(&a);
 	pt_trace_free(t);
@@ -671,6 +735,7 @@ int main(void)
 		cmocka_unit_test(test_ranks_view),
 		cmocka_unit_test(test_rank_filter),
 		cmocka_unit_test(test_one_rank),
+		cmocka_unit_test(test_advice_view),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# tests/e2e/test_anomaly.sh - the anomaly recorder on a live session:
+# `proftop record --anomaly-dir D -- minitrain --slow-every 50` saves one
+# Chrome trace per slow step (steps 49, 99, 149 by number; 199, the last,
+# at the end), each loading with `proftop report` and holding that step, the
+# 2 before and the 1 after only; --anomaly-keep 2 keeps the newest 2 and
+# leaves other files alone; a steady run saves nothing; bad option values
+# exit 2; every live command documents the options.
+# The slow steps sleep 150 ms against ~5 ms steps and the factor is 10, so
+# a loaded machine's hiccups (tens of ms at worst) stay below the line.
+. tests/e2e/lib.sh
+
+BDIR=$(dirname "$PROFTOP")
+MT=$BDIR/examples/minitrain
+[ -x "$MT" ] || MT=build/examples/minitrain
+LIB=$BDIR/libproftop.so
+[ -f "$LIB" ] || LIB=build/libproftop.so
+export PROFTOP_LIB=$(cd "$(dirname "$LIB")" 2>/dev/null && pwd)/libproftop.so
+export PROFTOP_SESSION_DIR=$TMP/sessions
+mkdir -p "$PROFTOP_SESSION_DIR"
+chmod 700 "$PROFTOP_SESSION_DIR"
+if [ ! -x "$MT" ]; then
+	not_ok "minitrain is built ($MT)"
+	done_testing
+	exit 0
+fi
+TRAIN=(--steps 200 --reader-ms 2 --log-every 0)
+SLOW=(--slow-every 50 --slow-ms 150)
+
+# the step numbers of a folder's files, sorted
+steps_of() { ls "$1" 2>/dev/null | sed -n 's/^anomaly-[0-9]*-step\([0-9]*\)-[0-9.]*x\.json$/\1/p' | sort -n | tr '\n' ' '; }
+
+# --- the slow steps, and only they
+"$PROFTOP" record --anomaly-dir "$TMP/a" --anomaly-factor 10 --log "$TMP/a.log" -- \
+	"$MT" "${TRAIN[@]}" "${SLOW[@]}" >"$TMP/a.out" 2>"$TMP/a.err"
+rc=$?
+got=$(steps_of "$TMP/a")
+if [ $rc -eq 0 ] && { [ "$got" = "49 99 149 " ] || [ "$got" = "49 99 149 199 " ]; }; then
+	ok "record --anomaly-dir: one file per slow step ($got)"
+else
+	not_ok "record --anomaly-dir: one file per slow step" "rc=$rc files: $(ls "$TMP/a" 2>&1 | tr '\n' ' ')" "$(tail -n 3 "$TMP/a.err")"
+fi
+if grep -Eq "^proftop: [34] anomalies, [34] files saved, [34] kept in .*/a " "$TMP/a.err"; then
+	ok "record says how many were saved, and where"
+else
+	not_ok "record says how many were saved, and where" "$(cat "$TMP/a.err")"
+fi
+if [ "$(stat -c %a "$TMP/a" 2>/dev/null)" = 700 ] && [ -z "$(find "$TMP/a" -name '*.json' ! -perm 600)" ]; then
+	ok "folder 0700, files 0600"
+else
+	not_ok "folder 0700, files 0600" "$(ls -la "$TMP/a")"
+fi
+bad=""
+for n in $got; do
+	f=$(ls "$TMP/a"/anomaly-*-step"$n"-*x.json)
+	out=$("$PROFTOP" report "$f" 2>&1) || { bad="$bad $n:report-failed"; continue; }
+	# steps n-2 .. n+1 (the last step has no after-step)
+	if [ "$n" = 199 ]; then want="3 steps (197 to 199)"; else want="4 steps ($((n - 2)) to $((n + 1)))"; fi
+	grep -q "$want" <<<"$out" || bad="$bad $n:$(grep -o '[0-9]* steps ([0-9]* to [0-9]*)' <<<"$out")"
+	grep -q "\"anomaly\":{\"pid\":[0-9]*,\"step\":$n," "$f" || bad="$bad $n:no-otherData"
+done
+if [ -z "$bad" ] && [ -n "$got" ]; then
+	ok "each file loads and holds the slow step and its neighbours only"
+else
+	not_ok "each file loads and holds the slow step and its neighbours only" "$bad"
+fi
+
+# --- --anomaly-keep 2: the newest two; a file of someone else's stays
+mkdir -p "$TMP/k"
+echo '{}' >"$TMP/k/anomaly-1-step1-9.9x.json"
+"$PROFTOP" record --anomaly-dir "$TMP/k" --anomaly-keep 2 --anomaly-factor 10 --log "$TMP/k.log" \
+	-o "$TMP/k-full.json" -- "$MT" "${TRAIN[@]}" "${SLOW[@]}" >"$TMP/k.out" 2>"$TMP/k.err"
+rc=$?
+got=$(ls "$TMP/k" | grep -v '^anomaly-1-step1-' | sed -n 's/^anomaly-[0-9]*-step\([0-9]*\)-.*/\1/p' | sort -n | tr '\n' ' ')
+if [ $rc -eq 0 ] && { [ "$got" = "99 149 " ] || [ "$got" = "149 199 " ]; }; then
+	ok "--anomaly-keep 2 keeps the newest two ($got)"
+else
+	not_ok "--anomaly-keep 2 keeps the newest two" "rc=$rc: $(ls "$TMP/k" | tr '\n' ' ')"
+fi
+if [ -f "$TMP/k/anomaly-1-step1-9.9x.json" ]; then
+	ok "--anomaly-keep deletes only files it wrote"
+else
+	not_ok "--anomaly-keep deletes only files it wrote"
+fi
+check_out "-o with --anomaly-dir: the full trace too" "200 steps" "$PROFTOP" report "$TMP/k-full.json"
+
+# --- a steady run: nothing
+"$PROFTOP" record --anomaly-dir "$TMP/s" --anomaly-factor 10 --log "$TMP/s.log" -- \
+	"$MT" "${TRAIN[@]}" >"$TMP/s.out" 2>"$TMP/s.err"
+rc=$?
+if [ $rc -eq 0 ] && [ -z "$(ls "$TMP/s" 2>/dev/null)" ] && grep -q "no anomalies" "$TMP/s.err"; then
+	ok "a steady run saves no anomaly"
+else
+	not_ok "a steady run saves no anomaly" "rc=$rc: $(ls "$TMP/s" 2>&1 | tr '\n' ' ')" "$(tail -n 2 "$TMP/s.err")"
+fi
+
+# --- run (no screen off a terminal) takes the options too; the default folder
+P=$(realpath "$PROFTOP")
+M=$(realpath "$MT")
+mkdir -p "$TMP/cwd"
+(cd "$TMP/cwd" && "$P" run --anomalies --anomaly-factor 10 --log "$TMP/r.log" -- "$M" --steps 80 \
+	--reader-ms 2 --log-every 0 --slow-every 40 --slow-ms 150 >"$TMP/r.out" 2>"$TMP/r.err" </dev/null)
+rc=$?
+if [ $rc -eq 0 ] && grep -q "kept in proftop-anomalies" "$TMP/r.err" &&
+	ls "$TMP/cwd"/proftop-anomalies/anomaly-*-step39-*x.json >/dev/null 2>&1; then
+	ok "run --anomalies: ./proftop-anomalies"
+else
+	not_ok "run --anomalies: ./proftop-anomalies" "rc=$rc: $(ls "$TMP/cwd"/proftop-anomalies 2>&1 | tr '\n' ' ')" "$(tail -n 3 "$TMP/r.err")"
+fi
+
+# --- bad values, help
+check_fails "--anomaly-factor 1 is refused" 2 "$PROFTOP" record --anomaly-factor 1 --anomaly-dir "$TMP/x" -- true
+check_fails "--anomaly-factor abc is refused" 2 "$PROFTOP" run --anomaly-factor abc -- true
+check_fails "--anomaly-keep -1 is refused" 2 "$PROFTOP" record --anomaly-keep -1 --anomalies -- true
+check_fails "record needs -o or --anomaly-dir" 2 "$PROFTOP" record -- true
+for c in run record; do
+	check_out "$c --help documents --anomaly-dir" "--anomaly-dir DIR" "$PROFTOP" $c --help
+done
+check_out "attach --help documents --anomaly-keep" "--anomaly-keep N" "$PROFTOP" -p 1 --help
+done_testing
