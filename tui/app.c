@@ -205,15 +205,18 @@ static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rec
 	tui_fmt_ns(el, sizeof el, elapsed >= 10000000000ull ? elapsed / 1000000000ull * 1000000000ull : elapsed);
 	int x = tui_put_name(c, r.x, r.y, r.w / 3, a->st.describe, strlen(a->st.describe),
 			     tui_st(TUI_C_DEFAULT, TUI_A_BOLD));
-	snprintf(line, sizeof line, " %s%s %s | %llu steps | ips %.1f | reader %.1f%% | %llu events",
-		 a->st.state, a->paused ? " [PAUSED]" : "", el, (unsigned long long)s->perf.steps,
-		 s->perf.ips_avg, s->perf.reader_ratio_pct, (unsigned long long)t->events_seen);
+	/* most important first: a narrow terminal cuts the line from the right */
+	snprintf(line, sizeof line, " %s%s %s | %llu steps | ips %.1f | reader %.1f%%", a->st.state,
+		 a->paused ? " [PAUSED]" : "", el, (unsigned long long)s->perf.steps,
+		 s->perf.ips_avg, s->perf.reader_ratio_pct);
 	x = tui_put_str(c, x, r.y, r.x + r.w, line, tui_st(TUI_C_DEFAULT, 0));
-	x = draw_overhead(c, x, r, t, s);
-	x = draw_anomalies(a, c, x, r);
-	if (a->model.advice.n) /* the advisor found something: 9 shows it */
-		x = tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_WARN, TUI_A_BOLD), " | %zu advice [9]",
-			       a->model.advice.n);
+	/* both kinds; the cap's count includes a re-read export's earlier drops */
+	uint64_t dropped = t->warnings[PT_WARN_SOURCE_DROPPED] + t->warnings[PT_WARN_STORE_DROPPED];
+	if (dropped)
+		x = tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_WARN, TUI_A_BOLD), " | %llu dropped",
+			       (unsigned long long)dropped);
+	else if (strcmp(a->st.state, "file") != 0) /* a file has nothing in flight to lose */
+		x = tui_put_str(c, x, r.y, r.x + r.w, " | 0 dropped", tui_st(TUI_C_DIM, 0));
 	/* how far back the data reaches once the cap (--max-mem) dropped the
 	 * oldest: complete for the last N before the newest event */
 	uint64_t from = pt_store_complete_from_ns(t->store);
@@ -222,13 +225,13 @@ static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rec
 		tui_fmt_ns(back, sizeof back, t->last_ns - from);
 		x = tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_WARN, 0), " | since -%s", back);
 	}
-	/* both kinds; the cap's count includes a re-read export's earlier drops */
-	uint64_t dropped = t->warnings[PT_WARN_SOURCE_DROPPED] + t->warnings[PT_WARN_STORE_DROPPED];
-	if (dropped)
-		tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_WARN, TUI_A_BOLD), " | %llu dropped",
-			   (unsigned long long)dropped);
-	else if (strcmp(a->st.state, "file") != 0) /* a file has nothing in flight to lose */
-		tui_put_str(c, x, r.y, r.x + r.w, " | 0 dropped", tui_st(TUI_C_DIM, 0));
+	if (a->model.advice.n) /* the advisor found something: 9 shows it */
+		x = tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_WARN, TUI_A_BOLD), " | %zu advice [9]",
+			       a->model.advice.n);
+	x = draw_anomalies(a, c, x, r);
+	x = tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_DEFAULT, 0), " | %llu events",
+		       (unsigned long long)t->events_seen);
+	draw_overhead(c, x, r, t, s);
 }
 
 /* Is view v offered (Tab, the tab bar)? Ranks only with two or more ranks. */
