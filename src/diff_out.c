@@ -19,6 +19,7 @@
 
 #include "proftop/diff.h"
 #include "proftop/error.h"
+#include "report_int.h"
 #include "util.h"
 
 #define CELL		64
@@ -36,60 +37,6 @@ static const char *const status_text[] = {"", "new", "vanished"};
 static double ms_of(uint64_t ns)
 {
 	return (double)ns / 1e6;
-}
-
-static void put_n(FILE *out, char c, int n)
-{
-	for (int i = 0; i < n; i++)
-		putc(c, out);
-}
-
-static void put_title(FILE *out, const char *title, int total, char fill)
-{
-	int len = (int)strlen(title);
-	int left = total > len ? (total - len) / 2 : 0;
-	int right = total > len ? total - len - left : 0;
-	put_n(out, fill, left);
-	fputs(title, out);
-	put_n(out, fill, right);
-	putc('\n', out);
-}
-
-static int total_width(const int *w, int n)
-{
-	int sum = 2 * (n - 1);
-	for (int i = 0; i < n; i++)
-		sum += w[i];
-	return sum;
-}
-
-static void put_sep(FILE *out, const int *w, int n)
-{
-	for (int i = 0; i < n; i++) {
-		if (i)
-			fputs("  ", out);
-		put_n(out, '-', w[i]);
-	}
-	putc('\n', out);
-}
-
-/* Cells left aligned, two spaces apart, no trailing blanks; cols0 as in report.c. */
-static void put_row(FILE *out, const int *w, int n, const char *const *cells, int cols0)
-{
-	int pending = 0;
-	for (int i = 0; i < n; i++) {
-		const char *c = cells[i] ? cells[i] : "";
-		int cols = i == 0 && cols0 >= 0 ? cols0 : (int)strlen(c);
-		if (*c) {
-			put_n(out, ' ', pending);
-			fputs(c, out);
-			pending = 0;
-		} else {
-			cols = 0;
-		}
-		pending += (w[i] > cols ? w[i] - cols : 0) + 2;
-	}
-	putc('\n', out);
 }
 
 /* calls of a row: CPU calls for host rows, device activities for device rows */
@@ -162,9 +109,9 @@ static void put_centered(FILE *out, const char *s, int width)
 	int len = (int)strlen(s);
 	int marg = width > len ? width - len : 0;
 	int left = marg / 2 + (marg & width & 1);
-	put_n(out, ' ', left);
+	pt_box_n(out, ' ', left);
 	fputs(s, out);
-	put_n(out, ' ', marg - left);
+	pt_box_n(out, ' ', marg - left);
 }
 
 static void put_cells(FILE *out, const char *const *cells, int n)
@@ -192,7 +139,7 @@ static void put_perf(FILE *out, const struct pt_summary *b, const struct pt_summ
 		fputs("Perf Summary: no steps found\n\n", out);
 		return;
 	}
-	put_title(out, "Perf Summary (diff)", 6 * 18 + 1, '=');
+	pt_box_title(out, "Perf Summary (diff)", 6 * 18 + 1, '=');
 	const char *unit_b = b->perf.ips_samples ? "samples/s" : "steps/s";
 	const char *unit_a = a->perf.ips_samples ? "samples/s" : "steps/s";
 	fprintf(out, "Time Unit: ms, IPS Unit: %s", unit_a);
@@ -254,15 +201,15 @@ static void put_model(FILE *out, const struct pt_summary *b, const struct pt_sum
 	int w[9] = {15, 12, 12, 12, 8, 12, 12, 12, 8};
 	const char *head[9] = {"Name",	     "CPU Before", "CPU After", "CPU Delta", "Ratio",
 			       "GPU Before", "GPU After",  "GPU Delta", "Ratio"};
-	int tw = total_width(w, nc);
-	put_title(out, "Model Summary (diff)", tw, '-');
+	int tw = pt_box_width(w, nc);
+	pt_box_title(out, "Model Summary (diff)", tw, '-');
 	fprintf(out,
 		"Time unit: ms per step (phase time / steps: %" PRIu64 " before, %" PRIu64
 		" after)\n",
 		b->perf.steps, a->perf.steps);
-	put_sep(out, w, nc);
-	put_row(out, w, nc, head, -1);
-	put_sep(out, w, nc);
+	pt_box_sep(out, w, nc);
+	pt_box_row(out, w, nc, head, -1);
+	pt_box_sep(out, w, nc);
 	for (int r = 0; r < PT_MS__COUNT; r++) {
 		char c[2][4][CELL], name[32];
 		model_cells(b, a, r, 0, c[0]);
@@ -270,9 +217,9 @@ static void put_model(FILE *out, const struct pt_summary *b, const struct pt_sum
 		snprintf(name, sizeof name, "%s%s", r ? "  " : "", ms_names[r]);
 		const char *cells[9] = {name,	 c[0][0], c[0][1], c[0][2], c[0][3],
 					c[1][0], c[1][1], c[1][2], c[1][3]};
-		put_row(out, w, nc, cells, -1);
+		pt_box_row(out, w, nc, cells, -1);
 	}
-	put_sep(out, w, nc);
+	pt_box_sep(out, w, nc);
 	putc('\n', out);
 }
 
@@ -324,25 +271,25 @@ static void put_rows(FILE *out, const struct pt_diff_side *b, const struct pt_di
 	snprintf(ha, sizeof ha, "%s After", time_kind);
 	w[RC_B] = max_i(w[RC_B], (int)strlen(hb));
 	w[RC_A] = max_i(w[RC_A], (int)strlen(ha));
-	int tw = total_width(w, RC__N);
-	put_title(out, table_titles[k], tw, '-');
+	int tw = pt_box_width(w, RC__N);
+	pt_box_title(out, table_titles[k], tw, '-');
 	fprintf(out, "Time unit: ms (total time; host rows CPU, device rows GPU), by |delta|%s\n",
 		top && n == top ? ", top rows only" : "");
-	put_sep(out, w, RC__N);
-	put_row(out, w, RC__N,
+	pt_box_sep(out, w, RC__N);
+	pt_box_row(out, w, RC__N,
 		(const char *const[]){"Name", "Calls", "Calls", hb, ha, "Delta", "Delta(%)",
 				      "Ratio", "Status"},
 		-1);
-	put_row(out, w, RC__N, (const char *const[]){"", "Before", "After", "", "", "", "", "", ""},
+	pt_box_row(out, w, RC__N, (const char *const[]){"", "Before", "After", "", "", "", "", "", ""},
 		-1);
-	put_sep(out, w, RC__N);
+	pt_box_sep(out, w, RC__N);
 	for (size_t i = 0; i < n; i++) {
 		int cols = row_cells(&rows[i], w[RC_NAME], name, c);
 		const char *cells[RC__N] = {name,    c[RC_CB], c[RC_CA], c[RC_B], c[RC_A],
 					    c[RC_D], c[RC_P],  c[RC_R],	 c[RC_S]};
-		put_row(out, w, RC__N, cells, cols);
+		pt_box_row(out, w, RC__N, cells, cols);
 	}
-	put_sep(out, w, RC__N);
+	pt_box_sep(out, w, RC__N);
 	putc('\n', out);
 	free(rows);
 }

@@ -41,65 +41,6 @@ static double ms_of(uint64_t ns)
 	return (double)ns / 1e6;
 }
 
-static void put_n(FILE *out, char c, int n)
-{
-	for (int i = 0; i < n; i++)
-		putc(c, out);
-}
-
-/* A title centred in `fill` over total columns, as Paddle's add_title. */
-static void put_title(FILE *out, const char *title, int total, char fill)
-{
-	int len = (int)strlen(title);
-	int left = total > len ? (total - len) / 2 : 0;
-	int right = total > len ? total - len - left : 0;
-	put_n(out, fill, left);
-	fputs(title, out);
-	put_n(out, fill, right);
-	putc('\n', out);
-}
-
-static int total_width(const int *w, int n)
-{
-	int sum = 2 * (n - 1);
-	for (int i = 0; i < n; i++)
-		sum += w[i];
-	return sum;
-}
-
-static void put_sep(FILE *out, const int *w, int n)
-{
-	for (int i = 0; i < n; i++) {
-		if (i)
-			fputs("  ", out);
-		put_n(out, '-', w[i]);
-	}
-	putc('\n', out);
-}
-
-/*
- * One row: cells left aligned in their widths, two spaces apart, no
- * trailing blanks. cols0 is the display width of cells[0] (escaped names
- * may hold multi-byte characters), or -1 to use its length.
- */
-static void put_row(FILE *out, const int *w, int n, const char *const *cells, int cols0)
-{
-	int pending = 0; /* blanks owed before the next non-empty cell */
-	for (int i = 0; i < n; i++) {
-		const char *c = cells[i] ? cells[i] : "";
-		int cols = i == 0 && cols0 >= 0 ? cols0 : (int)strlen(c);
-		if (*c) {
-			put_n(out, ' ', pending);
-			fputs(c, out);
-			pending = 0;
-		} else {
-			cols = 0;
-		}
-		pending += (w[i] > cols ? w[i] - cols : 0) + 2;
-	}
-	putc('\n', out);
-}
-
 /* "total / avg / max / min / ratio" in ms, ratio of base. */
 static void fmt_combined(char *buf, const struct pt_stat *st, uint64_t base)
 {
@@ -232,27 +173,27 @@ static void put_device(FILE *out, const struct pt_trace *t, const struct pt_summ
 		return;
 	}
 	int w[2] = {30, 20};
-	int tw = total_width(w, 2);
-	put_title(out, "Device Summary", tw, '-');
-	put_sep(out, w, 2);
-	put_row(out, w, 2, (const char *const[]){"Device", "Utilization (%)"}, -1);
-	put_sep(out, w, 2);
+	int tw = pt_box_width(w, 2);
+	pt_box_title(out, "Device Summary", tw, '-');
+	pt_box_sep(out, w, 2);
+	pt_box_row(out, w, 2, (const char *const[]){"Device", "Utilization (%)"}, -1);
+	pt_box_sep(out, w, 2);
 	for (int i = 0; i < 2; i++) {
 		char util[CELL];
 		if (!cpu[i].n)
 			continue;
 		snprintf(util, sizeof util, "%.2f", cpu[i].avg);
-		put_row(out, w, 2, (const char *const[]){cpu_rows[i], util}, -1);
+		pt_box_row(out, w, 2, (const char *const[]){cpu_rows[i], util}, -1);
 	}
 	for (size_t i = 0; i < s->ndevices; i++) {
 		char dev[32], util[CELL];
 		snprintf(dev, sizeof dev, "GPU%" PRId32, s->devices[i].device);
 		double u = s->devices[i].util_pct;
 		snprintf(util, sizeof util, "%.2f", u == u ? u : 0.0);
-		put_row(out, w, 2, (const char *const[]){dev, util}, -1);
+		pt_box_row(out, w, 2, (const char *const[]){dev, util}, -1);
 	}
 	if (ncpu) {
-		put_sep(out, w, 2);
+		pt_box_sep(out, w, 2);
 		fputs("Note:\nCPU(Process) Utilization = Current process CPU time over all cpu cores / "
 		      "elapsed time, so max utilization can be reached 100% * number of cpu cores.\n"
 		      "CPU(System) Utilization = All processes CPU time over all cpu cores(busy time) / "
@@ -260,13 +201,13 @@ static void put_device(FILE *out, const struct pt_trace *t, const struct pt_summ
 		      out);
 		if (s->ndevices)
 			fputs("GPU Utilization = Current process GPU time / elapsed time.\n", out);
-		put_n(out, '-', tw);
+		pt_box_n(out, '-', tw);
 		fputs("\n\n", out);
 		return;
 	}
-	put_sep(out, w, 2);
+	pt_box_sep(out, w, 2);
 	fputs("Note:\nGPU Utilization = Current process GPU time / elapsed time.\n", out);
-	put_n(out, '-', tw);
+	pt_box_n(out, '-', tw);
 	fputs("\n\n", out);
 }
 
@@ -303,14 +244,14 @@ static void put_overview(FILE *out, const struct pt_summary *s)
 	uint64_t base = has_step ? s->overview[PT_KIND_PROFILE_STEP].union_ns
 				 : (s->t1_ns > s->t0_ns ? s->t1_ns - s->t0_ns : 0);
 	int w[4] = {25, 25, 25, 25};
-	int tw = total_width(w, 4);
+	int tw = pt_box_width(w, 4);
 	const char *ind = has_step ? "  " : "";
 	char name[64], calls[CELL], tm[CELL], ratio[CELL];
-	put_title(out, "Overview Summary", tw, '-');
+	pt_box_title(out, "Overview Summary", tw, '-');
 	fputs("Time unit: ms\n", out);
-	put_sep(out, w, 4);
-	put_row(out, w, 4, (const char *const[]){"Event Type", "Calls", "CPU Time", "Ratio (%)"}, -1);
-	put_sep(out, w, 4);
+	pt_box_sep(out, w, 4);
+	pt_box_row(out, w, 4, (const char *const[]){"Event Type", "Calls", "CPU Time", "Ratio (%)"}, -1);
+	pt_box_sep(out, w, 4);
 	for (int i = -1; i < nh; i++) {
 		int k = i < 0 ? PT_KIND_PROFILE_STEP : host[i];
 		if (i < 0 && !has_step)
@@ -319,12 +260,12 @@ static void put_overview(FILE *out, const struct pt_summary *s)
 		snprintf(calls, sizeof calls, "%" PRIu64, s->overview[k].calls);
 		snprintf(tm, sizeof tm, "%.2f", ms_of(s->overview[k].union_ns));
 		snprintf(ratio, sizeof ratio, "%.2f", pt_pct(s->overview[k].union_ns, base));
-		put_row(out, w, 4, (const char *const[]){name, calls, tm, ratio}, -1);
+		pt_box_row(out, w, 4, (const char *const[]){name, calls, tm, ratio}, -1);
 	}
-	put_sep(out, w, 4);
+	pt_box_sep(out, w, 4);
 	if (ndev) {
-		put_row(out, w, 4, (const char *const[]){"", "Calls", "GPU Time", "Ratio (%)"}, -1);
-		put_sep(out, w, 4);
+		pt_box_row(out, w, 4, (const char *const[]){"", "Calls", "GPU Time", "Ratio (%)"}, -1);
+		pt_box_sep(out, w, 4);
 		static const int dev_kinds[] = {PT_KIND_KERNEL, PT_KIND_MEMCPY, PT_KIND_MEMSET,
 						PT_KIND_COMMUNICATION};
 		for (size_t i = 0; i < sizeof dev_kinds / sizeof dev_kinds[0]; i++) {
@@ -335,9 +276,9 @@ static void put_overview(FILE *out, const struct pt_summary *s)
 			snprintf(calls, sizeof calls, "%" PRIu64, s->overview[k].calls);
 			snprintf(tm, sizeof tm, "%.2f", ms_of(s->overview[k].union_ns));
 			snprintf(ratio, sizeof ratio, "%.2f", pt_pct(s->overview[k].union_ns, base));
-			put_row(out, w, 4, (const char *const[]){name, calls, tm, ratio}, -1);
+			pt_box_row(out, w, 4, (const char *const[]){name, calls, tm, ratio}, -1);
 		}
-		put_sep(out, w, 4);
+		pt_box_sep(out, w, 4);
 	}
 	fputs("Note:\n"
 	      "In this table, We sum up all collected events in terms of event type.\n"
@@ -350,7 +291,7 @@ static void put_overview(FILE *out, const struct pt_summary *s)
 	      out);
 	if (!has_step)
 		fputs("No ProfileStep in this trace: ratios are of the trace's span.\n", out);
-	put_n(out, '-', tw);
+	pt_box_n(out, '-', tw);
 	fputs("\n\n", out);
 }
 
@@ -388,21 +329,21 @@ static void put_model(FILE *out, const struct pt_summary *s)
 		w[2] = max_i(w[2], (int)strlen(cpu));
 		w[3] = max_i(w[3], (int)strlen(gpu));
 	}
-	int tw = total_width(w, 4);
-	put_title(out, "Model Summary", tw, '-');
+	int tw = pt_box_width(w, 4);
+	pt_box_title(out, "Model Summary", tw, '-');
 	fputs("Time unit: ms\n", out);
-	put_sep(out, w, 4);
-	put_row(out, w, 4,
+	pt_box_sep(out, w, 4);
+	pt_box_row(out, w, 4,
 		(const char *const[]){"Name", "Calls", "CPU Total / Avg / Max / Min / Ratio(%)",
 				      "GPU Total / Avg / Max / Min / Ratio(%)"},
 		-1);
-	put_sep(out, w, 4);
+	pt_box_sep(out, w, 4);
 	for (int r = 0; r < PT_MS__COUNT; r++) {
 		model_cells(s, r, calls, cpu, gpu);
 		snprintf(name, sizeof name, "%s%s", r ? "  " : "", ms_names[r]);
-		put_row(out, w, 4, (const char *const[]){name, calls, cpu, gpu}, -1);
+		pt_box_row(out, w, 4, (const char *const[]){name, calls, cpu, gpu}, -1);
 	}
-	put_sep(out, w, 4);
+	pt_box_sep(out, w, 4);
 	putc('\n', out);
 }
 
@@ -414,21 +355,21 @@ static void put_distributed(FILE *out, const struct pt_summary *s)
 	if (!d->comm_ns)
 		return;
 	int w[3] = {25, 25, 25};
-	int tw = total_width(w, 3);
+	int tw = pt_box_width(w, 3);
 	char tm[CELL], ratio[CELL];
-	put_title(out, "Distributed Summary", tw, '-');
+	pt_box_title(out, "Distributed Summary", tw, '-');
 	fputs("Time unit: ms\n", out);
-	put_sep(out, w, 3);
-	put_row(out, w, 3, (const char *const[]){"Name", "Total Time", "Ratio (%)"}, -1);
-	put_sep(out, w, 3);
+	pt_box_sep(out, w, 3);
+	pt_box_row(out, w, 3, (const char *const[]){"Name", "Total Time", "Ratio (%)"}, -1);
+	pt_box_sep(out, w, 3);
 	const char *names[4] = {"ProfileStep", "  Communication", "  Computation", "  Overlap"};
 	uint64_t vals[4] = {d->step_ns, d->comm_ns, d->comp_ns, d->overlap_ns};
 	for (int i = 0; i < 4; i++) {
 		snprintf(tm, sizeof tm, "%.2f", ms_of(vals[i]));
 		snprintf(ratio, sizeof ratio, "%.2f", pt_pct(vals[i], d->step_ns));
-		put_row(out, w, 3, (const char *const[]){names[i], tm, ratio}, -1);
+		pt_box_row(out, w, 3, (const char *const[]){names[i], tm, ratio}, -1);
 	}
-	put_sep(out, w, 3);
+	pt_box_sep(out, w, 3);
 	if (d->comm_from_host)
 		fputs("Note: no communication kernels on a device; Communication is the time of "
 		      "host-side communication calls.\n",
@@ -490,30 +431,30 @@ static void put_table(FILE *out, const struct pt_trace *t, const struct pt_table
 		w[2] = w[3];
 		nc = 3;
 	}
-	int tw = total_width(w, nc);
-	put_title(out, sp->title, tw, '-');
+	int tw = pt_box_width(w, nc);
+	pt_box_title(out, sp->title, tw, '-');
 	fputs("Time unit: ms\n", out);
-	put_sep(out, w, nc);
+	pt_box_sep(out, w, nc);
 	if (sp->with_cpu)
-		put_row(out, w, nc,
+		pt_box_row(out, w, nc,
 			(const char *const[]){"Name", "Calls", "CPU Total / Avg / Max / Min / Ratio(%)",
 					      "GPU Total / Avg / Max / Min / Ratio(%)"},
 			-1);
 	else
-		put_row(out, w, nc,
+		pt_box_row(out, w, nc,
 			(const char *const[]){"Name", "Calls", "GPU Total / Avg / Max / Min / Ratio(%)"},
 			-1);
-	put_sep(out, w, nc);
+	pt_box_sep(out, w, nc);
 	if (sp->thread_line)
-		put_title(out, "Thread: All threads merged", tw, '-');
+		pt_box_title(out, "Thread: All threads merged", tw, '-');
 	for (size_t i = 0; i < v->n; i++) {
 		int cols = row_cells(t, v, i, name_w, name, calls, cpu, gpu);
 		if (sp->with_cpu)
-			put_row(out, w, nc, (const char *const[]){name, calls, cpu, gpu}, cols);
+			pt_box_row(out, w, nc, (const char *const[]){name, calls, cpu, gpu}, cols);
 		else
-			put_row(out, w, nc, (const char *const[]){name, calls, gpu}, cols);
+			pt_box_row(out, w, nc, (const char *const[]){name, calls, gpu}, cols);
 	}
-	put_sep(out, w, nc);
+	pt_box_sep(out, w, nc);
 	putc('\n', out);
 }
 
@@ -527,9 +468,9 @@ static void put_centered(FILE *out, const char *s, int width)
 	if (marg < 0)
 		marg = 0;
 	int left = marg / 2 + (marg & width & 1);
-	put_n(out, ' ', left);
+	pt_box_n(out, ' ', left);
 	fputs(s, out);
-	put_n(out, ' ', marg - left);
+	pt_box_n(out, ' ', marg - left);
 }
 
 static void put_perf_cells(FILE *out, const char *const *cells)
@@ -569,7 +510,7 @@ static void put_perf(FILE *out, const struct pt_summary *s)
 		return;
 	}
 	double rr = p->reader_ratio_pct;
-	put_title(out, "Perf Summary", 100, '=');
+	pt_box_title(out, "Perf Summary", 100, '=');
 	fprintf(out, "Reader Ratio: %.3f%%\n", rr == rr ? rr : 0.0);
 	fprintf(out, "Time Unit: s, IPS Unit: %s\n", p->ips_samples ? "samples/s" : "steps/s");
 	put_perf_cells(out, (const char *const[]){"", "avg", "max", "min"});

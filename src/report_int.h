@@ -7,6 +7,7 @@
 #define PT_REPORT_INT_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "proftop/report.h"
@@ -34,6 +35,15 @@ static inline double pt_pct(uint64_t a, uint64_t b)
 struct pt_table pt_table_view(const struct pt_table *src, enum pt_sort_key key, size_t top,
 			      const struct pt_trace *t);
 void pt_table_view_free(struct pt_table *v);
+
+/* report_box.c: Paddle-style text boxes (report.c, diff_out.c). */
+void pt_box_n(FILE *out, char c, int n);                                  /* c, n times */
+void pt_box_title(FILE *out, const char *title, int total, char fill);   /* centred in fill */
+int pt_box_width(const int *w, int n);                                   /* columns of a row */
+void pt_box_sep(FILE *out, const int *w, int n);                         /* dashes per column */
+/* cells left aligned, two spaces apart, no trailing blanks; cols0: display
+ * width of cells[0] (escaped names may be multi-byte), -1 = its length */
+void pt_box_row(FILE *out, const int *w, int n, const char *const *cells, int cols0);
 
 /* report_ranks.c: the per-rank parts, printed only with two or more ranks. */
 struct pt_ranks;
