@@ -459,23 +459,6 @@ static void rule_straggler(struct ctx *c)
 	    "and uneven shards or sequence lengths at the sampler (balance or bucket them).");
 }
 
-static int u64_cmp(const void *pa, const void *pb)
-{
-	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-	return a < b ? -1 : a > b;
-}
-
-/* Nearest-rank percentile of sorted v (n > 0), as ranks.c computes it. */
-static uint64_t pct_of(const uint64_t *v, size_t n, double p)
-{
-	size_t k = (size_t)ceil(p / 100.0 * (double)n);
-	if (k < 1)
-		k = 1;
-	if (k > n)
-		k = n;
-	return v[k - 1];
-}
-
 /* Jitter figures of one summary's steps (jit.v = 0 when too few steps). */
 struct jitter {
 	double v;
@@ -504,9 +487,9 @@ static struct jitter jitter_of(const struct ctx *c, const struct pt_summary *s)
 	}
 	if (n < c->o->jitter_min_steps || n < 2)
 		goto out;
-	qsort(d, n, sizeof *d, u64_cmp);
-	j.p50 = pct_of(d, n, 50);
-	j.p99 = pct_of(d, n, 99);
+	qsort(d, n, sizeof *d, pt_u64_cmp);
+	j.p50 = pt_pct_nearest(d, n, 50);
+	j.p99 = pt_pct_nearest(d, n, 99);
 	j.v = j.p50 ? (double)j.p99 / (double)j.p50 : 0.0;
 	j.n = n;
 	j.slowest = &s->steps[slow];

@@ -247,23 +247,6 @@ static void rank_windows(const struct pt_trace *t, const struct pt_agg_opts *o,
 	}
 }
 
-static int u64_cmp(const void *pa, const void *pb)
-{
-	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-	return a < b ? -1 : a > b;
-}
-
-/* Nearest-rank percentile of sorted v (n > 0). */
-static uint64_t pct_of(const uint64_t *v, size_t n, double p)
-{
-	size_t k = (size_t)ceil(p / 100.0 * (double)n);
-	if (k < 1)
-		k = 1;
-	if (k > n)
-		k = n;
-	return v[k - 1];
-}
-
 static double share(uint64_t part, uint64_t whole)
 {
 	return whole ? (double)part / (double)whole : 0;
@@ -302,11 +285,11 @@ static void fill_stat(const struct pt_trace *t, struct pt_rank_stat *rs, const s
 			if (!s->steps[i].samples)
 				all_samples = 0;
 		}
-		qsort(d, s->nsteps, sizeof *d, u64_cmp);
+		qsort(d, s->nsteps, sizeof *d, pt_u64_cmp);
 		uint64_t total = s->perf.batch.total_ns;
 		rs->step_avg_ms = (double)total / (double)s->nsteps / 1e6;
-		rs->step_p50_ms = (double)pct_of(d, s->nsteps, 50) / 1e6;
-		rs->step_p99_ms = (double)pct_of(d, s->nsteps, 99) / 1e6;
+		rs->step_p50_ms = (double)pt_pct_nearest(d, s->nsteps, 50) / 1e6;
+		rs->step_p99_ms = (double)pt_pct_nearest(d, s->nsteps, 99) / 1e6;
 		rs->step_max_ms = (double)d[s->nsteps - 1] / 1e6;
 		free(d);
 		if (total) {

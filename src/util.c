@@ -5,6 +5,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,4 +408,20 @@ int64_t pt_step_number(const char *s)
 	for (size_t i = n; i < e; i++)
 		v = v * 10 + (s[i] - '0');
 	return v;
+}
+
+int pt_u64_cmp(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+	return a < b ? -1 : a > b;
+}
+
+uint64_t pt_pct_nearest(const uint64_t *v, size_t n, double p)
+{
+	size_t k = (size_t)ceil(p / 100.0 * (double)n);
+	if (k < 1)
+		k = 1;
+	if (k > n)
+		k = n;
+	return v[k - 1];
 }

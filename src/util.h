@@ -52,6 +52,10 @@ void pt_buf_free(struct pt_buf *b);
  */
 size_t pt_escape_term(char *dst, size_t cap, const char *s, size_t len, size_t max_cols,
 		      unsigned flags);
+/* qsort comparison of uint64_t values, ascending. */
+int pt_u64_cmp(const void *pa, const void *pb);
+/* Nearest-rank percentile p (0..100) of sorted v (n > 0). */
+uint64_t pt_pct_nearest(const uint64_t *v, size_t n, double p);
 /* The trailing integer of a step's name ("ProfilerStep#552" -> 552,
  * "Iteration 3" -> 3); -1 when there is none. */
 int64_t pt_step_number(const char *s);
