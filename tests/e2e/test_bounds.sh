@@ -165,9 +165,9 @@ for frac in 1 2; do
 		not_ok "key 7 answered mid-flood" "$(pane | head -n 8)"
 	fi
 done
-line=$(pane | grep -m1 -E "running .* events")
-if echo "$line" | grep -Eq "since -[0-9.]+(ns|us|ms|s) \| [0-9]+ dropped"; then
-	ok "the header says how far back it reaches and counts drops: $(echo "$line" | grep -Eo 'since -.*dropped')"
+line=$(pane | grep -m1 -E " running [0-9]")
+if echo "$line" | grep -Eq "\| [0-9]+ dropped" && echo "$line" | grep -Eq "\| since -[0-9.]+(ns|us|ms|s)"; then
+	ok "the header says how far back it reaches and counts drops: $(echo "$line" | grep -Eo '[0-9]+ dropped \| since -[0-9.]+[a-z]+')"
 else not_ok "the header says how far back it reaches" "$line"; fi
 if wait_for "^EXIT=" $((SECS + 60)); then
 	ok "the screen ends with the flood ($(pane | grep -m1 '^EXIT='))"
