@@ -77,7 +77,36 @@ void tui_app_free(struct tui_app *a)
 	tui_tl_free(&a->tl);
 	tui_ranks_free(&a->rv);
 	tui_base_free(&a->base);
+	pt_diff_side_free(a->snap_base);
 	tui_model_free(&a->model);
+}
+
+/*
+ * B: the figures of this moment become the baseline, so every table shows
+ * what changed since (a tuning knob turned mid-run, a phase of training);
+ * B again goes back to the --baseline file, or to none.
+ */
+static void toggle_snapshot_baseline(struct tui_app *a)
+{
+	tui_base_free(&a->base);
+	memset(&a->base, 0, sizeof a->base);
+	if (a->snap_base) {
+		a->o.baseline = a->file_base;
+		pt_diff_side_free(a->snap_base);
+		a->snap_base = NULL;
+		tui_app_message(a, "%s", a->o.baseline ? "baseline: back to the --baseline file"
+							: "baseline dropped");
+	} else {
+		char label[64], el[32];
+		uint64_t now = a->t->last_ns > a->t->first_ns ? a->t->last_ns - a->t->first_ns : 0;
+		tui_fmt_ns(el, sizeof el, now);
+		snprintf(label, sizeof label, "snapshot at +%s", el);
+		a->file_base = a->o.baseline;
+		a->snap_base = pt_diff_side_new(a->t, pt_summarize(a->t, NULL), label);
+		a->o.baseline = a->snap_base;
+		tui_app_message(a, "baseline: %s; tables show deltas from here (B drops it)", label);
+	}
+	tui_model_build(a, 1);
 }
 
 void tui_app_message(struct tui_app *a, const char *fmt, ...)
@@ -515,6 +544,9 @@ int tui_app_key(struct tui_app *a, int key)
 		break;
 	case TUI_ACT_EXPORT:
 		do_export(a);
+		break;
+	case TUI_ACT_BASELINE:
+		toggle_snapshot_baseline(a);
 		break;
 	case TUI_ACT_PAUSE:
 		a->paused = !a->paused;

@@ -189,6 +189,8 @@ struct tui_app {
 	struct tui_ranks_view rv;
 	int advice_top;           /* Advice view: first line shown */
 	struct tui_base base;     /* baseline matching (baseline.c), when o.baseline */
+	struct pt_diff_side *snap_base;        /* B: a snapshot of this session, owned */
+	const struct pt_diff_side *file_base;  /* the --baseline FILE it replaces, if any */
 	struct tui_layout lay;
 	char msg[256];            /* transient status message */
 	uint64_t msg_until_ns;

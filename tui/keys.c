@@ -76,6 +76,8 @@ const struct tui_binding tui_bindings[] = {
 	{TUI_ACT_EXPORT, 0, TUI_VM_ALL, K('e'), "export a snapshot (Chrome trace) to ./proftop-*.json",
 	 "Export"},
 	{TUI_ACT_PAUSE, 0, TUI_VM_ALL, K('p'), "pause the view (data keeps coming)", "Pause"},
+	{TUI_ACT_BASELINE, 0, TUI_VM_ALL, K('B'),
+	 "keep the figures now as a baseline: tables show deltas from here (B again: drop)", NULL},
 	{TUI_ACT_CANCEL, 0, TUI_VM_ALL, K(TUI_KEY_ESC), "clear search / close a popup", NULL},
 	{TUI_ACT_REDRAW, 0, TUI_VM_ALL, K(TUI_CTRL('l')), "redraw the screen", NULL},
 	{TUI_ACT_QUIT, 0, TUI_VM_ALL, K('q', TUI_KEY_F(10)), "quit", "Quit"},

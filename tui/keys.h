@@ -79,6 +79,7 @@ enum tui_action {
 	TUI_ACT_WINDOW,      /* all / last 10 steps / last 30 s */
 	TUI_ACT_EXPORT,
 	TUI_ACT_PAUSE,
+	TUI_ACT_BASELINE,
 	TUI_ACT_REDRAW,
 	TUI_ACT_ZOOM_IN,
 	TUI_ACT_ZOOM_OUT,

@@ -111,6 +111,36 @@ static void check_screen(int width)
 	tui_canvas_free(&c);
 }
 
+/* B takes this moment of the session as the baseline; B again drops it. */
+static void test_snapshot(void **state)
+{
+	(void)state;
+	struct pt_trace *t = make_run(100, 250, "new_op");
+	struct tui_opts o;
+	tui_opts_init(&o);
+	struct tui_app a;
+	tui_app_init(&a, t, &o);
+	struct tui_canvas c;
+	tui_canvas_init(&c, 160, 30, 1);
+	tui_app_key(&a, '2');
+	assert_null(strstr(render(&a, &c), "Delta"));
+	tui_app_key(&a, 'B');
+	const char *s = render(&a, &c);
+	assert_non_null(strstr(s, "Delta"));
+	assert_non_null(strstr(s, "baseline: snapshot at +"));
+	char line[512];
+	assert_non_null(line_with(s, "common", line, sizeof line));
+	assert_non_null(strstr(line, "+0.0%")); /* nothing changed since the snapshot */
+	tui_app_key(&a, 'B');
+	s = render(&a, &c);
+	assert_null(strstr(s, "Delta"));
+	assert_non_null(strstr(s, "baseline dropped"));
+	tui_app_key(&a, 'B'); /* taken again, then freed with the app */
+	tui_app_free(&a);
+	pt_trace_free(t);
+	tui_canvas_free(&c);
+}
+
 static void test_wide(void **state)
 {
 	(void)state;
@@ -128,6 +158,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_wide),
 	    cmocka_unit_test(test_80),
+	    cmocka_unit_test(test_snapshot),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
