@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "live.h"
 #include "proftop/backend.h"
+#include "proftop/diff.h"
 #include "proftop/error.h"
 #include "proftop/session.h"
 #include "proftop/store.h"
@@ -56,6 +57,7 @@ void cli_usage_attach(FILE *f)
 	      "                      when the session grows; the text view 1)\n"
 	      "  -o, --output FILE   write a Chrome trace when done\n"
 	      "      --no-screen     no screen: only the final summary (also off a terminal)\n"
+	      CLI_BASELINE_HELP
 	      CLI_ANOMALY_HELP
 	      CLI_SCREEN_HELP
 	      "  -h, --help          show this help\n",
@@ -217,6 +219,7 @@ int cli_attach(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{"no-screen", no_argument, NULL, 'S'},
+		{"baseline", required_argument, NULL, CLI_OPT_BASELINE},
 		CLI_SCREEN_LONGOPTS,
 		CLI_ANOMALY_LONGOPTS,
 		{NULL, 0, NULL, 0},
@@ -226,7 +229,8 @@ int cli_attach(int argc, char **argv)
 	int32_t *pids = NULL;
 	size_t npids = 0;
 	int delay_given = 0, all = 0;
-	const char *out = NULL;
+	const char *out = NULL, *baseline = NULL;
+	struct pt_diff_side *base = NULL;
 	int c, rc = CLI_OK, no_screen = 0;
 	struct cli_screen scr = {0};
 	tui_opts_init(&scr.o);
@@ -265,10 +269,20 @@ int cli_attach(int argc, char **argv)
 		case 'o':
 			out = optarg;
 			break;
+		case CLI_OPT_BASELINE:
+			baseline = optarg;
+			break;
 		default:
 			rc = cli_getopt_error(c, argv);
 			goto out;
 		}
+	}
+	if (baseline) { /* read before attaching: a bad file stops here */
+		struct cli_load_opts blo;
+		cli_load_opts_init(&blo);
+		if ((rc = cli_baseline_load(baseline, &blo, &base)))
+			goto out;
+		scr.o.baseline = base;
 	}
 	if (optind < argc) {
 		char esc[128];
@@ -343,6 +357,7 @@ int cli_attach(int argc, char **argv)
 		rc = cli_write_trace_rescue(t, out);
 	pt_trace_free(t);
 out:
+	pt_diff_side_free(base);
 	free(pids);
 	return rc;
 }

@@ -320,13 +320,9 @@ int main(int argc, char **argv)
 	const struct command *c = find_command(cmd);
 	if (c && c->run)
 		return c->run(argc - 1, argv + 1);
-	/* attach options: -p PID[,PID...], --all, -d SECS, -o OUT */
-	if (!strncmp(cmd, "-p", 2) || !strncmp(cmd, "--pid", 5) || !strcmp(cmd, "--all") ||
-	    !strncmp(cmd, "-d", 2) ||
-	    !strncmp(cmd, "--delay", 7) || !strncmp(cmd, "-o", 2) || !strncmp(cmd, "--output", 8) ||
-	    !strncmp(cmd, "-n", 2) || !strcmp(cmd, "--ascii") || !strcmp(cmd, "--no-color") ||
-	    !strcmp(cmd, "--mouse") || !strcmp(cmd, "--no-mouse") || !strcmp(cmd, "--no-screen") ||
-	    !strncmp(cmd, "--iterations", 12))
+	/* any other option is attach's (-p PIDS, --all, -d, -o, --baseline,
+	 * --anomaly-dir, the screen's): it says itself when one is unknown */
+	if (cmd[0] == '-' && cmd[1])
 		return cli_attach(argc, argv);
 	char esc[128];
 	pt_escape_term(esc, sizeof esc, cmd, strlen(cmd), 60, 0);

@@ -201,4 +201,9 @@ else
 	TM kill-server 2>/dev/null
 fi
 
+# attach takes --baseline too, and reads it before looking for sessions
+check_fails "attach --baseline with a missing file stops before attaching" 1 \
+	"$PROFTOP" --baseline "$TMP/does-not-exist.json" --no-screen
+check_out "attach --help names --baseline" "--baseline FILE" "$PROFTOP" help attach
+
 done_testing
