@@ -9,7 +9,7 @@
 # The oldest data goes first: gentrace's event i starts at i us, so after the
 # cap the data must be complete from exactly "dropped" us on.
 # Peak RSS: ru_maxrss of the children (python3) and VmRSS sampled every 0.5 s.
-# PT_BOUNDS_SECONDS (default 60 for the screen, half for record) and
+# PT_BOUNDS_SECONDS (default 60 for the screen, a quarter for record) and
 # PT_BOUNDS_SIZE (default 2G) shorten it by hand; nothing here is timed.
 # san: skip
 # (heavy: gigabytes of text and a minute of flood; ASan adds nothing here)
@@ -115,7 +115,7 @@ mkdir -m 700 "$SD"
 export PROFTOP_SESSION_DIR=$SD PROFTOP_LIB=$ROOT/build/libproftop.so
 
 # b1. headless: record
-rsecs=$(((SECS + 1) / 2))
+rsecs=$(((SECS + 3) / 4))
 $RSS "$TMP/r.rss" "$BIN" record --max-mem 128M -o "$TMP/live.json" --log "$TMP/rflood.log" -- \
 	"$ROOT/$FLOOD" --rate 10000000 --seconds "$rsecs" --threads 2 >"$TMP/r.out" 2>&1
 rc=$?
