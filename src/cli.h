@@ -47,6 +47,14 @@ int cli_parse_count(const char *s, uint64_t max, uint64_t *out);
 int cli_opt_steps(struct cli_load_opts *o, const char *arg);
 int cli_opt_max_mem(struct cli_load_opts *o, const char *arg);
 int cli_opt_threads(struct cli_load_opts *o, const char *arg);
+/* The loading options every trace-reading command shares, as getopt entries. */
+enum { CLI_OPT_STEPS = 400, CLI_OPT_MAXMEM, CLI_OPT_THREADS };
+#define CLI_LOAD_LONGOPTS                                                                      \
+	{"max-mem", required_argument, NULL, CLI_OPT_MAXMEM},                                  \
+	{"threads", required_argument, NULL, CLI_OPT_THREADS}
+#define CLI_STEPS_LONGOPT {"steps", required_argument, NULL, CLI_OPT_STEPS}
+/* 1 when c was a loading option (applied), 0 when not, CLI_USAGE after an error. */
+int cli_load_opt(struct cli_load_opts *o, int c, const char *arg);
 
 /* Reads path into a new trace; on failure prints the error, returns CLI_FAIL. */
 int cli_load_trace(const char *path, const struct cli_load_opts *o, struct pt_trace **out);

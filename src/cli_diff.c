@@ -111,16 +111,15 @@ int cli_baseline_load(const char *path, const struct cli_load_opts *lo, struct p
 	return load_side(path, &all, out);
 }
 
-enum { OPT_JSON = 256, OPT_TOP, OPT_STEPS, OPT_MAXMEM, OPT_THREADS, OPT_FAILIF };
+enum { OPT_JSON = 256, OPT_TOP, OPT_FAILIF };
 
 int cli_diff(int argc, char **argv)
 {
 	static const struct option longs[] = {
 	    {"json", no_argument, NULL, OPT_JSON},
 	    {"top", required_argument, NULL, OPT_TOP},
-	    {"steps", required_argument, NULL, OPT_STEPS},
-	    {"max-mem", required_argument, NULL, OPT_MAXMEM},
-	    {"threads", required_argument, NULL, OPT_THREADS},
+		CLI_STEPS_LONGOPT,
+	    CLI_LOAD_LONGOPTS,
 	    {"fail-if", required_argument, NULL, OPT_FAILIF},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -135,6 +134,12 @@ int cli_diff(int argc, char **argv)
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+		if ((rc = cli_load_opt(&lo, c, optarg)) != 0) {
+			if (rc != 1)
+				return rc;
+			rc = CLI_OK;
+			continue;
+		}
 		switch (c) {
 		case 'h':
 			cli_usage_diff(stdout);
@@ -146,18 +151,6 @@ int cli_diff(int argc, char **argv)
 			if (cli_parse_count(optarg, SIZE_MAX, &n))
 				return cli_usage_error("--top: '%s' is not a number", optarg);
 			dopts.top = (size_t)n;
-			break;
-		case OPT_STEPS:
-			if ((rc = cli_opt_steps(&lo, optarg)))
-				return rc;
-			break;
-		case OPT_MAXMEM:
-			if ((rc = cli_opt_max_mem(&lo, optarg)))
-				return rc;
-			break;
-		case OPT_THREADS:
-			if ((rc = cli_opt_threads(&lo, optarg)))
-				return rc;
 			break;
 		case OPT_FAILIF:
 			fail_if = optarg;

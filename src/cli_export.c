@@ -34,16 +34,14 @@ void cli_usage_export(FILE *f)
 	      f);
 }
 
-enum { OPT_STEPS = 256, OPT_MAXMEM, OPT_THREADS };
 
 int cli_export(int argc, char **argv)
 {
 	static const struct option longs[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"force", no_argument, NULL, 'f'},
-		{"steps", required_argument, NULL, OPT_STEPS},
-		{"max-mem", required_argument, NULL, OPT_MAXMEM},
-		{"threads", required_argument, NULL, OPT_THREADS},
+		CLI_STEPS_LONGOPT,
+		CLI_LOAD_LONGOPTS,
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -55,6 +53,12 @@ int cli_export(int argc, char **argv)
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":ho:f", longs, NULL)) != -1) {
+		if ((rc = cli_load_opt(&lo, c, optarg)) != 0) {
+			if (rc != 1)
+				return rc;
+			rc = CLI_OK;
+			continue;
+		}
 		switch (c) {
 		case 'h':
 			cli_usage_export(stdout);
@@ -64,18 +68,6 @@ int cli_export(int argc, char **argv)
 			break;
 		case 'f':
 			eo.force = 1;
-			break;
-		case OPT_STEPS:
-			if ((rc = cli_opt_steps(&lo, optarg)))
-				return rc;
-			break;
-		case OPT_MAXMEM:
-			if ((rc = cli_opt_max_mem(&lo, optarg)))
-				return rc;
-			break;
-		case OPT_THREADS:
-			if ((rc = cli_opt_threads(&lo, optarg)))
-				return rc;
 			break;
 		default:
 			return cli_getopt_error(c, argv);

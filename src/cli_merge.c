@@ -49,7 +49,7 @@ void cli_usage_merge(FILE *f)
 	      f);
 }
 
-enum { OPT_ALIGN = 256, OPT_ALIGN_MIN, OPT_MAXMEM, OPT_THREADS };
+enum { OPT_ALIGN = 256, OPT_ALIGN_MIN };
 
 /* "-12.345678 s" style, for the stderr notes. */
 static void secs_text(int64_t ns, char *buf, size_t len)
@@ -97,8 +97,7 @@ int cli_merge(int argc, char **argv)
 	    {"force", no_argument, NULL, 'f'},
 	    {"align", required_argument, NULL, OPT_ALIGN},
 	    {"align-min", required_argument, NULL, OPT_ALIGN_MIN},
-	    {"max-mem", required_argument, NULL, OPT_MAXMEM},
-	    {"threads", required_argument, NULL, OPT_THREADS},
+	    CLI_LOAD_LONGOPTS,
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -111,6 +110,12 @@ int cli_merge(int argc, char **argv)
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":ho:f", longs, NULL)) != -1) {
+		if ((rc = cli_load_opt(&lo, c, optarg)) != 0) {
+			if (rc != 1)
+				return rc;
+			rc = CLI_OK;
+			continue;
+		}
 		switch (c) {
 		case 'h':
 			cli_usage_merge(stdout);
@@ -140,14 +145,6 @@ int cli_merge(int argc, char **argv)
 				return cli_usage_error(
 				    "merge: --align-min: '%s' is not a number of seconds", esc);
 			}
-			break;
-		case OPT_MAXMEM:
-			if ((rc = cli_opt_max_mem(&lo, optarg)))
-				return rc;
-			break;
-		case OPT_THREADS:
-			if ((rc = cli_opt_threads(&lo, optarg)))
-				return rc;
 			break;
 		default:
 			return cli_getopt_error(c, argv);

@@ -65,7 +65,7 @@ static int parse_sort(const char *s, enum pt_sort_key *out)
 
 enum { OPT_FORMAT = 320, OPT_FAIL_IF };
 enum { OPT_NO_ADVICE = 340 };
-enum { OPT_JSON = 256, OPT_TOP, OPT_SORT, OPT_STEPS, OPT_DETAIL, OPT_MAXMEM, OPT_THREADS };
+enum { OPT_JSON = 256, OPT_TOP, OPT_SORT, OPT_DETAIL };
 
 int cli_report(int argc, char **argv)
 {
@@ -75,11 +75,10 @@ int cli_report(int argc, char **argv)
 		{"fail-if", required_argument, NULL, OPT_FAIL_IF},
 		{"top", required_argument, NULL, OPT_TOP},
 		{"sort", required_argument, NULL, OPT_SORT},
-		{"steps", required_argument, NULL, OPT_STEPS},
+		CLI_STEPS_LONGOPT,
 		{"detail", no_argument, NULL, OPT_DETAIL},
 		{"no-advice", no_argument, NULL, OPT_NO_ADVICE},
-		{"max-mem", required_argument, NULL, OPT_MAXMEM},
-		{"threads", required_argument, NULL, OPT_THREADS},
+		CLI_LOAD_LONGOPTS,
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -94,6 +93,12 @@ int cli_report(int argc, char **argv)
 	optind = 0; /* GNU: full re-initialization */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+		if ((rc = cli_load_opt(&lo, c, optarg)) != 0) {
+			if (rc != 1)
+				return rc;
+			rc = CLI_OK;
+			continue;
+		}
 		switch (c) {
 		case 'h':
 			cli_usage_report(stdout);
@@ -123,23 +128,11 @@ int cli_report(int argc, char **argv)
 						       "calls, gpu, name)",
 						       optarg);
 			break;
-		case OPT_STEPS:
-			if ((rc = cli_opt_steps(&lo, optarg)))
-				return rc;
-			break;
 		case OPT_DETAIL:
 			ro.op_detail = 1;
 			break;
 		case OPT_NO_ADVICE:
 			ro.no_advice = 1;
-			break;
-		case OPT_MAXMEM:
-			if ((rc = cli_opt_max_mem(&lo, optarg)))
-				return rc;
-			break;
-		case OPT_THREADS:
-			if ((rc = cli_opt_threads(&lo, optarg)))
-				return rc;
 			break;
 		default:
 			return cli_getopt_error(c, argv);

@@ -191,6 +191,25 @@ int cli_opt_threads(struct cli_load_opts *o, const char *arg)
 	return 0;
 }
 
+int cli_load_opt(struct cli_load_opts *o, int c, const char *arg)
+{
+	int rc;
+	switch (c) {
+	case CLI_OPT_STEPS:
+		rc = cli_opt_steps(o, arg);
+		break;
+	case CLI_OPT_MAXMEM:
+		rc = cli_opt_max_mem(o, arg);
+		break;
+	case CLI_OPT_THREADS:
+		rc = cli_opt_threads(o, arg);
+		break;
+	default:
+		return 0;
+	}
+	return rc ? rc : 1;
+}
+
 int cli_load_trace(const char *path, const struct cli_load_opts *o, struct pt_trace **out)
 {
 	struct stat sb;
