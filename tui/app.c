@@ -232,7 +232,10 @@ static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rec
 				   ? a->now_ns - a->st.started_ns
 				   : (t->last_ns > t->first_ns ? t->last_ns - t->first_ns : 0);
 	tui_fmt_ns(el, sizeof el, elapsed >= 10000000000ull ? elapsed / 1000000000ull * 1000000000ull : elapsed);
-	int x = tui_put_name(c, r.x, r.y, r.w / 3, a->st.describe, strlen(a->st.describe),
+	/* the process gets a third of a wide line, a fifth of a narrow one:
+	 * the figures after it matter more */
+	int x = tui_put_name(c, r.x, r.y, r.w < 120 ? r.w / 5 : r.w / 3, a->st.describe,
+			     strlen(a->st.describe),
 			     tui_st(TUI_C_DEFAULT, TUI_A_BOLD));
 	/* most important first: a narrow terminal cuts the line from the right */
 	snprintf(line, sizeof line, " %s%s %s | %llu steps | ips %.1f | reader %.1f%%", a->st.state,
@@ -336,6 +339,14 @@ static void draw_help_bar(struct tui_app *a, struct tui_canvas *c, struct tui_re
 		x = tui_put_str(c, x, r.y, r.x + r.w, k, tui_st(TUI_C_KEY, TUI_A_BOLD));
 		x = tui_put_str(c, x, r.y, r.x + r.w, b->hint, tui_st(TUI_C_HEADER, TUI_A_REVERSE));
 		x++;
+	}
+	/* the advisor's findings, right-aligned: the session line that also
+	 * shows them is cut first on a narrow terminal */
+	if (a->model.advice.n && a->view != TUI_V_ADVICE) {
+		char adv[32];
+		int n = snprintf(adv, sizeof adv, "9 %zu advice", a->model.advice.n);
+		if (x + n <= r.x + r.w)
+			tui_put_str(c, r.x + r.w - n, r.y, r.x + r.w, adv, tui_st(TUI_C_WARN, TUI_A_BOLD));
 	}
 }
 
