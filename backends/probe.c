@@ -348,7 +348,7 @@ static void claim_ring(struct pt_tstate *t, struct pt_shm_ring *r, uint32_t i)
 
 static struct pt_tstate *claim_any(void);
 
-static int reader_attached(uint64_t now_ns)
+int pt_probe_reader_attached(uint64_t now_ns)
 {
 	uint64_t hb = __atomic_load_n(&G.hdr->reader_heartbeat_ns, __ATOMIC_RELAXED);
 	return hb && (int64_t)(now_ns - hb) < (int64_t)PT_SHM_READER_TIMEOUT_NS;
@@ -408,7 +408,7 @@ static struct pt_tstate *claim_any(void)
 			return t;
 		}
 		/* Rings of exited threads are reused only while no reader drains them. */
-		if (reader_attached(pt_clock_mono_ns()))
+		if (pt_probe_reader_attached(pt_clock_mono_ns()))
 			break;
 	}
 	pt_probe_tls = PT_TS_NORING;
@@ -435,7 +435,7 @@ int pt_probe_make_room(struct pt_tstate *t, uint64_t now_ns)
 	t->cached_tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 	if (head - t->cached_tail <= t->mask)
 		return 1;
-	if (reader_attached(now_ns)) {
+	if (pt_probe_reader_attached(now_ns)) {
 		pt_probe_count_dropped(t);
 		return 0;
 	}

@@ -46,6 +46,37 @@ PT_EXPORT void proftop_step(uint64_t samples)
 		      (uint16_t)(t->depth < 0xffff ? t->depth : 0xffff));
 }
 
+PT_EXPORT void proftop_step_span(uint64_t start_ns, uint64_t end_ns, uint64_t samples)
+{
+	SELF_OR(t, pt_probe_count_noring());
+	if (PT_UNLIKELY(!__atomic_load_n(&G.cost_done, __ATOMIC_RELAXED)))
+		pt_probe_cost_measure();
+	uint64_t now = pt_clock_now(&t->clk);
+	/* never in the future, never inverted: a caller's bad times give a short step */
+	if (end_ns > now)
+		end_ns = now;
+	if (start_ns > end_ns)
+		start_ns = end_ns;
+	t->step_start_ns = end_ns;
+	pt_probe_emit(t, now, start_ns, end_ns - start_ns, samples,
+		      G.phase_name[PT_KIND_PROFILE_STEP], PT_KIND_PROFILE_STEP, 0, 0);
+}
+
+PT_EXPORT uint64_t proftop_now(void)
+{
+	struct pt_tstate *t = pt_probe_self();
+	if (PT_UNLIKELY(PT_TS_SPECIAL(t)))
+		return pt_clock_mono_ns();
+	return pt_clock_now(&t->clk);
+}
+
+PT_EXPORT int proftop_reader_attached(void)
+{
+	if (__atomic_load_n(&G.state, __ATOMIC_ACQUIRE) != PT_PROBE_ON || G.forked)
+		return 0;
+	return pt_probe_reader_attached(pt_clock_mono_ns());
+}
+
 PT_EXPORT void proftop_step_begin(void)
 {
 	SELF_OR(t, (void)0);

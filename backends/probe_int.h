@@ -95,6 +95,8 @@ PT_HIDDEN extern __thread struct pt_tstate *pt_probe_tls;
 PT_HIDDEN struct pt_tstate *pt_probe_claim(void);
 PT_HIDDEN int pt_probe_make_room(struct pt_tstate *t, uint64_t now_ns);
 PT_HIDDEN void pt_probe_count_noring(void);
+/* 1 while a reader's heartbeat is fresh (PT_SHM_READER_TIMEOUT_NS). */
+PT_HIDDEN int pt_probe_reader_attached(uint64_t now_ns);
 PT_HIDDEN void pt_probe_count_dropped(struct pt_tstate *t);
 PT_HIDDEN int pt_probe_pop_inner(struct pt_tstate *t, uint16_t dom);
 /* Names (probe_names.c). */
@@ -102,6 +104,8 @@ PT_HIDDEN uint32_t pt_probe_intern(const char *s, size_t len);
 PT_HIDDEN uint32_t pt_probe_name_miss(struct pt_tstate *t, const char *s, uint16_t dom,
 				      uint8_t *kind);
 PT_HIDDEN uint8_t pt_probe_phase_kind(const char *s, size_t len);
+/* Length of the operator name in an emit_nvtx range name ("aten::mm, seq = 3"), else len. */
+PT_HIDDEN size_t pt_probe_torch_nvtx_len(const char *s, size_t len, int *is_op);
 PT_HIDDEN void pt_probe_phases_init(void);
 PT_HIDDEN const char *pt_probe_domain_prefix(uint16_t dom, size_t *len);
 /* Own cost (probe_cost.c): measures it once the clock has settled; cheap no-op after. */

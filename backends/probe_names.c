@@ -93,6 +93,33 @@ full:
 	return 0;
 }
 
+/*
+ * torch.autograd.profiler.emit_nvtx names each operator's range
+ * "aten::addmm, seq = 12" (with ", op_id = N", ", sizes = [...]",
+ * ", stashed seq = N" variants): a different string per call, which would
+ * fill the string area with one entry per call and split one operator into
+ * thousands of rows. The name is what comes before the first such field;
+ * the range is an operator. Returns the name's length (len when s is not of
+ * that form) and sets *is_op.
+ */
+size_t pt_probe_torch_nvtx_len(const char *s, size_t len, int *is_op)
+{
+	static const char *const fields[] = {", seq = ", ", op_id = ", ", sizes = ",
+					     ", stashed seq = ", ", input_op_ids = "};
+	*is_op = 0;
+	const char *comma = memchr(s, ',', len);
+	if (!comma)
+		return len;
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+		size_t fl = strlen(fields[i]);
+		if ((size_t)(s + len - comma) >= fl && memcmp(comma, fields[i], fl) == 0) {
+			*is_op = comma > s;
+			return *is_op ? (size_t)(comma - s) : len;
+		}
+	}
+	return len;
+}
+
 uint32_t pt_probe_name_miss(struct pt_tstate *t, const char *s, uint16_t dom, uint8_t *kind)
 {
 	size_t plen = 0;
@@ -100,6 +127,15 @@ uint32_t pt_probe_name_miss(struct pt_tstate *t, const char *s, uint16_t dom, ui
 	size_t len = strnlen(s, MAX_NAME_BYTES);
 	uint32_t off;
 	uint8_t k = PT_KIND_USER_DEFINED;
+	int torch_op = 0;
+	if (!prefix || !plen) {
+		size_t cut = pt_probe_torch_nvtx_len(s, len, &torch_op);
+		if (torch_op) {
+			/* not cached: the cache verifies the caller's whole string */
+			*kind = PT_KIND_OPERATOR;
+			return pt_probe_intern(s, cut);
+		}
+	}
 	if (prefix && plen) {
 		char buf[MAX_NAME_BYTES + 256];
 		if (plen > 255)

@@ -59,6 +59,19 @@ PROFTOP_API void proftop_step(uint64_t samples);
 /* Starts a step now without ending one (e.g. after evaluation between epochs). */
 PROFTOP_API void proftop_step_begin(void);
 
+/*
+ * Records a step that ran from start_ns to end_ns (both from proftop_now(),
+ * on this thread), for callers that know a step's bounds only afterwards
+ * (proftop's Python helper closes a step at the end of its last optimizer
+ * call, once the next step has begun). Times in the future are clamped to
+ * now; the thread's next proftop_step() starts at end_ns.
+ */
+PROFTOP_API void proftop_step_span(uint64_t start_ns, uint64_t end_ns, uint64_t samples);
+/* The session clock (CLOCK_MONOTONIC nanoseconds), as the events carry it. */
+PROFTOP_API uint64_t proftop_now(void);
+/* 1 while a proftop reader is attached to this process's session, else 0. */
+PROFTOP_API int proftop_reader_attached(void);
+
 /* Phase scopes; they nest with the ranges below. */
 PROFTOP_API void proftop_phase_push(enum proftop_phase phase);
 PROFTOP_API void proftop_phase_pop(void);

@@ -487,6 +487,76 @@ static void test_nvtx(void **state)
 	assert_string_equal(nm(rec[0].name), "x");
 	assert_string_equal(nm(rec[1].name), "d: y");
 	assert_int_equal(rec[2].kind, PT_KIND_BACKWARD);
+
+	/* torch's emit_nvtx: "aten::mm, seq = 7" is operator aten::mm, one name
+	 * for every call (the string area would otherwise fill with one entry per call) */
+	uint64_t used = G.hdr->strings_used;
+	char msg[64];
+	for (int i = 0; i < 20; i++) {
+		snprintf(msg, sizeof msg, "aten::mm, seq = %d%s", i, i % 2 ? ", sizes = [[2, 3]]" : "");
+		assert_int_equal(push(msg), 0);
+		assert_int_equal(pop(), 0);
+	}
+	assert_int_equal(push("aten::add, op_id = 3"), 0);
+	assert_int_equal(pop(), 0);
+	assert_int_equal(push(", seq = 4"), 0); /* nothing before the field: kept whole */
+	assert_int_equal(pop(), 0);
+	struct pt_shm_rec all[32];
+	assert_int_equal(drain(r, all, 32), 22);
+	for (int i = 0; i < 20; i++) {
+		assert_int_equal(all[i].kind, PT_KIND_OPERATOR);
+		assert_string_equal(nm(all[i].name), "aten::mm");
+	}
+	assert_string_equal(nm(all[20].name), "aten::add");
+	assert_int_equal(all[21].kind, PT_KIND_USER_DEFINED);
+	assert_string_equal(nm(all[21].name), ", seq = 4");
+	assert_true(G.hdr->strings_used - used < 128); /* three new names, not twenty-two */
+}
+
+static void test_torch_nvtx_len(void **state)
+{
+	int op;
+	const char *s = "aten::addmm, seq = 12, op_id = 3";
+	assert_int_equal(pt_probe_torch_nvtx_len(s, strlen(s), &op), 11);
+	assert_int_equal(op, 1);
+	s = "a, b";
+	assert_int_equal(pt_probe_torch_nvtx_len(s, strlen(s), &op), 4);
+	assert_int_equal(op, 0);
+	s = "forward";
+	assert_int_equal(pt_probe_torch_nvtx_len(s, strlen(s), &op), 7);
+	assert_int_equal(op, 0);
+	s = "x, sizes = ";
+	assert_int_equal(pt_probe_torch_nvtx_len(s, 9, &op), 9); /* field cut off by len */
+	assert_int_equal(op, 0);
+}
+
+/* proftop_step_span (steps whose bounds are known afterwards) and proftop_now */
+static void test_step_span(void **state)
+{
+	struct pt_shm_ring *r = my_ring();
+	struct pt_shm_rec rec[8];
+	drain(r, rec, 8);
+	uint64_t a = proftop_now();
+	uint64_t mono = pt_clock_mono_ns();
+	assert_true(a > 0 && a <= mono + 1000000); /* the session clock is CLOCK_MONOTONIC */
+	uint64_t b = proftop_now();
+	assert_true(b >= a);
+	proftop_step_span(a, b, 48);
+	proftop_step_span(b, b + 3600000000000ull, 1); /* the future is clamped to now */
+	proftop_step_span(b + 10, b, 0);                 /* inverted: an empty step at b */
+	proftop_step(2);                                  /* starts where the last span ended */
+	assert_int_equal(drain(r, rec, 8), 4);
+	assert_int_equal(rec[0].kind, PT_KIND_PROFILE_STEP);
+	assert_true(rec[0].start_ns == a && rec[0].dur_ns == b - a);
+	assert_int_equal(rec[0].arg, 48);
+	assert_true(rec[1].start_ns == b && rec[1].start_ns + rec[1].dur_ns <= proftop_now());
+	assert_true(rec[2].dur_ns == 0 && rec[2].start_ns == b);
+	assert_true(rec[3].start_ns == b);
+	assert_int_equal(rec[3].arg, 2);
+	set_reader(1);
+	assert_int_equal(proftop_reader_attached(), 1);
+	set_reader(0);
+	assert_int_equal(proftop_reader_attached(), 0);
 }
 
 static void test_strings_full(void **state)
@@ -532,6 +602,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_disable_env),
 		cmocka_unit_test(test_depth_overflow),
 		cmocka_unit_test(test_nvtx),
+		cmocka_unit_test(test_torch_nvtx_len),
+		cmocka_unit_test(test_step_span),
 		cmocka_unit_test(test_strings_full),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
