@@ -145,6 +145,15 @@ static void put_header(FILE *out, const struct pt_trace *t, const struct pt_summ
 			fprintf(out, "%c%s\n", line[0] - 32, line + 1);
 	}
 	put_drop_notes(out, t);
+	for (uint32_t i = 0; i < t->nnotes; i++) {
+		const char *n = pt_trace_note_text(t, i);
+		char esc[NAME_CAP];
+		pt_escape_term(esc, sizeof esc, n, strlen(n), 400, 0);
+		fprintf(out, "Note: %s\n", esc);
+	}
+	if (t->notes_dropped)
+		fprintf(out, "Note: %" PRIu64 " further notes of the source not shown.\n",
+			t->notes_dropped);
 	uint64_t dropped = pt_store_dropped(t->store);
 	if (dropped) {
 		uint64_t from = pt_store_complete_from_ns(t->store);

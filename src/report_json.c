@@ -47,6 +47,8 @@
  *      "suggestion", "value", "threshold", "unit": "%" | "x"} ],  the advisor's
  *      findings (advisor.h), critical first; [] when none or --no-advice
  *   "warnings": {"<key>": count, ...},  non-zero counters only
+ *   "notes": ["...", ...],  what the sources said of themselves (e.g. how the
+ *                           Python helper counted steps), in the order seen
  *   "events_dropped": N        by the memory cap and by the source
  * }
  */
@@ -417,6 +419,15 @@ void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct
 		      by_source, by_cap);
 	j_num(b, all ? 100.0 * (double)(by_source + by_cap) / (double)all : 0.0);
 	pt_buf_putc(b, '}');
+	top_key(b, &first, "notes");
+	pt_buf_putc(b, '[');
+	for (uint32_t i = 0; i < t->nnotes; i++) {
+		const char *n = pt_trace_note_text(t, i);
+		if (i)
+			pt_buf_putc(b, ',');
+		pt_buf_json_str(b, n, strlen(n));
+	}
+	pt_buf_putc(b, ']');
 	top_key(b, &first, "span_ms");
 	j_ms(b, s->t1_ns > s->t0_ns ? s->t1_ns - s->t0_ns : 0);
 	top_key(b, &first, "steps");

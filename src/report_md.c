@@ -74,6 +74,12 @@ static void md_header(FILE *out, const struct pt_trace *t, const struct pt_summa
 	uint64_t by_cap = t->warnings[PT_WARN_STORE_DROPPED];
 	fprintf(out, "- Events: %" PRIu64 " kept of %" PRIu64 " seen, %" PRIu64 " dropped\n",
 		pt_store_count(t->store), t->events_seen, by_source + by_cap);
+	for (uint32_t i = 0; i < t->nnotes; i++) {
+		const char *n = pt_trace_note_text(t, i);
+		fputs("- Note: ", out);
+		md_text(out, n, strlen(n));
+		putc('\n', out);
+	}
 	uint64_t span = s->t1_ns > s->t0_ns ? s->t1_ns - s->t0_ns : 0;
 	fprintf(out, "- Span: %.2f ms\n", ms_of(span));
 	if (s->nsteps) {

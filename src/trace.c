@@ -225,10 +225,44 @@ void pt_trace_track_device(struct pt_trace *t, uint32_t track, int32_t device, i
 	t->tracks[track].stream = stream;
 }
 
+static void note_id(struct pt_trace *t, uint32_t id)
+{
+	for (uint32_t i = 0; i < t->nnotes; i++)
+		if (t->notes[i] == id)
+			return;
+	if (t->nnotes < PT_TRACE_MAX_NOTES)
+		t->notes[t->nnotes++] = id;
+	else
+		t->notes_dropped++;
+}
+
+static int is_note_name(const char *s)
+{
+	return s && strncmp(s, PT_NOTE_PREFIX, sizeof PT_NOTE_PREFIX - 1) == 0 &&
+	       s[sizeof PT_NOTE_PREFIX - 1] != 0;
+}
+
+void pt_trace_note(struct pt_trace *t, const char *text)
+{
+	char buf[512];
+	int n = snprintf(buf, sizeof buf, "%s%s", PT_NOTE_PREFIX, text);
+	if (n <= (int)sizeof PT_NOTE_PREFIX - 1)
+		return;
+	note_id(t, pt_trace_intern(t, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1));
+}
+
+const char *pt_trace_note_text(const struct pt_trace *t, uint32_t i)
+{
+	const char *s = i < t->nnotes ? pt_trace_str(t, t->notes[i]) : NULL;
+	return is_note_name(s) ? s + sizeof PT_NOTE_PREFIX - 1 : "";
+}
+
 void pt_trace_add(struct pt_trace *t, const struct pt_event *ev)
 {
 	if (ev->track_id >= t->ntracks)
 		return;
+	if (ev->kind == PT_KIND_INSTANT && ev->name_id && is_note_name(pt_trace_str(t, ev->name_id)))
+		note_id(t, ev->name_id);
 	if (t->events_seen == 0 || ev->start_ns < t->first_ns)
 		t->first_ns = ev->start_ns;
 	uint64_t end = pt_event_end(ev);

@@ -94,7 +94,17 @@ struct pt_trace {
 	/* Measured cost of one event the probe records (ns; its calibration,
 	 * from the session header or a trace's otherData), 0 when unknown. */
 	double probe_ns_per_event;
+	/* What the sources said about themselves, shown as "Note:" lines: the
+	 * texts of instant marks named "proftop: ..." (the Python helper says
+	 * how it counts steps, or why it saw none), first PT_TRACE_MAX_NOTES
+	 * distinct ones, as string ids; notes_dropped counts the rest. */
+	uint32_t notes[16];
+	uint32_t nnotes;
+	uint64_t notes_dropped;
 };
+#define PT_TRACE_MAX_NOTES 16
+/* Marks whose name starts with this become notes (pt_trace_add). */
+#define PT_NOTE_PREFIX "proftop: "
 
 struct pt_trace *pt_trace_new(size_t max_mem_bytes);
 void pt_trace_free(struct pt_trace *t);
@@ -117,6 +127,10 @@ const struct pt_proc *pt_trace_proc(const struct pt_trace *t, int64_t pid);
 /* Adds one event (ev->track_id must come from pt_trace_track). */
 void pt_trace_add(struct pt_trace *t, const struct pt_event *ev);
 void pt_trace_warn(struct pt_trace *t, enum pt_warn w, uint64_t count);
+/* Adds a note (text without PT_NOTE_PREFIX), once per distinct text. */
+void pt_trace_note(struct pt_trace *t, const char *text);
+/* Note i's text, without the prefix. */
+const char *pt_trace_note_text(const struct pt_trace *t, uint32_t i);
 
 /* ---- readers ---- */
 static inline const char *pt_trace_str(const struct pt_trace *t, uint32_t id)

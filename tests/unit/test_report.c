@@ -604,6 +604,51 @@ static void test_dropped_header(void **state)
 	pt_trace_free(t);
 }
 
+/* instant marks "proftop: ..." are the source's notes: once each, in the
+ * text header, the JSON "notes" and escaped like every name */
+static void test_notes(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES);
+	uint32_t h = tu_track(t, 1, 1, -1);
+	tu_ev(t, h, PT_KIND_INSTANT, "proftop: steps are optimizer steps", 1.0, 0, 0);
+	tu_ev(t, h, PT_KIND_INSTANT, "proftop: steps are optimizer steps", 2.0, 0, 0);
+	tu_ev(t, h, PT_KIND_INSTANT, "proftop: \033]0;owned\007 bell", 3.0, 0, 0);
+	tu_ev(t, h, PT_KIND_INSTANT, "not a note", 4.0, 0, 0);
+	tu_ev(t, h, PT_KIND_INSTANT, "proftop: ", 5.0, 0, 0); /* empty: not a note */
+	tu_ev(t, h, PT_KIND_USER_DEFINED, "proftop: a range, not a mark", 6.0, 1, 0);
+	pt_trace_note(t, "added by a command");
+	assert_int_equal(t->nnotes, 3);
+	assert_string_equal(pt_trace_note_text(t, 0), "steps are optimizer steps");
+	assert_string_equal(pt_trace_note_text(t, 2), "added by a command");
+	for (int i = 0; i < 40; i++) {
+		char n[64];
+		snprintf(n, sizeof n, "proftop: note %d", i);
+		tu_ev(t, h, PT_KIND_INSTANT, n, 10.0 + i, 0, 0);
+	}
+	assert_int_equal(t->nnotes, PT_TRACE_MAX_NOTES);
+	assert_int_equal(t->notes_dropped, 40 - (PT_TRACE_MAX_NOTES - 3));
+	struct pt_summary *s = pt_xcalloc(1, sizeof *s);
+	char *out = capture(0, t, s, NULL);
+	assert_non_null(strstr(out, "\nNote: steps are optimizer steps\n"));
+	assert_null(strstr(out, "\033"));
+	assert_null(strstr(out, "\007"));
+	assert_non_null(strstr(out, "further notes of the source not shown"));
+	free(out);
+	out = capture(1, t, s, NULL);
+	cJSON *j = cJSON_Parse(out);
+	assert_non_null(j);
+	cJSON *notes = cJSON_GetObjectItem(j, "notes");
+	assert_true(cJSON_IsArray(notes));
+	assert_int_equal(cJSON_GetArraySize(notes), PT_TRACE_MAX_NOTES);
+	assert_string_equal(cJSON_GetArrayItem(notes, 0)->valuestring, "steps are optimizer steps");
+	assert_string_equal(cJSON_GetArrayItem(notes, 1)->valuestring, "\033]0;owned\007 bell");
+	cJSON_Delete(j);
+	free(out);
+	free(s);
+	pt_trace_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -616,6 +661,7 @@ int main(void)
 		cmocka_unit_test(test_table_sort_stable_and_tree),
 		cmocka_unit_test(test_empty_summary),
 		cmocka_unit_test(test_dropped_header),
+		cmocka_unit_test(test_notes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
