@@ -55,6 +55,7 @@ struct sacc {
 	uint64_t cur_end[PT_MS__COUNT]; /* running union end per phase */
 	uint64_t cpu[PT_MS__COUNT], gpu[PT_MS__COUNT];
 	uint64_t data_end, bwd_start, bwd_min, bwd_max, opt_after;
+	uint64_t bwd_union, bwd_union_end; /* the union of the step's BACKWARD events */
 	int has_dl, has_fwd, has_bwd, has_opt_after;
 };
 
@@ -134,6 +135,11 @@ static void settle_cpu(struct pt_agg *a, const struct steps_ctx *c, struct sacc 
 			sa->bwd_min = sa->has_bwd ? u64_min(sa->bwd_min, cs) : cs;
 			sa->bwd_max = sa->has_bwd ? u64_max(sa->bwd_max, ce) : ce;
 			sa->has_bwd = 1;
+			uint64_t us = u64_max(cs, sa->bwd_union_end);
+			if (ce > us) {
+				sa->bwd_union += ce - us;
+				sa->bwd_union_end = ce;
+			}
 			continue;
 		}
 		/* Dataloader / Optimization / explicit Forward = union of the
@@ -148,8 +154,15 @@ static void settle_cpu(struct pt_agg *a, const struct steps_ctx *c, struct sacc 
 	}
 	for (size_t si = 0; si < c->n; si++) {
 		struct sacc *sa = &acc[si];
+		/* With explicit Forward phases (the C API, the Python helper,
+		 * NVTX) Backward is the union of the BACKWARD events, as every
+		 * other phase: gradient accumulation puts forwards, losses and
+		 * fetches between the backwards of one step, which are not
+		 * backward time. PyTorch traces (no Forward event) keep the span,
+		 * which covers the autograd engine between its nodes. */
 		if (sa->has_bwd)
-			sa->cpu[PT_MS_BACKWARD] = sa->bwd_max - sa->bwd_min;
+			sa->cpu[PT_MS_BACKWARD] = sa->has_fwd ? sa->bwd_union
+							      : sa->bwd_max - sa->bwd_min;
 		/* data_end: end of the step's last DATALOADER interval, else
 		 * the step's start. */
 		if (!sa->has_dl)

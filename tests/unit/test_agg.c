@@ -581,6 +581,30 @@ static void test_paddle_steps_and_perf(void **state)
 }
 
 /* One step without a sample count: ips falls back to steps/s. */
+/* Gradient accumulation with explicit phases (the Python helper, the C
+ * API): forward, backward, forward, backward, optimizer in one step.
+ * Backward is the union of the backward events (10 + 12), not the span from
+ * the first to the last (which would hold the second forward and the loss). */
+static void test_accumulation_backward_union(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES);
+	uint32_t h = tu_track(t, 1, 1, -1);
+	tu_ev(t, h, PT_KIND_PROFILE_STEP, "ProfileStep", 0, 100, 0);
+	tu_ev(t, h, PT_KIND_FORWARD, "Forward", 0, 20, 0);
+	tu_ev(t, h, PT_KIND_BACKWARD, "Backward", 25, 10, 0);
+	tu_ev(t, h, PT_KIND_FORWARD, "Forward", 40, 20, 0);
+	tu_ev(t, h, PT_KIND_BACKWARD, "Backward", 65, 12, 0);
+	tu_ev(t, h, PT_KIND_OPTIMIZATION, "Optimization", 80, 15, 0);
+	struct pt_summary *s = summarize_all(t);
+	assert_int_equal(s->nsteps, 1);
+	assert_int_equal(s->steps[0].cpu_ns[PT_MS_BACKWARD], US(22));
+	assert_int_equal(s->steps[0].cpu_ns[PT_MS_FORWARD], US(40));
+	assert_int_equal(s->steps[0].cpu_ns[PT_MS_OTHERS], US(100 - 40 - 22 - 15));
+	pt_summary_free(s);
+	pt_trace_free(t);
+}
+
 static void test_perf_without_samples(void **state)
 {
 	(void)state;
@@ -872,6 +896,7 @@ int main(void)
 	    cmocka_unit_test(test_feed_interleaved),
 	    cmocka_unit_test(test_paddle_steps_and_perf),
 	    cmocka_unit_test(test_perf_without_samples),
+	    cmocka_unit_test(test_accumulation_backward_union),
 	    cmocka_unit_test(test_step_window),
 	    cmocka_unit_test(test_distributed),
 	    cmocka_unit_test(test_device_util),
