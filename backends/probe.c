@@ -216,6 +216,9 @@ static int segment_create(void)
 	h->local_rank = env_rank("LOCAL_RANK");
 	h->world_size = env_rank("WORLD_SIZE");
 	h->strings_used = 8; /* offset 0 means "no name" */
+	const char *lid = getenv("PROFTOP_LAUNCH_ID");
+	h->launch_id = lid && *lid ? strtoull(lid, NULL, 16) : 0;
+	h->ppid = (int32_t)getppid();
 	read_cmdline(h->cmdline, sizeof h->cmdline);
 	G.strings = (char *)base + h->strings_offset;
 	G.strings_bytes = strings_bytes;

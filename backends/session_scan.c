@@ -228,6 +228,26 @@ int pt_session_list(struct pt_session_info **out, size_t *n, int clean, size_t *
 	return 0;
 }
 
+int pt_session_peek(int32_t pid, struct pt_session_peek *out)
+{
+	char path[512], err[256];
+	struct pt_session *s = NULL;
+	memset(out, 0, sizeof *out);
+	int rc = pt_session_path(pid, path, sizeof path, err, sizeof err);
+	if (rc)
+		return rc;
+	if ((rc = pt_session_open(path, &s, err, sizeof err)) != 0)
+		return rc;
+	const struct pt_shm_header *h = pt_session_header(s);
+	out->launch_id = __atomic_load_n(&h->launch_id, __ATOMIC_RELAXED);
+	out->ppid = h->ppid;
+	out->recorded = __atomic_load_n(&h->rings_claimed, __ATOMIC_ACQUIRE) > 0 ||
+			__atomic_load_n(&h->dropped_no_ring, __ATOMIC_RELAXED) > 0;
+	out->exited = pt_session_owner_exited(s);
+	pt_session_close(s);
+	return 0;
+}
+
 /* ---- the SIGBUS guard ---- */
 
 #define GUARD_SLOTS 64

@@ -75,6 +75,13 @@ def _bind(lib):
         "proftop_mark": (vp, [cp]),
         "proftop_counter": (vp, [cp, dbl]),
     }
+    # newer entry points: bound when the library has them (steps with explicit
+    # bounds, the session clock, whether a reader is attached)
+    optional = {
+        "proftop_step_span": (vp, [u64, u64, u64]),
+        "proftop_now": (u64, []),
+        "proftop_reader_attached": (ctypes.c_int, []),
+    }
     try:
         for sym, (res, args) in protos.items():
             f = getattr(lib, sym)
@@ -82,6 +89,11 @@ def _bind(lib):
             f.argtypes = args
     except AttributeError:
         return False
+    for sym, (res, args) in optional.items():
+        f = getattr(lib, sym, None)
+        if f is not None:
+            f.restype = res
+            f.argtypes = args
     return True
 
 
@@ -110,6 +122,11 @@ def _open():
                          % (LIB_NAME, abi, ABI_VERSION))
         return None
     return lib
+
+
+def lib():
+    """The ctypes library when calls reach it, else None (for proftop_auto)."""
+    return _lib if _on else None
 
 
 def load():

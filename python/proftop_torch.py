@@ -33,6 +33,7 @@ How each part is found (works with torch 1.13, Debian 12's python3-torch, and la
 Everything is a cheap no-op when proftop is not loaded (proftop.enabled() False).
 """
 
+import sys
 import threading
 import types
 
@@ -164,6 +165,9 @@ class Instrumentation:
 
     def __init__(self, model, optimizer, dataloader=None, ops=True, samples=None):
         import torch
+        auto = sys.modules.get("proftop_auto")
+        if auto is not None:  # under proftop run: this script marks itself, once
+            auto.stand_down()
         self._torch = torch
         self._active = True
         self._hooks = []

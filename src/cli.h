@@ -103,15 +103,19 @@ int cli_attach(int argc, char **argv);
 
 /* ---- live sessions (cli_run.c) ---- */
 #include <sys/types.h>
-/* Seconds ("1", "0.5") as ns; 0 or -1 when not a positive number. */
+/* Seconds ("1", "0.5", or with a unit: "500ms", "10s", "2m", "1h") as ns;
+ * 0 or -1 when not a positive duration. */
 int cli_parse_secs(const char *s, uint64_t *ns);
 /*
  * Starts cmd with the probe injected (LD_PRELOAD, NVTX/CUDA injection),
  * stdout/stderr to log_path (NULL: ./proftop-run-<pid>.log; the path used
- * goes to log_used), stdin from /dev/null, in its own process group.
+ * goes to log_used), stdin from /dev/null, in its own process group, with
+ * PROFTOP_LAUNCH_ID set (returned in *launch_id, for pt_live_opts) and, for
+ * Python programs, python/boot first on PYTHONPATH (the zero-code helper).
  * Returns CLI_OK or CLI_FAIL after printing why.
  */
-int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, size_t len);
+int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, size_t len,
+	       uint64_t *launch_id);
 /*
  * Several sessions (cli_ls.c): "A,B,C" appended to *pids (-p); CLI_USAGE
  * after printing why when malformed. cli_check_session refuses a pid whose
@@ -122,6 +126,10 @@ int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, s
 int cli_parse_pids(const char *arg, int32_t **pids, size_t *n);
 int cli_check_session(int32_t pid);
 int cli_live_pids(int32_t **pids, size_t *n);
+/* After a launched job: which sessions were read, and why there were no
+ * steps when there were none (stderr). */
+struct pt_live_result;
+void cli_say_launched(const struct pt_trace *t, const struct pt_live_result *res, pid_t child);
 /* Waits for child, forwarding Ctrl-C; returns its wait status. */
 int cli_wait_child(pid_t child);
 /* Exports t to path as a Chrome trace; prints "wrote PATH" or the error. */
@@ -133,6 +141,15 @@ int cli_write_trace(struct pt_trace *t, const char *path);
  * (cli_record.c)
  */
 int cli_write_trace_rescue(struct pt_trace *t, const char *path);
+
+/* --every SECS of run, record and attach: a benchmark line per period. */
+#define CLI_OPT_EVERY 360
+#define CLI_EVERY_LONGOPT {"every", required_argument, NULL, CLI_OPT_EVERY}
+#define CLI_EVERY_HELP                                                                       \
+	"      --every SECS    print one line of figures every SECS (10s, 1m; implies\n"        \
+	"                      --no-screen): step, ips, reader_cost, batch_cost, reader\n"     \
+	"                      ratio, phase shares, dropped events, over the steps since\n"    \
+	"                      the last line\n"
 
 /* ---- the anomaly recorder's options (cli_anomaly.c) ---- */
 #include "proftop/anomaly.h"

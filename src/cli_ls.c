@@ -57,6 +57,7 @@ void cli_usage_attach(FILE *f)
 	      "                      when the session grows; the text view 1)\n"
 	      "  -o, --output FILE   write a Chrome trace when done\n"
 	      "      --no-screen     no screen: only the final summary (also off a terminal)\n"
+	      CLI_EVERY_HELP
 	      CLI_BASELINE_HELP
 	      CLI_ANOMALY_HELP
 	      CLI_SCREEN_HELP
@@ -220,12 +221,13 @@ int cli_attach(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{"no-screen", no_argument, NULL, 'S'},
 		{"baseline", required_argument, NULL, CLI_OPT_BASELINE},
+		CLI_EVERY_LONGOPT,
 		CLI_SCREEN_LONGOPTS,
 		CLI_ANOMALY_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
 	struct cli_anomaly an;
-	uint64_t refresh_ns = 1000000000ull;
+	uint64_t refresh_ns = 1000000000ull, every_ns = 0;
 	int32_t *pids = NULL;
 	size_t npids = 0;
 	int delay_given = 0, all = 0;
@@ -271,6 +273,13 @@ int cli_attach(int argc, char **argv)
 			break;
 		case CLI_OPT_BASELINE:
 			baseline = optarg;
+			break;
+		case CLI_OPT_EVERY:
+			if (cli_parse_secs(optarg, &every_ns)) {
+				rc = cli_usage_error("--every: '%s' is not a duration (10s, 1m)", optarg);
+				goto out;
+			}
+			no_screen = 1;
 			break;
 		default:
 			rc = cli_getopt_error(c, argv);
@@ -330,6 +339,7 @@ int cli_attach(int argc, char **argv)
 		lo.all_sessions = all;
 	}
 	lo.refresh_ns = refresh_ns;
+	lo.every_ns = every_ns;
 	lo.out = stdout;
 	if (isatty(0) && isatty(1) && !no_screen) {
 		scr.o.refresh_ns = delay_given ? refresh_ns : TUI_AUTO_REFRESH_NS;
@@ -338,7 +348,7 @@ int cli_attach(int argc, char **argv)
 		lo.ui_wait = cli_screen_wait;
 		lo.ui_ctx = &scr;
 	} else {
-		lo.screen = isatty(1) && !no_screen;
+		lo.screen = isatty(1) && !no_screen && !every_ns;
 	}
 	pt_live_signals();
 	cli_anomaly_start(&an, &lo, &scr.o);

@@ -53,6 +53,12 @@ void cli_usage_record(FILE *f)
 	      "      --duration SECS  stop recording after SECS; with CMD, proftop then\n"
 	      "                       detaches, waits for CMD and passes its exit code on\n"
 	      "      --log FILE       CMD's stdout and stderr (default ./proftop-run-PID.log)\n"
+	      "      --every SECS     print one line of figures every SECS (10s, 1m): step,\n"
+	      "                       ips, reader_cost, batch_cost, reader ratio, phase\n"
+	      "                       shares, dropped events, over the steps since the last\n"
+	      "                       line\n"
+	      "      --torch-ops      also aten operators in a PyTorch job (CUDA builds of\n"
+	      "                       torch; see docs/python.md)\n"
 	      "      --max-mem SIZE   memory for kept events (default 1G)\n"
 	      "      --fail-if EXPR   at the end, exit 3 when EXPR holds on the recording\n"
 	      "                       (e.g. 'ips<120'; see 'proftop help report')\n"
@@ -132,7 +138,8 @@ int cli_write_trace_rescue(struct pt_trace *t, const char *out)
 }
 
 enum { OPT_DURATION = 256, OPT_LOG, OPT_MAXMEM, OPT_ALL };
-enum { OPT_FAIL_IF = 330 };
+enum { OPT_FAIL_IF = 330, OPT_TORCH_OPS };
+static uint64_t rec_every_ns; /* --every */
 
 /* --fail-if, parsed before anything starts; evaluated on the recorded trace. */
 static struct pt_gate *rec_gate;
@@ -165,6 +172,8 @@ int cli_record(int argc, char **argv)
 		{"max-mem", required_argument, NULL, OPT_MAXMEM},
 		{"fail-if", required_argument, NULL, OPT_FAIL_IF},
 		{"help", no_argument, NULL, 'h'},
+		{"torch-ops", no_argument, NULL, OPT_TORCH_OPS},
+		CLI_EVERY_LONGOPT,
 		CLI_ANOMALY_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
@@ -215,6 +224,15 @@ int cli_record(int argc, char **argv)
 			if ((rc = cli_opt_max_mem(&lopt, optarg)))
 				goto out;
 			break;
+		case CLI_OPT_EVERY:
+			if (cli_parse_secs(optarg, &rec_every_ns)) {
+				rc = cli_usage_error("--every: '%s' is not a duration (10s, 1m)", optarg);
+				goto out;
+			}
+			break;
+		case OPT_TORCH_OPS:
+			setenv("PROFTOP_TORCH_OPS", "1", 1); /* the child inherits it */
+			break;
 		case OPT_FAIL_IF:
 			pt_gate_free(rec_gate);
 			rec_gate = NULL;
@@ -257,6 +275,7 @@ static int record(int argc, char **argv, const char *out, const char *log, uint6
 	lo.procstat_ops = pt_backend_find("procstat");
 	lo.nvml_ops = pt_backend_find("nvml");
 	lo.duration_ns = duration_ns;
+	lo.every_ns = rec_every_ns;
 	lo.out = stdout;
 	if (all) {
 		int32_t *live = NULL;
@@ -279,17 +298,17 @@ static int record(int argc, char **argv, const char *out, const char *log, uint6
 			lo.npids = npids;
 		}
 	}
-	int multi = lo.npids || lo.all_sessions;
+	int multi = lo.npids || lo.all_sessions || lo.launch_id;
 	pt_live_signals();
 	if (have_cmd) {
 		pid_t child;
 		char log_used[PATH_MAX], esc[PATH_MAX];
-		if ((rc = cli_launch(argv + optind, log, &child, log_used, sizeof log_used)))
+		if ((rc = cli_launch(argv + optind, log, &child, log_used, sizeof log_used,
+				      &lo.launch_id)))
 			return rc;
 		pt_escape_term(esc, sizeof esc, log_used, strlen(log_used), 0, 0);
 		fprintf(stderr, "proftop: recording pid %d; its output goes to %s\n", (int)child, esc);
 		lo.child = child;
-		lo.session_pid = child;
 	}
 
 	struct pt_trace *t = pt_trace_new(lopt->max_mem_bytes);
@@ -304,17 +323,16 @@ static int record(int argc, char **argv, const char *out, const char *log, uint6
 		pt_escape_term(esc, sizeof esc, res.error, strlen(res.error), 0, 0);
 		fprintf(stderr, "proftop: warning: the session failed: %s\n", esc);
 	}
-	if (multi && !res.session_found)
+	if (lo.launch_id)
+		cli_say_launched(t, &res, lo.child);
+	else if (multi && !res.session_found)
 		fprintf(stderr, "proftop: no session was found\n");
 	else if (multi)
 		fprintf(stderr, "proftop: recorded %s\n", res.describe);
-	else if (!res.session_found && lo.child && res.child_done)
-		fprintf(stderr, "proftop: no session was found for pid %d: it ended before recording any "
-				"event, or the probe was not loaded\n", (int)lo.session_pid);
 	else if (!res.session_found)
 		fprintf(stderr, "proftop: no session was found for pid %d (no probe loaded?)\n",
 			(int)lo.session_pid);
-	else if (res.session_exited && !lo.child)
+	else if (res.session_exited)
 		fprintf(stderr, "proftop: process %d exited\n", (int)lo.session_pid);
 	rc = out ? cli_write_trace_rescue(t, out) : anomaly_failed ? CLI_FAIL : CLI_OK;
 	if (rc == CLI_OK)

@@ -47,6 +47,9 @@ void cli_usage_run(FILE *f)
 	      "      --log FILE      CMD's stdout and stderr (default ./proftop-run-PID.log)\n"
 	      "  -o, --output FILE   also write a Chrome trace at the end\n"
 	      "      --no-screen     no screen: only the final summary (also off a terminal)\n"
+	      CLI_EVERY_HELP
+	      "      --torch-ops     also aten operators in a PyTorch job (CUDA builds of torch:\n"
+	      "                      through its NVTX emission; see docs/python.md)\n"
 	      "      --max-mem SIZE  memory for kept events (default 1G; see 'proftop --help')\n"
 	      CLI_ANOMALY_HELP
 	      CLI_BASELINE_HELP
@@ -63,9 +66,23 @@ int cli_parse_secs(const char *s, uint64_t *ns)
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (errno || end == s || *end || !(v > 0) || v > 1e7)
+	double unit = 1e9; /* seconds unless a unit follows: 500ms, 10s, 2m, 1h */
+	if (end != s && *end) {
+		if (!strcmp(end, "ms"))
+			unit = 1e6;
+		else if (!strcmp(end, "s"))
+			unit = 1e9;
+		else if (!strcmp(end, "m") || !strcmp(end, "min"))
+			unit = 60e9;
+		else if (!strcmp(end, "h"))
+			unit = 3600e9;
+		else
+			return -1;
+		end += strlen(end);
+	}
+	if (errno || end == s || *end || !(v > 0) || v * unit > 1e16)
 		return -1;
-	*ns = (uint64_t)(v * 1e9);
+	*ns = (uint64_t)(v * unit);
 	return *ns ? 0 : -1;
 }
 
@@ -99,6 +116,39 @@ static int find_lib(char *buf, size_t len)
 	return -1;
 }
 
+/*
+ * The directory whose sitecustomize.py starts the zero-code Python helper:
+ * $PROFTOP_PYTHON/boot, else python/boot beside the build directory of the
+ * proftop binary (a source tree), else ../share/proftop/python/boot (make
+ * install). 0 with the path in buf, -1 when there is none.
+ */
+static int find_pyboot(char *buf, size_t len)
+{
+	char exe[PATH_MAX - 64], real[PATH_MAX];
+	const char *env = getenv("PROFTOP_PYTHON");
+	if (env && *env) {
+		snprintf(buf, len, "%s/boot/sitecustomize.py", env);
+		goto check;
+	}
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	snprintf(buf, len, "%s/../python/boot/sitecustomize.py", exe);
+	if (access(buf, R_OK) != 0)
+		snprintf(buf, len, "%s/../share/proftop/python/boot/sitecustomize.py", exe);
+check:
+	if (access(buf, R_OK) != 0 || !realpath(buf, real))
+		return -1;
+	*strrchr(real, '/') = 0;
+	snprintf(buf, len, "%s", real);
+	return 0;
+}
+
 /* Sets name=lib in the child unless it is already set to something else. */
 static int injection_var(const char *name, const char *lib, int warn)
 {
@@ -114,8 +164,14 @@ static int injection_var(const char *name, const char *lib, int warn)
 	return 1;
 }
 
-int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, size_t len)
+int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, size_t len,
+	       uint64_t *launch_id)
 {
+	/* marks the job's processes' sessions (shm.h launch_id): this proftop's
+	 * pid and the time, unique enough on one machine */
+	uint64_t lid = ((uint64_t)getpid() << 32) ^ (pt_now_ns() & 0xffffffffull);
+	char lid_s[32];
+	snprintf(lid_s, sizeof lid_s, "%llx", (unsigned long long)(lid ? lid : 1));
 	char lib[PATH_MAX];
 	int have_lib = find_lib(lib, sizeof lib) == 0;
 	if (!have_lib)
@@ -123,6 +179,17 @@ int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, s
 				"the probe, CPU samples only\n");
 	int set_nvtx = have_lib && injection_var("NVTX_INJECTION64_PATH", lib, 1);
 	int set_cuda = have_lib && injection_var("CUDA_INJECTION64_PATH", lib, 1);
+	char pyboot[PATH_MAX];
+	int have_py = have_lib && find_pyboot(pyboot, sizeof pyboot) == 0;
+	struct pt_buf pypath = {0};
+	if (have_py) {
+		/* first on PYTHONPATH: Python imports its sitecustomize.py at start-up */
+		const char *cur = getenv("PYTHONPATH");
+		pt_buf_printf(&pypath, "%s", pyboot);
+		if (cur && *cur)
+			pt_buf_printf(&pypath, ":%s", cur);
+		pt_buf_putc(&pypath, 0);
+	}
 	const char *pre = getenv("LD_PRELOAD");
 	struct pt_buf preload = {0};
 	if (have_lib) {
@@ -136,6 +203,7 @@ int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, s
 	pid_t pid = fork();
 	if (pid < 0) {
 		pt_buf_free(&preload);
+		pt_buf_free(&pypath);
 		return cli_fail("fork: %s", strerror(errno));
 	}
 	if (pid == 0) {
@@ -168,6 +236,9 @@ int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, s
 				setenv("NVTX_INJECTION64_PATH", lib, 1);
 			if (set_cuda)
 				setenv("CUDA_INJECTION64_PATH", lib, 1);
+			if (have_py)
+				setenv("PYTHONPATH", pypath.p, 1);
+			setenv("PROFTOP_LAUNCH_ID", lid_s, 1);
 		}
 		execvp(cmd[0], cmd);
 		int e = errno;
@@ -178,11 +249,14 @@ int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, s
 	}
 	setpgid(pid, pid); /* both sides, so the group exists before either runs on */
 	pt_buf_free(&preload);
+	pt_buf_free(&pypath);
 	if (log_path)
 		snprintf(log_used, len, "%s", log_path);
 	else
 		snprintf(log_used, len, "proftop-run-%d.log", (int)pid);
 	*child = pid;
+	if (launch_id)
+		*launch_id = strtoull(lid_s, NULL, 16);
 	return CLI_OK;
 }
 
@@ -220,10 +294,7 @@ int cli_write_trace(struct pt_trace *t, const char *path)
 	return CLI_OK;
 }
 
-/* A session in the child's subtree when CMD is a wrapper (sh -c, a script). */
-static int32_t find_descendant(void *ctx);
-
-enum { OPT_LOG = 256, OPT_NOSCREEN, OPT_MAXMEM };
+enum { OPT_LOG = 256, OPT_NOSCREEN, OPT_MAXMEM, OPT_TORCH_OPS };
 
 int cli_run(int argc, char **argv)
 {
@@ -235,11 +306,13 @@ int cli_run(int argc, char **argv)
 		{"max-mem", required_argument, NULL, OPT_MAXMEM},
 		{"baseline", required_argument, NULL, CLI_OPT_BASELINE},
 		{"help", no_argument, NULL, 'h'},
+		{"torch-ops", no_argument, NULL, OPT_TORCH_OPS},
+		CLI_EVERY_LONGOPT,
 		CLI_SCREEN_LONGOPTS,
 		CLI_ANOMALY_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
-	uint64_t refresh_ns = 1000000000ull;
+	uint64_t refresh_ns = 1000000000ull, every_ns = 0;
 	int delay_given = 0;
 	struct cli_anomaly an;
 	const char *log = NULL, *out = NULL, *baseline = NULL;
@@ -281,6 +354,14 @@ int cli_run(int argc, char **argv)
 		case CLI_OPT_BASELINE:
 			baseline = optarg;
 			break;
+		case CLI_OPT_EVERY:
+			if (cli_parse_secs(optarg, &every_ns))
+				return cli_usage_error("--every: '%s' is not a duration (10s, 1m)", optarg);
+			no_screen = 1;
+			break;
+		case OPT_TORCH_OPS:
+			setenv("PROFTOP_TORCH_OPS", "1", 1); /* the child inherits it */
+			break;
 		case OPT_MAXMEM:
 			if ((rc = cli_opt_max_mem(&lopt, optarg)))
 				return rc;
@@ -299,7 +380,8 @@ int cli_run(int argc, char **argv)
 	pt_live_signals();
 	pid_t child;
 	char log_used[PATH_MAX];
-	rc = cli_launch(argv + optind, log, &child, log_used, sizeof log_used);
+	uint64_t launch_id = 0;
+	rc = cli_launch(argv + optind, log, &child, log_used, sizeof log_used, &launch_id);
 	if (rc)
 		return rc;
 	char esc[PATH_MAX];
@@ -315,10 +397,9 @@ int cli_run(int argc, char **argv)
 	lo.procstat_ops = pt_backend_find("procstat");
 	lo.nvml_ops = pt_backend_find("nvml");
 	lo.child = child;
-	lo.session_pid = child;
-	lo.find_pid = find_descendant;
-	lo.find_ctx = &child;
+	lo.launch_id = launch_id;
 	lo.refresh_ns = refresh_ns;
+	lo.every_ns = every_ns;
 	lo.out = stdout;
 	if (tty && !no_screen) { /* the full-screen UI; the final summary follows it */
 		scr.o.refresh_ns = delay_given ? refresh_ns : TUI_AUTO_REFRESH_NS;
@@ -332,9 +413,7 @@ int cli_run(int argc, char **argv)
 	cli_screen_close(&scr);
 	pt_live_print(stdout, t, &res, 0, 0);
 	cli_anomaly_end(&an, t);
-	if (!res.session_found)
-		fprintf(stderr, "proftop: pid %d never opened a session (no probe loaded?)\n",
-			(int)child);
+	cli_say_launched(t, &res, child);
 	rc = pt_live_exit_code(res.child_status);
 	if (out && cli_write_trace_rescue(t, out) != CLI_OK && rc == 0)
 		rc = CLI_FAIL;
@@ -343,53 +422,35 @@ int cli_run(int argc, char **argv)
 	return rc;
 }
 
-/* ---- finding a session below a wrapper ---- */
-
-#include <dirent.h>
-
-#include "proftop/session.h"
-
-static int32_t parent_of(int32_t pid)
+/* Steps in t (every track's count). */
+static uint64_t trace_steps(const struct pt_trace *t)
 {
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	char *p = strrchr(buf, ')');
-	int ppid = 0;
-	char state;
-	if (!p || sscanf(p + 1, " %c %d", &state, &ppid) != 2)
-		return 0;
-	return ppid;
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < t->ntracks; i++)
+		n += t->tracks[i].steps;
+	return n;
 }
 
-static int32_t find_descendant(void *ctx)
+void cli_say_launched(const struct pt_trace *t, const struct pt_live_result *res, pid_t child)
 {
-	pid_t root = *(pid_t *)ctx;
-	struct pt_session_info *v;
-	size_t n;
-	char err[256];
-	int32_t found = 0;
-	if (pt_session_list(&v, &n, 0, NULL, err, sizeof err))
-		return 0;
-	for (size_t i = 0; i < n && !found; i++) {
-		if (!v[i].valid || v[i].exited)
-			continue;
-		int32_t p = v[i].pid;
-		for (int depth = 0; depth < 32 && p > 1; depth++) {
-			if (p == root) {
-				found = v[i].pid;
-				break;
-			}
-			p = parent_of(p);
-		}
+	if (!res->session_found) {
+		fprintf(stderr,
+			"proftop: no steps: pid %d and the processes it started recorded nothing "
+			"(no proftop or NVTX calls; a Python program is marked once it imports "
+			"torch; is it run with -I or -E, which ignore PYTHONPATH?)\n",
+			(int)child);
+		return;
 	}
-	free(v);
-	return found;
+	if (res->nsessions > 1)
+		fprintf(stderr, "proftop: recorded %s\n", res->describe);
+	if (trace_steps(t))
+		return;
+	for (uint32_t i = 0; i < t->nnotes; i++)
+		if (strncmp(pt_trace_note_text(t, i), "no steps", 8) == 0)
+			return; /* the source said why (the Python helper) */
+	fprintf(stderr,
+		"proftop: no steps: the job recorded %llu events but never marked a step "
+		"(proftop_step(), an optimizer step or forward of a torch model, or an NVTX "
+		"range named 'step')\n",
+		(unsigned long long)t->events_seen);
 }

@@ -308,7 +308,8 @@ int cli_serve(int argc, char **argv)
 	if (have_cmd) {
 		pid_t child;
 		char log_used[PATH_MAX];
-		if ((rc = cli_launch(argv + optind, log, &child, log_used, sizeof log_used))) {
+		if ((rc = cli_launch(argv + optind, log, &child, log_used, sizeof log_used,
+				      &lo.launch_id))) {
 			serve_http_stop(ctx.http);
 			goto out;
 		}
@@ -316,7 +317,6 @@ int cli_serve(int argc, char **argv)
 		fprintf(stderr, "proftop: started pid %d; its output goes to %s\n", (int)child,
 			esc);
 		lo.child = child;
-		lo.session_pid = child;
 	} else if (src.n == 1) {
 		lo.session_pid = src.pid[0];
 	} else {

@@ -105,6 +105,54 @@ void pt_live_print(FILE *out, struct pt_trace *t, const struct pt_live_result *r
 	fflush(out);
 }
 
+void pt_live_line(FILE *out, struct pt_trace *t, struct pt_live_line_state *ls,
+		  uint64_t elapsed_ns)
+{
+	struct pt_agg_opts ao;
+	pt_agg_opts_init(&ao);
+	ao.t0_ns = ls->since_ns; /* only what is new: steps are contiguous, the next starts there */
+	struct pt_summary *s = pt_summarize(t, &ao);
+	uint64_t dropped = t->warnings[PT_WARN_SOURCE_DROPPED] + t->warnings[PT_WARN_STORE_DROPPED];
+	uint64_t n = 0, samples = 0, all_samples = 1, sum[PT_MS__COUNT] = {0}, last_end = 0;
+	for (size_t i = 0; i < s->nsteps; i++) {
+		const struct pt_step *st = &s->steps[i];
+		uint64_t end = st->start_ns + st->dur_ns;
+		n++;
+		samples += st->samples;
+		all_samples &= st->samples > 0;
+		for (int r = 0; r < PT_MS__COUNT; r++)
+			sum[r] += st->cpu_ns[r];
+		if (end > last_end)
+			last_end = end;
+	}
+	fprintf(out, "proftop: t=%.1fs", (double)elapsed_ns / 1e9);
+	if (!n) {
+		fprintf(out, " steps=0 dropped=%llu\n", (unsigned long long)dropped);
+		pt_summary_free(s);
+		fflush(out);
+		return;
+	}
+	ls->since_ns = last_end;
+	ls->steps += n;
+	double step_s = (double)sum[PT_MS_STEP] / 1e9;
+	double ips = step_s > 0 ? (double)(all_samples ? samples : n) / step_s : 0;
+	fprintf(out, " step=%lld steps=%llu ips=%.1f%s reader_cost_ms=%.3f batch_cost_ms=%.3f",
+		(long long)ls->steps - 1, (unsigned long long)n, ips, all_samples ? "" : " ips_unit=steps/s",
+		(double)sum[PT_MS_DATALOADER] / 1e6 / (double)n, (double)sum[PT_MS_STEP] / 1e6 / (double)n);
+	static const struct {
+		const char *key;
+		int row;
+	} share[] = {{"reader_ratio", PT_MS_DATALOADER}, {"dataloader", PT_MS_DATALOADER},
+		     {"forward", PT_MS_FORWARD},         {"backward", PT_MS_BACKWARD},
+		     {"optimization", PT_MS_OPTIMIZATION}, {"others", PT_MS_OTHERS}};
+	for (size_t i = 0; i < sizeof share / sizeof share[0]; i++)
+		fprintf(out, " %s=%.1f%%", share[i].key,
+			sum[PT_MS_STEP] ? 100.0 * (double)sum[share[i].row] / (double)sum[PT_MS_STEP] : 0.0);
+	fprintf(out, " dropped=%llu\n", (unsigned long long)dropped);
+	pt_summary_free(s);
+	fflush(out);
+}
+
 static void try_open(struct pt_backend **sess, struct pt_backend **proc, const struct pt_live_opts *o,
 		     struct pt_live_result *res, int32_t pid)
 {
@@ -166,12 +214,23 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 	uint64_t busy_ns = poll_ns < PT_LIVE_BUSY_POLL_NS ? poll_ns : PT_LIVE_BUSY_POLL_NS;
 	uint64_t gap_ns = busy_ns; /* until the next drain, see live_drain_gap() */
 	uint64_t t0 = pt_now_ns(), next_draw = t0 + o->refresh_ns;
+	uint64_t next_line = t0 + o->every_ns;
+	struct pt_live_line_state line = {0, 0};
 	uint64_t next_slow = t0; /* next full period: samplers, sessions to find */
 	sig_atomic_t sigs_seen = sig_count;
 	int ended = 0;
 	memset(res, 0, sizeof *res);
-	if ((o->npids || o->all_sessions) && o->session_ops)
+	if ((o->npids || o->all_sessions || o->launch_id) && o->session_ops)
 		multi = live_multi_new(o, t, poll_ns);
+	if (multi && o->child && o->procstat_ops) {
+		/* the launched command's CPU from its start, whatever records */
+		struct pt_backend_args a = {0};
+		char err[256];
+		a.pid = o->child;
+		a.interval_ns = poll_ns;
+		if (o->procstat_ops->open(&proc, &a, err, sizeof err) != 0)
+			proc = NULL;
+	}
 	for (;;) {
 		uint64_t now = pt_now_ns();
 		/* early wake-ups (a busy session, a signal) are for the session only */
@@ -202,6 +261,8 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 				/* its segment stays: open it now if it never was */
 				if (!sess && !multi)
 					try_open(&sess, &proc, o, res, o->session_pid);
+				if (multi)
+					live_multi_final(multi, now, res);
 			}
 		}
 		if ((sess || res->session_found) && !nvml_tried) {
@@ -259,6 +320,12 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 			res->timed_out = 1;
 			break;
 		}
+		if (o->every_ns && now >= next_line) {
+			pt_live_line(o->out, t, &line, now - t0);
+			next_line += o->every_ns;
+			if (next_line <= now)
+				next_line = now + o->every_ns;
+		}
 		if (o->screen && now >= next_draw) {
 			pt_live_print(o->out, t, res, 20, 1);
 			next_draw = now + o->refresh_ns;
@@ -280,6 +347,8 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 			sleep_ns(wait);
 		}
 	}
+	if (o->every_ns) /* the steps since the last line */
+		pt_live_line(o->out, t, &line, pt_now_ns() - t0);
 	if (sess)
 		sess->ops->close(sess); /* detaches: the probe goes back to flight recording */
 	if (proc)

@@ -32,7 +32,7 @@ struct pt_live_opts {
 	pid_t child;             /* launched CMD (0: attach) */
 	int32_t session_pid;     /* session to open (the child's pid when launching) */
 	/*
-	 * Several sessions at once (no child): the sessions of pids[0..npids),
+	 * Several sessions at once: the sessions of pids[0..npids),
 	 * and with all_sessions every live session of this user, including
 	 * those that appear while the loop runs (torchrun starts its ranks
 	 * over a few seconds). Either one selects the multi-session mode:
@@ -47,6 +47,16 @@ struct pt_live_opts {
 	const int32_t *pids;
 	size_t npids;
 	int all_sessions;
+	/*
+	 * The job this proftop launched (with child): the sessions whose
+	 * segment carries this launch id (PROFTOP_LAUNCH_ID, inherited by every
+	 * process below the child: a wrapper script's python, torchrun's ranks),
+	 * each opened once it has recorded something, so a shell or a launcher
+	 * that records nothing is not a rank. Multi-session mode; the child's
+	 * own CPU is sampled from the start; the loop ends when the child has
+	 * exited, after a last look at every session.
+	 */
+	uint64_t launch_id;
 	/* optional: another pid to try while the child's own session is missing
 	 * (a wrapper script whose child loads the probe); 0 = none yet */
 	int32_t (*find_pid)(void *ctx);
@@ -60,6 +70,8 @@ struct pt_live_opts {
 	uint64_t poll_ns;        /* 0: PT_LIVE_POLL_NS */
 	uint64_t refresh_ns;     /* redraw period when screen is set */
 	uint64_t duration_ns;    /* stop recording after this (0: no limit) */
+	/* one benchmark line on out every every_ns (pt_live_line); 0 = none */
+	uint64_t every_ns;
 	int screen;              /* redraw a text summary on out (a tty) */
 	FILE *out;
 	/*
@@ -113,6 +125,21 @@ void pt_live_signals(void);
  * with several ranks in t, the Rank Summary too). */
 void pt_live_print(FILE *out, struct pt_trace *t, const struct pt_live_result *res, int top,
 		   int clear);
+/*
+ * One line of figures for logs (--every), over the steps that began since
+ * the last line (st, zero at first), e.g.
+ *   proftop: t=10.0s step=1234 steps=56 ips=456.7 reader_cost_ms=1.234
+ *   batch_cost_ms=4.567 reader_ratio=27.0% dataloader=27.0% forward=30.1%
+ *   backward=40.2% optimization=2.0% others=0.7% dropped=0
+ * (one line; ips in samples/s when every step has a sample count, else
+ * steps/s with "ips_unit=steps/s"; no steps: "steps=0" and no figures).
+ */
+struct pt_live_line_state {
+	uint64_t since_ns; /* the last counted step's end */
+	uint64_t steps;    /* steps counted so far (step= is the last one's number, from 0) */
+};
+void pt_live_line(FILE *out, struct pt_trace *t, struct pt_live_line_state *st,
+		  uint64_t elapsed_ns);
 /* Exit code of a wait status: the code, or 128 + signal. */
 int pt_live_exit_code(int status);
 

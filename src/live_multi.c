@@ -47,7 +47,9 @@ struct entry {
 	size_t pub;     /* index in m->pub once opened */
 };
 
-enum { ENTRY_PENDING, ENTRY_OPEN, ENTRY_EXITED, ENTRY_GIVEN_UP };
+/* ENTRY_WATCH: a session of the launched job (launch id) that has not
+ * recorded anything yet; looked at again at every scan. */
+enum { ENTRY_PENDING, ENTRY_OPEN, ENTRY_EXITED, ENTRY_GIVEN_UP, ENTRY_WATCH };
 
 struct live_multi {
 	const struct pt_live_opts *o;
@@ -116,7 +118,25 @@ static int32_t name_pid(const char *name)
 	return (int32_t)v;
 }
 
-/* --all: new names in the session directory become pending entries. */
+/* launch id mode: a candidate becomes pending once it has recorded
+ * something; one of another job, or one that ended with nothing, is left. */
+static void watch_entry(struct live_multi *m, struct entry *e)
+{
+	struct pt_session_peek pk;
+	if (pt_session_peek(e->pid, &pk) != 0) {
+		if (pid_gone(e->pid))
+			e->state = ENTRY_GIVEN_UP;
+		return; /* not readable yet (being created): next scan */
+	}
+	if (pk.launch_id != m->o->launch_id || (pk.exited && !pk.recorded))
+		e->state = ENTRY_GIVEN_UP;
+	else if (pk.recorded)
+		e->state = ENTRY_PENDING;
+	else
+		e->state = ENTRY_WATCH;
+}
+
+/* --all / launch id: new names in the session directory become entries. */
 static void scan_dir(struct live_multi *m)
 {
 	char dir[512], err[256];
@@ -142,8 +162,13 @@ static void scan_dir(struct live_multi *m)
 			e->tries = 0;
 		}
 		e->ino = (uint64_t)de->d_ino; /* open_entry tells stale from new */
+		if (m->o->launch_id)
+			e->state = ENTRY_WATCH;
 	}
 	closedir(d);
+	for (size_t i = 0; m->o->launch_id && i < m->n; i++)
+		if (m->v[i].state == ENTRY_WATCH)
+			watch_entry(m, &m->v[i]);
 }
 
 /* RANK, else LOCAL_RANK from the session header; -1 when neither or not a session. */
@@ -178,7 +203,7 @@ static void open_entry(struct live_multi *m, struct entry *e, struct pt_live_res
 		return;
 	}
 	struct pt_session *s = pt_backend_session_of(e->sess);
-	if (from_scan && s && pt_session_owner_exited(s) &&
+	if (from_scan && !o->launch_id && s && pt_session_owner_exited(s) &&
 	    pt_session_header(s)->clock_origin_ns < m->start_ns) {
 		/* a finished process's segment, not a rank of this run (one
 		 * that started and ended between two looks is: read it) */
@@ -192,7 +217,9 @@ static void open_entry(struct live_multi *m, struct entry *e, struct pt_live_res
 	e->due_ns = 0;
 	e->rank = rank_of(e->sess);
 	pt_trace_set_proc(m->t, e->pid, e->rank, m->host[0] ? m->host : NULL);
-	if (o->procstat_ops && o->procstat_ops->open(&e->proc, &a, err, sizeof err) != 0)
+	/* the launched child's CPU is sampled by the loop from its start */
+	if (o->procstat_ops && !(o->child && e->pid == o->child) &&
+	    o->procstat_ops->open(&e->proc, &a, err, sizeof err) != 0)
 		e->proc = NULL;
 	/* the public list grows only here; entries keep their index */
 	m->pub = pt_xrealloc(m->pub, (m->npub + 1) * sizeof *m->pub);
@@ -292,7 +319,7 @@ static void publish(struct live_multi *m, struct pt_live_result *res)
 void live_multi_open(struct live_multi *m, uint64_t now_ns, struct pt_live_result *res)
 {
 	size_t before = m->npub;
-	if (m->o->all_sessions && now_ns >= m->next_scan_ns) {
+	if ((m->o->all_sessions || m->o->launch_id) && now_ns >= m->next_scan_ns) {
 		scan_dir(m);
 		m->next_scan_ns = now_ns + PT_LIVE_SCAN_NS;
 	}
@@ -378,6 +405,8 @@ static int any_pending(const struct live_multi *m)
 
 int live_multi_done(struct live_multi *m, uint64_t now_ns, struct pt_live_result *res)
 {
+	if (m->o->launch_id)
+		return 0; /* the launched job ends with its child (live_multi_final) */
 	if (m->live || any_pending(m))
 		return 0;
 	if (m->o->all_sessions) {
@@ -389,6 +418,13 @@ int live_multi_done(struct live_multi *m, uint64_t now_ns, struct pt_live_result
 		return !m->live && !any_pending(m);
 	}
 	return 1;
+}
+
+void live_multi_final(struct live_multi *m, uint64_t now_ns, struct pt_live_result *res)
+{
+	m->next_scan_ns = 0;
+	live_multi_open(m, now_ns, res);
+	live_multi_drain(m, now_ns, 1, m->busy_ns, res);
 }
 
 void live_multi_free(struct live_multi *m, struct pt_live_result *res)

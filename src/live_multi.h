@@ -35,6 +35,8 @@ size_t live_multi_live(const struct live_multi *m);
 int32_t live_multi_first_pid(const struct live_multi *m);
 /* 1 when the loop should end: every session found has ended and none is pending. */
 int live_multi_done(struct live_multi *m, uint64_t now_ns, struct pt_live_result *res);
+/* The launched child has exited: a last scan, open and drain of everything. */
+void live_multi_final(struct live_multi *m, uint64_t now_ns, struct pt_live_result *res);
 /* Closes everything; res->sessions becomes NULL. */
 void live_multi_free(struct live_multi *m, struct pt_live_result *res);
 

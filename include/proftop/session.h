@@ -99,6 +99,18 @@ struct pt_session_info {
 #define PT_SESSION_STALE_NS (600ull * 1000000000ull)
 int pt_session_list(struct pt_session_info **out, size_t *n, int clean, size_t *cleaned,
 		    char *err, size_t errlen);
+/*
+ * A look at pid's segment without attaching (no heartbeat, no drain): its
+ * launch id (shm.h), whether it has recorded anything (a ring claimed) and
+ * whether its owner exited. 0, or PT_E* when there is no valid segment.
+ */
+struct pt_session_peek {
+	uint64_t launch_id;
+	int32_t ppid;
+	int recorded;
+	int exited;
+};
+int pt_session_peek(int32_t pid, struct pt_session_peek *out);
 /* Path of the segment of pid in the session directory. */
 int pt_session_path(int32_t pid, char *buf, size_t len, char *err, size_t errlen);
 

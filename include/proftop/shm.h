@@ -103,6 +103,14 @@ struct pt_shm_header {
 	 * its hot path, timed once the clock has settled), in picoseconds;
 	 * 0 = not measured yet. Written once, relaxed. */
 	uint64_t event_cost_ps;
+	/* Added within ABI 1: PROFTOP_LAUNCH_ID of the process's environment
+	 * (hex; 0 = none). `proftop run|record|serve -- CMD` sets it for CMD, and
+	 * every process below CMD inherits it, so proftop finds the sessions of
+	 * the job it started (a wrapper script's python, torchrun's ranks) and
+	 * no others. Written once before the magic. */
+	uint64_t launch_id;
+	int32_t ppid; /* getppid() when the probe started */
+	uint32_t reserved2;
 };
 
 struct pt_shm_ring {

@@ -1,0 +1,685 @@
+"""proftop_auto.py - marks an unmodified PyTorch job for proftop.
+
+`proftop run|record|serve -- python train.py` puts python/boot/ on PYTHONPATH;
+its sitecustomize.py waits for `import torch` (it never imports torch itself)
+and then calls install(torch). `proftop -p PID --inject` calls install() in a
+running job. From then on, with no change to the script:
+
+- Forward: the outermost nn.Module call on a thread is the Forward phase;
+  every module call below it is an operator named by its qualified name and
+  type, "features.0 (Conv2d)", down to PROFTOP_TORCH_DEPTH levels of the
+  module tree (default 3). A loss module (torch.nn.modules.loss._Loss) called
+  on its own is a Forward phase with the operator "loss: CrossEntropyLoss".
+- Backward: torch.autograd.backward (which Tensor.backward calls) and
+  torch.autograd.grad; the outermost call on a thread.
+- Optimization: step() and zero_grad() of every torch.optim.Optimizer
+  subclass (user-defined ones too: wrapped per class when the first instance
+  is made), and LR schedulers' step(); operators "SGD.step", "StepLR.step".
+- Dataloader: each __next__ of a torch.utils.data.DataLoader iterator, with
+  workers or without.
+- Steps: in a training job (a backward or an optimizer step has been seen),
+  one step per optimizer step: a step ends when its last optimizer, zero_grad
+  or scheduler call returns, and the next begins there, so steps are
+  contiguous like torch.profiler's ProfilerStep (evaluation between epochs
+  lands in the first step after it). Gradient accumulation (several
+  forward/backward per optimizer step) and optimizers stepping back to back
+  are one step; optimizers stepping apart (a GAN's D and G) are one step
+  each. Until then (inference, evaluation loops) one step per outermost
+  forward. The step ends once the next one begins (or at exit), with
+  proftop_step_span.
+- Samples per step: the batch dimension of what the DataLoader yields in the
+  step (summed over gradient accumulation), else of the outermost forwards'
+  inputs; PROFTOP_BATCH=N fixes it.
+
+How: Module.__call__, Optimizer.__init__ and the methods above are wrapped
+(try/finally, so a forward that raises still closes its ranges at once, and
+the exception reaches the script unchanged). torch's global module hooks
+were measured slower (they switch every module call to torch's slow path and
+cost two Python calls) and, before torch 2.1, are not called when a forward
+raises. Inside torch.compile tracing the wrappers step aside. An exception of
+the helper's own is caught, counted and reported once as a note; it never
+reaches the script. DataLoader workers (fork or spawn) and torch's launchers
+record nothing. An explicit proftop.torch.instrument() in the script takes
+over: the helper stands down, so nothing is counted twice.
+
+Switches: PROFTOP_TORCH=0 (off), PROFTOP_TORCH_DEPTH=N, PROFTOP_BATCH=N,
+PROFTOP_TORCH_OPS=1 (aten operators through emit_nvtx, CUDA builds only).
+"""
+
+import atexit
+import functools
+import os
+import sys
+import threading
+
+import proftop
+
+__all__ = ["install", "stand_down", "status"]
+
+_DATALOADER, _FORWARD, _BACKWARD, _OPTIMIZATION = 1, 2, 3, 4
+
+# Module globals read on every hooked call (LOAD_GLOBAL is cached).
+_off = True            # hooks pass straight through
+_lib = None            # ctypes library (proftop.lib())
+_max_depth = 3
+_batch_fixed = 0       # PROFTOP_BATCH
+_train = False         # a backward or optimizer step has been seen
+_compiling = None      # torch.compiler.is_compiling, when torch has it
+_grad_enabled = None   # torch.is_grad_enabled
+_loss_base = ()        # torch.nn.modules.loss._Loss
+_wrapper_roots = ()    # DistributedDataParallel, DataParallel: labelled from .module
+
+_tls = threading.local()
+_all_ts = None         # WeakSet of every live thread's state
+_lock = threading.Lock()
+_labels = None         # WeakKeyDictionary root -> {id(module): (name_id, depth)}
+_torch = None
+_installed = False
+_errors = 0
+_attach = False        # installed into a running job: skip the first partial step
+_activity = False      # any hooked call ran
+_steps = 0             # steps emitted
+_rule = None           # "optimizer" / "forward": the rule of the last step emitted
+
+
+class _TS(object):
+    """One thread's state: module depth, open ranges, the step being built."""
+    __slots__ = ("depth", "names", "root", "in_bwd", "in_opt", "in_fetch", "start", "pending",
+                 "loader_samples", "fwd_samples", "partial", "__weakref__")
+
+    def __init__(self):
+        self.depth = 0            # nn.Module calls open on this thread
+        self.names = None         # label map of the outermost module being called
+        self.root = None          # that module
+        self.in_bwd = self.in_opt = self.in_fetch = False
+        self.start = None         # ns: the open step began here
+        self.pending = None       # ns: the open step ends here unless more optimizer calls come
+        self.loader_samples = 0
+        self.fwd_samples = 0
+        self.partial = _attach    # attached mid-step: the first step is not whole
+
+    def __del__(self):
+        # The thread has ended (its thread-local data goes away while it still
+        # runs, on its own ring): its last step ends here too.
+        try:
+            if self.pending is not None and not _off:
+                _emit_step(self)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _ts():
+    try:
+        return _tls.ts
+    except AttributeError:
+        ts = _tls.ts = _TS()
+        with _lock:
+            _all_ts.add(ts)
+        return ts
+
+
+def _fail(exc):
+    """An error of the helper's own: counted, said once, never raised."""
+    global _errors
+    _errors += 1
+    if _errors == 1:
+        try:
+            msg = "%s: %s" % (type(exc).__name__, exc)
+            _lib.proftop_mark(("proftop: the Python helper caught an error of its own and "
+                               "carries on (the job is unaffected): %s" % msg[:300])
+                              .encode("utf-8", "replace"))
+        except Exception:
+            pass
+
+
+def _now():
+    return _lib.proftop_now()
+
+
+# ---- steps
+
+def _emit_step(ts):
+    """Closes the open step at ts.pending; the next one starts there."""
+    global _steps, _rule
+    end = ts.pending
+    ts.pending = None
+    start = ts.start if ts.start is not None else end
+    ts.start = end
+    samples = _batch_fixed or ts.loader_samples or ts.fwd_samples
+    ts.loader_samples = ts.fwd_samples = 0
+    if ts.partial:
+        ts.partial = False  # attached mid-step: steps start at this boundary
+        return
+    rule = "optimizer" if _train else "forward"
+    if rule != _rule:
+        _rule = rule
+        if rule == "optimizer":
+            text = ("proftop: steps: one per optimizer step (torch %s, zero-code helper)"
+                    % _torch.__version__)
+        else:
+            text = ("proftop: steps: one per outermost model forward: no optimizer step or "
+                    "backward seen (torch %s, zero-code helper)" % _torch.__version__)
+        _lib.proftop_mark(text.encode())
+    _lib.proftop_step_span(start, end, samples)
+    _steps += 1
+    if _attach:
+        _check_reader()
+
+
+def _begin(ts):
+    """A fetch, outermost forward, backward or optimizer step begins."""
+    if ts.pending is not None:
+        _emit_step(ts)
+    if ts.start is None:
+        ts.start = _now()
+
+
+def _set_train():
+    global _train
+    if not _train:
+        _train = True
+        # the forward-end boundaries of the inference rule no longer hold
+        with _lock:
+            for ts in list(_all_ts):
+                ts.pending = None
+
+
+def _batch_size(obj, depth=0):
+    """First dimension of the first tensor found in obj (tensor, sequence, dict)."""
+    shape = getattr(obj, "shape", None)
+    if shape is not None and hasattr(obj, "dim"):
+        return int(shape[0]) if len(shape) > 0 else 0
+    if depth > 3:
+        return 0
+    if isinstance(obj, dict):
+        obj = list(obj.values())
+    if isinstance(obj, (list, tuple)):
+        for x in obj[:8]:
+            n = _batch_size(x, depth + 1)
+            if n:
+                return n
+    return 0
+
+
+# ---- module labels
+
+def _name_id(text):
+    return _lib.proftop_name(text.encode("utf-8", "replace"))
+
+
+def _build_labels(root):
+    base = root
+    if isinstance(root, _wrapper_roots) and hasattr(root, "module"):
+        base = root.module  # DDP(model): label model's modules, no "module." prefix
+    m = {id(base): (0, 0)} if base is not root else {}
+    for qual, mod in base.named_modules():
+        if mod is base or not qual:
+            continue
+        depth = qual.count(".") + 1
+        m[id(mod)] = (_name_id("%s (%s)" % (qual, type(mod).__name__)) if depth <= _max_depth
+                      else 0, depth)
+    return m
+
+
+def _labels_of(root):
+    m = _labels.get(root)
+    if m is None:
+        m = _labels[root] = _build_labels(root)
+    return m
+
+
+def _label_miss(ts, mod):
+    """A module the root's map lacks: registered since (the map is rebuilt), or
+    not registered under the root at all (named by its type, at its call depth)."""
+    key = id(mod)
+    m = ts.names
+    if ts.root is not None:
+        m = _labels[ts.root] = _build_labels(ts.root)
+        ts.names = m
+        ent = m.get(key)
+        if ent is not None:
+            return ent
+    ent = (_name_id("(%s)" % type(mod).__name__) if ts.depth <= _max_depth else 0, ts.depth)
+    m[key] = ent
+    return ent
+
+
+# ---- the wrappers
+
+def _wrap_module_call(orig):
+    def __call__(self, *args, **kwargs):
+        if _off or (_compiling is not None and _compiling()):
+            return orig(self, *args, **kwargs)
+        code = 0
+        try:
+            ts = _tls.ts
+        except AttributeError:
+            ts = _ts()
+        d = ts.depth
+        try:
+            if d == 0:
+                code = _root_enter(ts, self, args)
+            else:
+                ent = ts.names.get(id(self)) if ts.names is not None else None
+                if ent is None and ts.names is not None:
+                    ent = _label_miss(ts, self)
+                if ent is not None and ent[0]:
+                    _lib.proftop_op_push_id(ent[0])
+                    code = 1
+        except Exception as e:  # noqa: BLE001 - the helper's own error
+            _fail(e)
+        ts.depth = d + 1
+        try:
+            return orig(self, *args, **kwargs)
+        finally:
+            ts.depth = d
+            if code:
+                try:
+                    if code == 1:
+                        _lib.proftop_op_pop()
+                    else:
+                        _root_exit(ts, code)
+                except Exception as e:  # noqa: BLE001
+                    _fail(e)
+    return functools.wraps(orig)(__call__)
+
+
+def _root_enter(ts, mod, args):
+    """Outermost module call: the Forward phase (2), or a loss on its own (3)."""
+    global _activity
+    _activity = True
+    if isinstance(mod, _loss_base):
+        _lib.proftop_phase_push(_FORWARD)
+        _lib.proftop_op_push_id(_loss_label(mod))
+        ts.names = None
+        ts.root = None
+        return 3
+    _begin(ts)
+    if not _batch_fixed and (_grad_enabled() or not _train):
+        ts.fwd_samples += _batch_size(args)
+    ts.names = _labels_of(mod)
+    ts.root = mod
+    _lib.proftop_phase_push(_FORWARD)
+    return 2
+
+
+_loss_ids = {}
+
+
+def _loss_label(mod):
+    t = type(mod)
+    i = _loss_ids.get(t)
+    if i is None:
+        i = _loss_ids[t] = _name_id("loss: %s" % t.__name__)
+    return i
+
+
+def _root_exit(ts, code):
+    if code == 3:
+        _lib.proftop_op_pop()
+    _lib.proftop_phase_pop()
+    ts.names = None
+    ts.root = None
+    if code == 2 and not _train:
+        ts.pending = _now()  # inference: a step per outermost forward
+
+
+def _wrap_backward(orig):
+    def backward(*args, **kwargs):
+        if _off:
+            return orig(*args, **kwargs)
+        ts = _ts()
+        if ts.in_bwd:
+            return orig(*args, **kwargs)
+        pushed = False
+        try:
+            global _activity
+            _activity = True
+            _set_train()
+            _begin(ts)
+            _lib.proftop_phase_push(_BACKWARD)
+            pushed = True
+        except Exception as e:  # noqa: BLE001
+            _fail(e)
+        ts.in_bwd = True
+        try:
+            return orig(*args, **kwargs)
+        finally:
+            ts.in_bwd = False
+            if pushed:
+                try:
+                    _lib.proftop_phase_pop()
+                except Exception as e:  # noqa: BLE001
+                    _fail(e)
+    return functools.wraps(orig)(backward)
+
+
+_method_ids = {}
+
+
+def _method_label(obj, meth):
+    key = (type(obj), meth)
+    i = _method_ids.get(key)
+    if i is None:
+        i = _method_ids[key] = _name_id("%s.%s" % (type(obj).__name__, meth))
+    return i
+
+
+def _wrap_opt_method(orig, meth, role):
+    """role: 'step' (an optimizer step: ends a step), 'extra' (zero_grad,
+    a scheduler: part of the step being closed, or of the next one)."""
+    def method(self, *args, **kwargs):
+        if _off:
+            return orig(self, *args, **kwargs)
+        ts = _ts()
+        if ts.in_opt:
+            return orig(self, *args, **kwargs)  # super().step(), step() calling zero_grad()
+        pushed = False
+        try:
+            global _activity
+            _activity = True
+            if role == "step":
+                _set_train()
+                if ts.pending is None:
+                    _begin(ts)
+                pushed = True
+            elif ts.start is not None or ts.pending is not None:
+                pushed = True  # not before the first step (a scheduler's first step() in __init__)
+            if pushed:
+                _lib.proftop_phase_push(_OPTIMIZATION)
+                _lib.proftop_op_push_id(_method_label(self, meth))
+        except Exception as e:  # noqa: BLE001
+            pushed = False
+            _fail(e)
+        ts.in_opt = True
+        try:
+            return orig(self, *args, **kwargs)
+        finally:
+            ts.in_opt = False
+            if pushed:
+                try:
+                    _lib.proftop_op_pop()
+                    _lib.proftop_phase_pop()
+                    if role == "step" or ts.pending is not None:
+                        ts.pending = _now()
+                except Exception as e:  # noqa: BLE001
+                    _fail(e)
+    method = functools.wraps(orig)(method)
+    method._proftop_wrapped = True
+    return method
+
+
+def _wrap_class_methods(cls, names, role):
+    for meth in names:
+        f = getattr(cls, meth, None)
+        if f is None or getattr(f, "_proftop_wrapped", False):
+            continue
+        try:
+            setattr(cls, meth, _wrap_opt_method(f, meth, role))
+        except (TypeError, AttributeError):
+            pass
+
+
+def _wrap_opt_init(orig):
+    def __init__(self, *args, **kwargs):
+        orig(self, *args, **kwargs)
+        try:
+            _wrap_class_methods(type(self), ("step",), "step")
+            _wrap_class_methods(type(self), ("zero_grad",), "extra")
+        except Exception as e:  # noqa: BLE001
+            _fail(e)
+    return functools.wraps(orig)(__init__)
+
+
+def _wrap_next(orig):
+    def __next__(self):
+        if _off:
+            return orig(self)
+        ts = _ts()
+        if ts.in_fetch:
+            return orig(self)
+        pushed = False
+        try:
+            global _activity
+            _activity = True
+            _begin(ts)
+            _lib.proftop_phase_push(_DATALOADER)
+            pushed = True
+        except Exception as e:  # noqa: BLE001
+            _fail(e)
+        ts.in_fetch = True
+        try:
+            batch = orig(self)
+        finally:
+            ts.in_fetch = False
+            if pushed:
+                try:
+                    _lib.proftop_phase_pop()
+                except Exception as e:  # noqa: BLE001
+                    _fail(e)
+        if not _batch_fixed:
+            try:
+                ts.loader_samples += _batch_size(batch)
+            except Exception as e:  # noqa: BLE001
+                _fail(e)
+        return batch
+    return functools.wraps(orig)(__next__)
+
+
+# ---- an attached job: quiet while nobody reads
+
+_QUIET_NS = 5 * 1000000000
+_reader_seen_ns = 0
+
+
+def _check_reader():
+    """Once a step: after 5 s without a reader the hooks pass straight through,
+    and a 1 Hz watcher turns them back on when a reader attaches again."""
+    global _off, _reader_seen_ns
+    now = _now()
+    if _lib.proftop_reader_attached():
+        _reader_seen_ns = now
+        return
+    if _reader_seen_ns == 0:
+        _reader_seen_ns = now
+    if now - _reader_seen_ns < _QUIET_NS:
+        return
+    _off = True
+    _lib.proftop_mark(b"proftop: no reader for 5 s: the zero-code helper went quiet")
+    t = threading.Thread(target=_watch_reader, name="proftop-watch", daemon=True)
+    t.start()
+
+
+def _watch_reader():
+    global _off, _reader_seen_ns
+    import time
+    while _off and _installed and not _stood_down:
+        time.sleep(1.0)
+        try:
+            if _lib.proftop_reader_attached():
+                with _lock:
+                    for ts in list(_all_ts):
+                        ts.pending = ts.start = None
+                        ts.partial = True  # steps restart at a boundary
+                        ts.loader_samples = ts.fwd_samples = 0
+                _reader_seen_ns = _now()
+                _off = False
+                return
+        except Exception:  # noqa: BLE001
+            return
+
+
+# ---- install, stand down, exit
+
+def _env_int(name, default):
+    try:
+        v = int(os.environ.get(name, ""))
+        return v if v >= 0 else default
+    except ValueError:
+        return default
+
+
+def _is_launcher():
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    name = getattr(spec, "name", "") or ""
+    argv0 = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return name.startswith("torch.distributed.") or argv0 in ("torchrun", "torchx")
+
+
+def _is_worker():
+    """A DataLoader (or other multiprocessing) child: records nothing."""
+    mp = sys.modules.get("multiprocessing")
+    try:
+        if mp is not None and mp.parent_process() is not None:
+            return True
+    except Exception:  # noqa: BLE001 - Python < 3.8
+        pass
+    argv = list(getattr(sys, "orig_argv", None) or sys.argv or [])
+    return "--multiprocessing-fork" in argv or \
+        any("from multiprocessing." in a for a in argv if isinstance(a, str))
+
+
+def _after_fork_child():
+    global _off
+    _off = True  # the probe records nothing in a forked child either
+
+
+def _at_exit():
+    """Closes this thread's last step; says why there were none."""
+    global _off
+    if _off and not _installed:
+        return
+    try:
+        ts = getattr(_tls, "ts", None)
+        if not _off and ts is not None and ts.pending is not None:
+            _emit_step(ts)
+        if _steps == 0 and not _is_launcher() and _lib is not None and _installed:
+            if _activity:
+                text = ("proftop: no steps: the outermost forward never returned and no "
+                        "optimizer step ran")
+            else:
+                text = ("proftop: no steps: torch %s was imported, but no model forward, "
+                        "backward or optimizer step ran (no training loop seen)"
+                        % _torch.__version__)
+            _lib.proftop_mark(text.encode())
+        if _errors > 1:
+            _lib.proftop_mark(("proftop: the Python helper caught %d errors of its own"
+                               % _errors).encode())
+    except Exception:  # noqa: BLE001
+        pass
+    _off = True
+
+
+def _torch_ops(torch):
+    """PROFTOP_TORCH_OPS=1: aten operators through emit_nvtx on CUDA builds."""
+    if getattr(torch.version, "cuda", None) is None:
+        _lib.proftop_mark(("proftop: --torch-ops: aten operators are not available: torch %s "
+                           "was built without CUDA, and its NVTX emission needs CUDA; modules, "
+                           "phases and steps are shown" % torch.__version__).encode())
+        return None
+    try:
+        ctx = torch.autograd.profiler.emit_nvtx(record_shapes=False)
+        ctx.__enter__()
+        _lib.proftop_mark(b"proftop: --torch-ops: aten operators through torch's NVTX emission "
+                          b"(main thread)")
+        return ctx
+    except Exception as e:  # noqa: BLE001
+        _lib.proftop_mark(("proftop: --torch-ops: torch's NVTX emission failed: %s" % e)[:400]
+                          .encode("utf-8", "replace"))
+        return None
+
+
+_nvtx_ctx = None
+
+
+def install(torch, attach=False):
+    """Installs the hooks into torch (once); returns a one-line status."""
+    global _off, _lib, _max_depth, _batch_fixed, _compiling, _grad_enabled, _loss_base
+    global _wrapper_roots, _labels, _torch, _installed, _attach, _nvtx_ctx, _all_ts
+    if _installed:
+        return status()
+    if os.environ.get("PROFTOP_TORCH", "1") == "0":
+        return "off (PROFTOP_TORCH=0)"
+    if _is_worker():
+        return "off (a multiprocessing child)"
+    if not proftop.enabled():
+        proftop.load()
+    lib = proftop.lib()
+    if lib is None or not hasattr(lib, "proftop_step_span") or not hasattr(lib, "proftop_now"):
+        return "off (libproftop.so is not loaded, or too old)"
+    pt = sys.modules.get("proftop_torch")
+    if pt is not None and getattr(pt, "_active", 0) > 0:
+        return "off (proftop.torch.instrument() is in use)"
+    import weakref
+    _all_ts = weakref.WeakSet()
+    _lib = lib
+    _torch = torch
+    _attach = attach
+    _max_depth = _env_int("PROFTOP_TORCH_DEPTH", 3)
+    _batch_fixed = _env_int("PROFTOP_BATCH", 0)
+    _labels = weakref.WeakKeyDictionary()
+    _grad_enabled = torch.is_grad_enabled
+    comp = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    if comp is None:
+        comp = getattr(getattr(torch, "_dynamo", None), "is_compiling", None)
+    _compiling = comp
+    nn = torch.nn
+    _loss_base = getattr(nn.modules.loss, "_Loss", ())
+    roots = []
+    for mod, name in (("torch.nn.parallel", "DistributedDataParallel"),
+                      ("torch.nn.parallel", "DataParallel")):
+        c = getattr(getattr(nn, "parallel", None), name, None)
+        if isinstance(c, type):
+            roots.append(c)
+    _wrapper_roots = tuple(roots)
+
+    nn.Module.__call__ = _wrap_module_call(nn.Module.__call__)
+    torch.autograd.backward = _wrap_backward(torch.autograd.backward)
+    torch.autograd.grad = _wrap_backward(torch.autograd.grad)
+    opt = torch.optim.Optimizer
+    opt.__init__ = _wrap_opt_init(opt.__init__)
+    sched = getattr(torch.optim, "lr_scheduler", None)
+    if sched is not None:
+        for v in list(vars(sched).values()):
+            if isinstance(v, type) and "step" in vars(v) and v.__module__ == sched.__name__:
+                _wrap_class_methods(v, ("step",), "extra")
+    it = getattr(getattr(torch.utils.data, "dataloader", None), "_BaseDataLoaderIter", None)
+    if it is not None and "__next__" in vars(it):
+        it.__next__ = _wrap_next(it.__next__)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_after_fork_child)
+    atexit.register(_at_exit)
+    _installed = True
+    _off = False
+    if os.environ.get("PROFTOP_TORCH_OPS", "") not in ("", "0"):
+        _nvtx_ctx = _torch_ops(torch)
+    return status()
+
+
+_stood_down = False
+
+
+def stand_down(reason="proftop.torch.instrument() is in use"):
+    """Stops marking (the script instruments itself); ranges open now still close."""
+    global _off, _stood_down
+    if _stood_down or not _installed:
+        return
+    _stood_down = True
+    _off = True
+    with _lock:
+        for ts in list(_all_ts):
+            ts.pending = None
+            ts.start = None
+    try:
+        _lib.proftop_mark(("proftop: the zero-code helper stood down: %s" % reason).encode())
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def status():
+    if not _installed:
+        return "not installed"
+    return "%s (torch %s, depth %d%s)" % ("off" if _off else "on", _torch.__version__,
+                                         _max_depth,
+                                         ", batch %d" % _batch_fixed if _batch_fixed else "")
