@@ -7,8 +7,9 @@ running job. From then on, with no change to the script:
 
 - Forward: the outermost nn.Module call on a thread is the Forward phase;
   every module call below it is an operator named by its qualified name and
-  type, "features.0 (Conv2d)", down to PROFTOP_TORCH_DEPTH levels of the
-  module tree (default 3). A loss module (torch.nn.modules.loss._Loss) called
+  type, "features.0 (Conv2d)", down to PROFTOP_TORCH_DEPTH levels of calls
+  below it (default 3; a ModuleList or ModuleDict is not a level, since it is
+  never called). A loss module (torch.nn.modules.loss._Loss) called
   on its own is a Forward phase with the operator "loss: CrossEntropyLoss".
 - Backward: torch.autograd.backward (which Tensor.backward calls) and
   torch.autograd.grad; the outermost call on a thread.
@@ -16,7 +17,7 @@ running job. From then on, with no change to the script:
   subclass (user-defined ones too: wrapped per class when the first instance
   is made), and LR schedulers' step(); operators "SGD.step", "StepLR.step".
 - Dataloader: each __next__ of a torch.utils.data.DataLoader iterator, with
-  workers or without.
+  workers or without, and iter(loader) itself (starting the workers).
 - Steps: in a training job (a backward or an optimizer step has been seen),
   one step per optimizer step: a step ends when its last optimizer, zero_grad
   or scheduler call returns, and the next begins there, so steps are
@@ -25,7 +26,10 @@ running job. From then on, with no change to the script:
   forward/backward per optimizer step) and optimizers stepping back to back
   are one step; optimizers stepping apart (a GAN's D and G) are one step
   each. Until then (inference, evaluation loops) one step per outermost
-  forward. The step ends once the next one begins (or at exit), with
+  forward: under torch.no_grad()/inference_mode or in eval mode at once;
+  otherwise (it may be a training step's first forward) only when a
+  DataLoader fetch follows before any backward. The step ends once the next
+  one begins (or when its thread or the program ends), with
   proftop_step_span.
 - Samples per step: the batch dimension of what the DataLoader yields in the
   step (summed over gradient accumulation), else of the outermost forwards'
@@ -68,6 +72,7 @@ _compiling = None      # torch.compiler.is_compiling, when torch has it
 _grad_enabled = None   # torch.is_grad_enabled
 _loss_base = ()        # torch.nn.modules.loss._Loss
 _wrapper_roots = ()    # DistributedDataParallel, DataParallel: labelled from .module
+_containers = ()       # ModuleList, ModuleDict: never called, not a level of depth
 
 _tls = threading.local()
 _all_ts = None         # WeakSet of every live thread's state
@@ -84,7 +89,7 @@ _rule = None           # "optimizer" / "forward": the rule of the last step emit
 
 class _TS(object):
     """One thread's state: module depth, open ranges, the step being built."""
-    __slots__ = ("depth", "names", "root", "in_bwd", "in_opt", "in_fetch", "start", "pending",
+    __slots__ = ("depth", "names", "root", "in_bwd", "in_opt", "in_fetch", "start", "pending", "soft",
                  "loader_samples", "fwd_samples", "partial", "__weakref__")
 
     def __init__(self):
@@ -94,6 +99,7 @@ class _TS(object):
         self.in_bwd = self.in_opt = self.in_fetch = False
         self.start = None         # ns: the open step began here
         self.pending = None       # ns: the open step ends here unless more optimizer calls come
+        self.soft = None          # ns: a forward with gradients ended, no backward seen yet
         self.loader_samples = 0
         self.fwd_samples = 0
         self.partial = _attach    # attached mid-step: the first step is not whole
@@ -102,6 +108,8 @@ class _TS(object):
         # The thread has ended (its thread-local data goes away while it still
         # runs, on its own ring): its last step ends here too.
         try:
+            if self.pending is None:
+                self.pending = self.soft
             if self.pending is not None and not _off:
                 _emit_step(self)
         except Exception:  # noqa: BLE001
@@ -142,7 +150,7 @@ def _emit_step(ts):
     """Closes the open step at ts.pending; the next one starts there."""
     global _steps, _rule
     end = ts.pending
-    ts.pending = None
+    ts.pending = ts.soft = None
     start = ts.start if ts.start is not None else end
     ts.start = end
     samples = _batch_fixed or ts.loader_samples or ts.fwd_samples
@@ -166,8 +174,10 @@ def _emit_step(ts):
         _check_reader()
 
 
-def _begin(ts):
+def _begin(ts, fetch=False):
     """A fetch, outermost forward, backward or optimizer step begins."""
+    if fetch and ts.pending is None and ts.soft is not None:
+        ts.pending = ts.soft  # forward, forward, fetch and no backward: inference
     if ts.pending is not None:
         _emit_step(ts)
     if ts.start is None:
@@ -181,7 +191,7 @@ def _set_train():
         # the forward-end boundaries of the inference rule no longer hold
         with _lock:
             for ts in list(_all_ts):
-                ts.pending = None
+                ts.pending = ts.soft = None
 
 
 def _batch_size(obj, depth=0):
@@ -208,16 +218,27 @@ def _name_id(text):
 
 
 def _build_labels(root):
+    """{id(module): (name id or 0 past the depth, depth)} for root's module tree.
+    Depth counts the modules a call goes through: a ModuleList or ModuleDict
+    is never called, so its items sit at its own depth ("blocks.0.layers.1"
+    is depth 2 below the root: blocks.0, then its layers.1)."""
     base = root
     if isinstance(root, _wrapper_roots) and hasattr(root, "module"):
         base = root.module  # DDP(model): label model's modules, no "module." prefix
     m = {id(base): (0, 0)} if base is not root else {}
-    for qual, mod in base.named_modules():
-        if mod is base or not qual:
-            continue
-        depth = qual.count(".") + 1
-        m[id(mod)] = (_name_id("%s (%s)" % (qual, type(mod).__name__)) if depth <= _max_depth
-                      else 0, depth)
+    seen = set([id(base)])
+    stack = [(base, "", 1)]
+    while stack:
+        mod, prefix, depth = stack.pop()
+        for name, child in getattr(mod, "_modules", {}).items():
+            if child is None or id(child) in seen:
+                continue
+            seen.add(id(child))
+            qual = prefix + name
+            m[id(child)] = (_name_id("%s (%s)" % (qual, type(child).__name__))
+                            if depth <= _max_depth else 0, depth)
+            stack.append((child, qual + ".", depth if isinstance(child, _containers)
+                          else depth + 1))
     return m
 
 
@@ -318,10 +339,18 @@ def _root_exit(ts, code):
     if code == 3:
         _lib.proftop_op_pop()
     _lib.proftop_phase_pop()
+    root = ts.root
     ts.names = None
     ts.root = None
     if code == 2 and not _train:
-        ts.pending = _now()  # inference: a step per outermost forward
+        # inference: a step per outermost forward. Without no_grad and in
+        # training mode it may be the first forward of a training step (a
+        # second model, the loss, then backward): a step only if a fetch
+        # comes next, not another forward.
+        if not _grad_enabled() or not getattr(root, "training", True):
+            ts.pending = _now()
+        else:
+            ts.soft = _now()
 
 
 def _wrap_backward(orig):
@@ -442,7 +471,7 @@ def _wrap_next(orig):
         try:
             global _activity
             _activity = True
-            _begin(ts)
+            _begin(ts, fetch=True)
             _lib.proftop_phase_push(_DATALOADER)
             pushed = True
         except Exception as e:  # noqa: BLE001
@@ -464,6 +493,35 @@ def _wrap_next(orig):
                 _fail(e)
         return batch
     return functools.wraps(orig)(__next__)
+
+
+def _wrap_iter(orig):
+    """DataLoader.__iter__: starting workers is data loading, and the start of
+    a step (the first of an epoch)."""
+    def __iter__(self):
+        if _off:
+            return orig(self)
+        ts = _ts()
+        if ts.in_fetch:
+            return orig(self)
+        pushed = False
+        try:
+            _begin(ts, fetch=True)
+            _lib.proftop_phase_push(_DATALOADER)
+            pushed = True
+        except Exception as e:  # noqa: BLE001
+            _fail(e)
+        ts.in_fetch = True
+        try:
+            return orig(self)
+        finally:
+            ts.in_fetch = False
+            if pushed:
+                try:
+                    _lib.proftop_phase_pop()
+                except Exception as e:  # noqa: BLE001
+                    _fail(e)
+    return functools.wraps(orig)(__iter__)
 
 
 # ---- an attached job: quiet while nobody reads
@@ -499,7 +557,7 @@ def _watch_reader():
             if _lib.proftop_reader_attached():
                 with _lock:
                     for ts in list(_all_ts):
-                        ts.pending = ts.start = None
+                        ts.pending = ts.soft = ts.start = None
                         ts.partial = True  # steps restart at a boundary
                         ts.loader_samples = ts.fwd_samples = 0
                 _reader_seen_ns = _now()
@@ -552,8 +610,11 @@ def _at_exit():
         return
     try:
         ts = getattr(_tls, "ts", None)
-        if not _off and ts is not None and ts.pending is not None:
-            _emit_step(ts)
+        if not _off and ts is not None:
+            if ts.pending is None:
+                ts.pending = ts.soft
+            if ts.pending is not None:
+                _emit_step(ts)
         if _steps == 0 and not _is_launcher() and _lib is not None and _installed:
             if _activity:
                 text = ("proftop: no steps: the outermost forward never returned and no "
@@ -596,7 +657,7 @@ _nvtx_ctx = None
 def install(torch, attach=False):
     """Installs the hooks into torch (once); returns a one-line status."""
     global _off, _lib, _max_depth, _batch_fixed, _compiling, _grad_enabled, _loss_base
-    global _wrapper_roots, _labels, _torch, _installed, _attach, _nvtx_ctx, _all_ts
+    global _wrapper_roots, _labels, _torch, _installed, _attach, _nvtx_ctx, _all_ts, _containers
     if _installed:
         return status()
     if os.environ.get("PROFTOP_TORCH", "1") == "0":
@@ -633,6 +694,8 @@ def install(torch, attach=False):
         if isinstance(c, type):
             roots.append(c)
     _wrapper_roots = tuple(roots)
+    _containers = tuple(c for c in (getattr(nn, "ModuleList", None), getattr(nn, "ModuleDict", None))
+                        if isinstance(c, type))
 
     nn.Module.__call__ = _wrap_module_call(nn.Module.__call__)
     torch.autograd.backward = _wrap_backward(torch.autograd.backward)
@@ -647,6 +710,9 @@ def install(torch, attach=False):
     it = getattr(getattr(torch.utils.data, "dataloader", None), "_BaseDataLoaderIter", None)
     if it is not None and "__next__" in vars(it):
         it.__next__ = _wrap_next(it.__next__)
+    dl = getattr(torch.utils.data, "DataLoader", None)
+    if isinstance(dl, type) and "__iter__" in vars(dl):
+        dl.__iter__ = _wrap_iter(dl.__iter__)
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_after_fork_child)
     atexit.register(_at_exit)
@@ -669,8 +735,7 @@ def stand_down(reason="proftop.torch.instrument() is in use"):
     _off = True
     with _lock:
         for ts in list(_all_ts):
-            ts.pending = None
-            ts.start = None
+            ts.pending = ts.soft = ts.start = None
     try:
         _lib.proftop_mark(("proftop: the zero-code helper stood down: %s" % reason).encode())
     except Exception:  # noqa: BLE001

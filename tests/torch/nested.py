@@ -59,9 +59,11 @@ def main():
         t2 = time.perf_counter()
         fwd += t2 - t1
         opt.zero_grad()
+        t2b = time.perf_counter()
+        optim += t2b - t2
         loss.backward()
         t3 = time.perf_counter()
-        bwd += t3 - t2
+        bwd += t3 - t2b
         opt.step()
         t = time.perf_counter()
         optim += t - t3

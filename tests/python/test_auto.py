@@ -1,0 +1,480 @@
+"""tests/python/test_auto.py - the zero-code PyTorch helper (python/proftop_auto.py).
+
+Run with /usr/bin/python3 (Debian's python3-torch lives there):
+    /usr/bin/python3 -m unittest discover -s tests/python -v
+
+Each test runs a small PyTorch program in a fresh interpreter with a fake
+libproftop.so (compiled here) that logs every call, and the helper installed
+as proftop's sitecustomize would install it; the program's script never
+mentions proftop. The log shows exactly which phases, operators and steps the
+helper marked: step counting (gradient accumulation, optimizers back to back,
+inference), samples, the module tree and its depth, balance when a forward
+raises, the helper's own errors, an explicit proftop.torch.instrument() taking
+over, an attach in the middle of a step, and multiprocessing children. The
+fake's clock (proftop_now) counts calls, so step bounds are checked by order.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+PYDIR = os.path.join(ROOT, "python")
+
+try:
+    import torch  # noqa: F401
+    HAVE_TORCH = True
+except ImportError:
+    HAVE_TORCH = False
+
+FAKE_C = r"""
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <pthread.h>
+static char buf[1 << 22];
+static size_t len;
+static uint64_t clk;
+static unsigned names;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static char ids[4096][128];
+static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#include <stdarg.h>
+static void logf_(const char *fmt, ...)
+{
+	va_list ap;
+	pthread_mutex_lock(&mu);
+	if (len < sizeof buf - 512) {
+		va_start(ap, fmt);
+		len += vsnprintf(buf + len, sizeof buf - len, fmt, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&mu);
+}
+int proftop_abi_version(void) { return 1; }
+int proftop_enabled(void) { return 1; }
+void proftop_step(uint64_t s) { logf_("step %llu\n", (unsigned long long)s); }
+void proftop_step_begin(void) { logf_("step_begin\n"); }
+void proftop_phase_push(int p) { logf_("P+%d\n", p); }
+void proftop_phase_pop(void) { logf_("P-\n"); }
+void proftop_op_push(const char *n) { logf_("O+%s\n", n); }
+void proftop_op_pop(void) { logf_("O-\n"); }
+void proftop_range_push(const char *n) { logf_("R+%s\n", n); }
+void proftop_range_pop(void) { logf_("R-\n"); }
+uint32_t proftop_name(const char *n) {
+	pthread_mutex_lock(&mu);
+	unsigned id = ++names & 4095;
+	snprintf(ids[id], sizeof ids[id], "%s", n);
+	pthread_mutex_unlock(&mu);
+	return id;
+}
+void proftop_op_push_id(uint32_t id) { logf_("O+%s\n", ids[id & 4095]); }
+void proftop_range_push_id(uint32_t id) { logf_("R+%s\n", ids[id & 4095]); }
+void proftop_mark(const char *n) { logf_("mark %s\n", n); }
+void proftop_counter(const char *n, double v) { (void)v; logf_("counter %s\n", n); }
+uint64_t proftop_now(void) { return __atomic_add_fetch(&clk, 1, __ATOMIC_RELAXED); }
+void proftop_step_span(uint64_t a, uint64_t b, uint64_t s) {
+	logf_("span %llu %llu %llu\n", (unsigned long long)a, (unsigned long long)b,
+	      (unsigned long long)s);
+}
+static int reader = 1;
+int proftop_reader_attached(void) { return reader; }
+void fake_set_reader(int r) { reader = r; }
+const char *fake_take(void) {
+	static char out[1 << 22];
+	pthread_mutex_lock(&mu);
+	memcpy(out, buf, len + 1);
+	len = 0;
+	buf[0] = 0;
+	pthread_mutex_unlock(&mu);
+	return out;
+}
+"""
+
+# Run in the child: the helper installed as sitecustomize does, then the scenario.
+PRELUDE = r"""
+import ctypes, json, os, sys
+sys.path.insert(0, %(pydir)r)
+import torch
+from torch import nn
+import proftop, proftop_auto
+_fake = ctypes.CDLL(os.environ["PROFTOP_LIB"])
+_fake.fake_take.restype = ctypes.c_char_p
+status = proftop_auto.install(torch, attach=%(attach)s)
+def take():
+    return [l for l in _fake.fake_take().decode().splitlines()]
+def done(**extra):
+    proftop_auto._at_exit()
+    extra["log"] = take()
+    extra["status"] = status
+    print("RESULT " + json.dumps(extra))
+torch.manual_seed(0)
+"""
+
+_fake = {"dir": None, "path": None}
+
+
+def fake_lib():
+    if _fake["dir"] is None:
+        _fake["dir"] = tempfile.mkdtemp(prefix="proftop-autotest.")
+        cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+        if cc is None:
+            return None
+        src = os.path.join(_fake["dir"], "fake.c")
+        path = os.path.join(_fake["dir"], "libproftop-fake.so")
+        with open(src, "w") as f:
+            f.write(FAKE_C)
+        r = subprocess.run([cc, "-shared", "-fPIC", "-pthread", "-Wl,-soname,libproftop-fake.so",
+                            "-o", path, src], capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.stderr.write(r.stderr)
+            return None
+        _fake["path"] = path
+    return _fake["path"]
+
+
+def tearDownModule():
+    if _fake["dir"]:
+        shutil.rmtree(_fake["dir"], ignore_errors=True)
+
+
+def spans(log):
+    """[(start, end, samples)] of the steps in the log."""
+    out = []
+    for line in log:
+        if line.startswith("span "):
+            a, b, s = (int(x) for x in line.split()[1:])
+            out.append((a, b, s))
+    return out
+
+
+def balanced(test, log):
+    depth = 0
+    for line in log:
+        if line.startswith(("P+", "O+")):
+            depth += 1
+        elif line in ("P-", "O-"):
+            depth -= 1
+            test.assertGreaterEqual(depth, 0, "a pop without a push")
+    test.assertEqual(depth, 0, "ranges left open")
+
+
+@unittest.skipUnless(HAVE_TORCH, "torch is not importable")
+class Auto(unittest.TestCase):
+    def run_scenario(self, code, env=None, attach=False, argv_extra=()):
+        path = fake_lib()
+        if path is None:
+            self.skipTest("no C compiler for the fake probe")
+        e = dict(os.environ)
+        for k in ("PROFTOP_TORCH", "PROFTOP_TORCH_DEPTH", "PROFTOP_BATCH", "PROFTOP_TORCH_OPS",
+                  "PROFTOP_DISABLE"):
+            e.pop(k, None)
+        e["PROFTOP_LIB"] = path
+        e.update(env or {})
+        prog = PRELUDE % {"pydir": PYDIR, "attach": attach} + textwrap.dedent(code)
+        r = subprocess.run([sys.executable, "-c", prog] + list(argv_extra), env=e,
+                           capture_output=True, text=True, timeout=120)
+        lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
+        if r.returncode != 0 or not lines:
+            self.fail("scenario failed (rc %d):\n%s\n%s" % (r.returncode, r.stdout[-2000:],
+                                                         r.stderr[-3000:]))
+        return json.loads(lines[-1][len("RESULT "):])
+
+    def test_accumulation_is_one_step(self):
+        res = self.run_scenario("""
+            model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+            opt = torch.optim.AdamW(model.parameters())
+            for step in range(3):
+                for micro in range(4):
+                    model(torch.randn(5, 4)).sum().backward()
+                opt.step()
+                opt.zero_grad()
+            done()
+        """)
+        s = spans(res["log"])
+        self.assertEqual(len(s), 3)
+        self.assertEqual([x[2] for x in s], [20, 20, 20])  # 4 x 5 samples, from the inputs
+        for (a, b, _), (c, _, _) in zip(s, s[1:]):
+            self.assertEqual(b, c, "steps are contiguous")
+        self.assertIn("mark proftop: steps: one per optimizer step (torch %s, zero-code helper)"
+                      % torch.__version__, res["log"])
+        self.assertEqual(res["log"].count("P+3"), 12)  # every backward
+        self.assertEqual(res["log"].count("O+AdamW.step"), 3)
+        self.assertEqual(res["log"].count("O+AdamW.zero_grad"), 3)
+        self.assertIn("O+0 (Linear)", res["log"])
+        balanced(self, res["log"])
+
+    def test_optimizers_back_to_back_one_step_apart_two(self):
+        res = self.run_scenario("""
+            a, b = nn.Linear(4, 4), nn.Linear(4, 1)
+            oa = torch.optim.SGD(a.parameters(), lr=0.1)
+            ob = torch.optim.SGD(b.parameters(), lr=0.1)
+            sched = torch.optim.lr_scheduler.StepLR(oa, 10)
+            for i in range(3):  # both optimizers step together: one step
+                b(a(torch.randn(2, 4))).sum().backward()
+                oa.step(); ob.step(); sched.step()
+            n_together = len([l for l in take() if l.startswith("span ")])
+            for i in range(3):  # a GAN-like loop: each optimizer after its own forward
+                a(torch.randn(2, 4)).sum().backward(); oa.step()
+                b(torch.randn(2, 4)).sum().backward(); ob.step()
+            done(together=n_together)
+        """)
+        self.assertEqual(res["together"], 2)  # the third closes at the next forward
+        self.assertEqual(len(spans(res["log"])), 1 + 6)
+
+    def test_scheduler_in_init_is_not_a_phase(self):
+        res = self.run_scenario("""
+            m = nn.Linear(2, 2)
+            opt = torch.optim.SGD(m.parameters(), lr=0.1)
+            sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda e: 1.0)
+            before = take()
+            m(torch.randn(1, 2)).sum().backward(); opt.step(); sched.step()
+            done(before=before)
+        """)
+        self.assertNotIn("P+4", res["before"])
+        self.assertIn("O+LambdaLR.step", res["log"])
+
+    def test_inference_one_step_per_forward_then_training(self):
+        res = self.run_scenario("""
+            model = nn.Sequential(nn.Linear(4, 4), nn.Tanh())
+            with torch.no_grad():
+                for i in range(5):
+                    model(torch.randn(3, 4))
+            inference = take()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            loss_fn = nn.MSELoss()
+            for i in range(2):  # forward, loss, backward, step: one step each
+                loss_fn(model(torch.randn(6, 4)), torch.zeros(6, 4)).backward()
+                opt.step()
+            done(inference=inference)
+        """)
+        inf = res["inference"]
+        self.assertEqual(len(spans(inf)), 4)  # the fifth closes at the next forward
+        self.assertEqual([x[2] for x in spans(inf)], [3, 3, 3, 3])
+        self.assertTrue(any("one per outermost model forward" in l for l in inf))
+        # the fifth inference forward, then two whole training steps
+        s = spans(res["log"])
+        self.assertEqual(len(s), 3)
+        self.assertEqual([x[2] for x in s], [3, 6, 6])
+        self.assertIn("O+loss: MSELoss", res["log"])
+        self.assertTrue(any("one per optimizer step" in l for l in res["log"]))
+
+    def test_dataloader_samples_and_phase(self):
+        res = self.run_scenario("""
+            from torch.utils.data import DataLoader, TensorDataset
+            data = TensorDataset(torch.randn(40, 3), torch.randn(40, 1))
+            loader = DataLoader(data, batch_size=5)
+            m = nn.Linear(3, 1)
+            opt = torch.optim.SGD(m.parameters(), lr=0.01)
+            for i, (x, y) in enumerate(loader):  # two micro-batches per step
+                ((m(x) - y) ** 2).mean().backward()
+                if i % 2 == 1:
+                    opt.step(); opt.zero_grad()
+            done()
+        """)
+        s = spans(res["log"])
+        self.assertEqual(len(s), 4)
+        self.assertEqual([x[2] for x in s], [10, 10, 10, 10])
+        self.assertEqual(res["log"].count("P+1"), 10)  # iter(), 8 batches, the StopIteration
+        balanced(self, res["log"])
+
+    def test_batch_and_depth_switches(self):
+        res = self.run_scenario("""
+            class Block(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.inner = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+                def forward(self, x):
+                    return self.inner(x)
+            model = nn.Sequential(Block(), Block())
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for i in range(2):
+                model(torch.randn(4, 2)).sum().backward(); opt.step()
+            done()
+        """, env={"PROFTOP_BATCH": "7", "PROFTOP_TORCH_DEPTH": "2"})
+        self.assertEqual([x[2] for x in spans(res["log"])], [7, 7])
+        ops = sorted(set(l[2:] for l in res["log"] if l.startswith("O+")))
+        self.assertIn("0 (Block)", ops)
+        self.assertIn("1.inner (Sequential)", ops)
+        self.assertNotIn("1.inner.0 (Linear)", ops)  # depth 3
+        self.assertIn("depth 2, batch 7", res["status"])
+
+    def test_raising_forward_balanced_and_unchanged(self):
+        res = self.run_scenario("""
+            class Boom(Exception):
+                pass
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.a = nn.Linear(2, 2)
+                    self.n = 0
+                def forward(self, x):
+                    self.n += 1
+                    y = self.a(x)
+                    if self.n % 2 == 0:
+                        raise Boom("odd %d" % self.n)
+                    return y.sum()
+            m = Net()
+            opt = torch.optim.SGD(m.parameters(), lr=0.1)
+            caught = []
+            for i in range(6):
+                try:
+                    m(torch.randn(1, 2)).backward(); opt.step()
+                except Boom as e:
+                    caught.append((type(e).__name__, str(e)))
+            done(caught=caught)
+        """)
+        self.assertEqual(res["caught"], [["Boom", "odd 2"], ["Boom", "odd 4"], ["Boom", "odd 6"]])
+        balanced(self, res["log"])
+        self.assertEqual(res["log"].count("P+2"), 6)
+
+    def test_helper_errors_never_reach_the_script(self):
+        res = self.run_scenario("""
+            def broken(*a):
+                raise RuntimeError("injected failure")
+            proftop_auto._lib = type("L", (), {})()
+            for name in ("proftop_phase_push", "proftop_phase_pop", "proftop_op_push_id",
+                         "proftop_op_pop", "proftop_step_span"):
+                setattr(proftop_auto._lib, name, broken)
+            lib = proftop.lib()
+            proftop_auto._lib.proftop_now = lib.proftop_now
+            proftop_auto._lib.proftop_mark = lib.proftop_mark
+            proftop_auto._lib.proftop_name = lib.proftop_name
+            m = nn.Sequential(nn.Linear(2, 2))
+            opt = torch.optim.SGD(m.parameters(), lr=0.1)
+            out = []
+            for i in range(5):
+                y = m(torch.ones(1, 2)).sum()
+                y.backward(); opt.step()
+                out.append(round(float(y), 4))
+            done(out=out, errors=proftop_auto._errors)
+        """)
+        self.assertEqual(len(res["out"]), 5)
+        self.assertGreater(res["errors"], 5)
+        marks = [l for l in res["log"] if "caught an error of its own" in l]
+        self.assertEqual(len(marks), 1)
+        self.assertIn("RuntimeError: injected failure", marks[0])
+        self.assertTrue(any("caught %d errors" % res["errors"] in l for l in res["log"]))
+
+    def test_explicit_instrument_takes_over(self):
+        res = self.run_scenario("""
+            m = nn.Linear(2, 1)
+            opt = torch.optim.SGD(m.parameters(), lr=0.1)
+            m(torch.randn(3, 2)).sum().backward(); opt.step()
+            h = proftop.torch.instrument(m, opt)
+            take()
+            for i in range(3):
+                m(torch.randn(3, 2)).sum().backward(); opt.step()
+            done()
+        """)
+        log = res["log"]
+        self.assertEqual(spans(log), [])  # no zero-code steps any more
+        self.assertEqual(log.count("step 3"), 3)  # instrument()'s own, once each
+        self.assertEqual(log.count("P+2"), 3)
+
+    def test_attach_skips_the_partial_step(self):
+        res = self.run_scenario("""
+            m = nn.Linear(2, 1)
+            opt = torch.optim.SGD(m.parameters(), lr=0.1)
+            for i in range(4):
+                m(torch.randn(2, 2)).sum().backward(); opt.step()
+            done()
+        """, attach=True)
+        # attached "mid-step": the first step (up to the first boundary) is not counted
+        self.assertEqual(len(spans(res["log"])), 3)
+
+    def test_attach_goes_quiet_without_reader(self):
+        res = self.run_scenario("""
+            _fake.fake_set_reader(0)
+            proftop_auto._QUIET_NS = 0
+            m = nn.Linear(2, 1)
+            opt = torch.optim.SGD(m.parameters(), lr=0.1)
+            for i in range(3):
+                m(torch.randn(2, 2)).sum().backward(); opt.step()
+            quiet = proftop_auto._off
+            n_quiet = len(take())
+            for i in range(3):
+                m(torch.randn(2, 2)).sum().backward(); opt.step()
+            n_after = len(take())
+            done(quiet=quiet, n_after=n_after)
+        """, attach=True)
+        self.assertTrue(res["quiet"])
+        self.assertEqual(res["n_after"], 0)
+
+    def test_multiprocessing_child_is_left_alone(self):
+        res = self.run_scenario("""
+            m = nn.Linear(2, 1)
+            m(torch.randn(2, 2))
+            done()
+        """, argv_extra=["--multiprocessing-fork"])
+        self.assertIn("multiprocessing child", res["status"])
+        self.assertEqual(res["log"], [])
+
+    def test_no_loop_says_so(self):
+        res = self.run_scenario("""
+            m = nn.Linear(2, 1)
+            done()
+        """)
+        self.assertTrue(any("no steps: torch %s was imported" % torch.__version__ in l
+                            for l in res["log"]))
+
+    def test_threads_each_close_their_steps(self):
+        res = self.run_scenario("""
+            import threading
+            m = nn.Linear(4, 4).eval()
+            def work():
+                with torch.no_grad():
+                    for i in range(10):
+                        m(torch.randn(2, 4))
+            ts = [threading.Thread(target=work) for _ in range(3)]
+            for t in ts: t.start()
+            for t in ts: t.join()
+            import gc; gc.collect()
+            done()
+        """)
+        self.assertEqual(len(spans(res["log"])), 30)
+        balanced(self, res["log"])
+
+
+@unittest.skipUnless(HAVE_TORCH, "torch is not importable")
+class Boot(unittest.TestCase):
+    """python/boot/sitecustomize.py: chains the shadowed sitecustomize, waits for torch."""
+
+    def test_chains_and_defers(self):
+        d = tempfile.mkdtemp(prefix="proftop-boot.")
+        self.addCleanup(shutil.rmtree, d, True)
+        with open(os.path.join(d, "sitecustomize.py"), "w") as f:
+            f.write("import builtins\nbuiltins.PROFTOP_TEST_CHAINED = True\n")
+        e = dict(os.environ)
+        e["PYTHONPATH"] = os.path.join(PYDIR, "boot") + os.pathsep + d
+        e.pop("PROFTOP_LIB", None)
+        code = ("import sys, builtins\n"
+                "print(getattr(builtins, 'PROFTOP_TEST_CHAINED', False), 'torch' in sys.modules,"
+                " 'proftop_auto' in sys.modules)\n"
+                "import torch\n"
+                "print('proftop_auto' in sys.modules, sys.modules['proftop_auto'].status())\n")
+        r = subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        first, second = r.stdout.splitlines()[:2]
+        self.assertEqual(first, "True False False")  # chained; torch not imported by us
+        # no probe loaded: the helper is imported with torch, and stays off
+        self.assertEqual(second, "True not installed")
+
+    def test_off_switch(self):
+        e = dict(os.environ)
+        e["PYTHONPATH"] = os.path.join(PYDIR, "boot")
+        e["PROFTOP_TORCH"] = "0"
+        r = subprocess.run([sys.executable, "-c",
+                            "import sys, torch; print('proftop_auto' in sys.modules)"],
+                           env=e, capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.stdout.strip(), "False", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
