@@ -51,3 +51,6 @@ echo "== bench_prom (/metrics for 8 ranks x 10,000 operators: compute, render, G
 echo
 echo "== bench_ranks_live (proftop's CPU attached to 1 vs 8 minitrain sessions: <= 8x, <= 1 % of a core per added rank)"
 BUILD=$BUILD bench/bench_ranks_live.sh
+echo
+echo "== bench_torch_zero (unmodified PyTorch scripts alone vs under proftop record: <= 3 % slower; ns per module call)"
+/usr/bin/python3 bench/bench_torch_zero.py --build "$BUILD"

@@ -1,0 +1,176 @@
+#!/usr/bin/python3
+"""bench/bench_torch_zero.py - what the zero-code PyTorch helper costs.
+
+1. Step time of unmodified small CPU models (tests/torch/cnn_loader.py with
+   no reader delay, tests/torch/nested.py): each run alone and under
+   `proftop record` (the helper marks every step, phase and module call),
+   alternately, ROUNDS pairs; the medians of the scripts' own step times and
+   their ratio (the budget is 1.03).
+2. The cost of one module call, in one process: a loop calling a tiny module
+   (nn.Identity inside a root module) with nothing installed, with torch's
+   global forward hooks doing the same recording, and with the helper's
+   wrapper (one operator per call, and past PROFTOP_TORCH_DEPTH: no record);
+   ns per call above the bare call, medians of 7 runs.
+
+    /usr/bin/python3 bench/bench_torch_zero.py [--build build] [--rounds 5]
+"""
+import argparse
+import ctypes
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+
+def result(out):
+    for line in out.splitlines():
+        if line.startswith("RESULT "):
+            return dict(kv.split("=", 1) for kv in line.split()[1:])
+    return None
+
+
+def step_time(cmd, env, log=None):
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    text = r.stdout
+    if log:
+        with open(log) as f:
+            text = f.read()
+    res = result(text)
+    if r.returncode != 0 or res is None:
+        sys.exit("bench_torch_zero: %s failed:\n%s%s" % (" ".join(cmd), r.stdout[-1500:],
+                                                         r.stderr[-1500:]))
+    return float(res["loop_s"]) / int(res["steps"])
+
+
+def paired(build, script, args, rounds, tmp):
+    py = sys.executable
+    env = dict(os.environ)
+    env["PROFTOP_SESSION_DIR"] = os.path.join(tmp, "sessions")
+    alone, under = [], []
+    for i in range(rounds):
+        alone.append(step_time([py, script] + args, env))
+        log = os.path.join(tmp, "log%d" % i)
+        under.append(step_time([os.path.join(build, "proftop"), "record", "-o",
+                                os.path.join(tmp, "t.json"), "--log", log, "--", py, script]
+                               + args, env, log))
+    a, u = statistics.median(alone), statistics.median(under)
+    return a, u
+
+
+MICRO = r"""
+import ctypes, os, statistics, sys, time
+sys.path.insert(0, %(pydir)r)
+ctypes.CDLL(%(lib)r, mode=ctypes.RTLD_GLOBAL)  # the probe: a session, no reader
+import torch
+from torch import nn
+import proftop, proftop_auto
+assert proftop.load()
+N = %(n)d
+
+class Root(nn.Module):
+    def __init__(self, depth):
+        super().__init__()
+        inner = nn.Identity()
+        for _ in range(depth - 1):
+            inner = nn.Sequential(inner)
+        self.leaf = inner
+    def forward(self, x):
+        f = self.leaf
+        for _ in range(N):
+            f(x)
+        return x
+
+def leaf_calls(m):
+    n = 0
+    mod = m.leaf
+    while isinstance(mod, nn.Sequential):
+        n += 1
+        mod = mod[0]
+    return n + 1  # module calls per loop turn
+
+def per_call(m):
+    x = torch.zeros(1)
+    runs = []
+    for _ in range(7):
+        t = time.perf_counter()
+        m(x)
+        runs.append((time.perf_counter() - t) / (N * leaf_calls(m)))
+    return statistics.median(runs) * 1e9
+
+torch.set_grad_enabled(False)
+shallow = Root(1)
+bare = per_call(shallow)
+# torch's global hooks doing the same recording
+lib = proftop.lib()
+nid = lib.proftop_name(b"x (Identity)")
+stack = []
+def pre(mod, inp):
+    lib.proftop_op_push_id(nid)
+def post(mod, inp, out):
+    lib.proftop_op_pop()
+import torch.nn.modules.module as M
+h1 = M.register_module_forward_pre_hook(pre)
+h2 = M.register_module_forward_hook(post)
+hooks = per_call(shallow)
+h1.remove(); h2.remove()
+os.environ["PROFTOP_TORCH_DEPTH"] = "3"
+proftop_auto.install(torch)
+wrapped = per_call(shallow)          # an operator per call
+proftop_auto._max_depth = 0          # every call past the depth: the wrapper, no record
+proftop_auto._labels.clear()
+wrapped_deep = per_call(shallow)
+print("RESULT bare=%%.0f hooks=%%.0f wrapped=%%.0f wrapped_deep=%%.0f"
+      %% (bare, hooks, wrapped, wrapped_deep))
+"""
+
+
+def micro(build, n):
+    lib = os.path.join(os.path.abspath(build), "libproftop.so")
+    with tempfile.TemporaryDirectory(prefix="proftop-bench-tz.") as tmp:
+        env = dict(os.environ)
+        env["PROFTOP_SESSION_DIR"] = os.path.join(tmp, "s")
+        os.mkdir(env["PROFTOP_SESSION_DIR"], 0o700)
+        code = MICRO % {"pydir": os.path.join(ROOT, "python"), "lib": lib, "n": n}
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                           timeout=600)
+        res = result(r.stdout)
+        if res is None:
+            sys.exit("bench_torch_zero: micro-benchmark failed:\n" + r.stderr[-2000:])
+        return {k: float(v) for k, v in res.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--calls", type=int, default=20000)
+    a = ap.parse_args()
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("skipped: torch is not importable by %s (apt-get install python3-torch)"
+              % sys.executable)
+        return
+    build = os.path.abspath(a.build)
+    with tempfile.TemporaryDirectory(prefix="proftop-bench-tz.") as tmp:
+        os.mkdir(os.path.join(tmp, "sessions"), 0o700)
+        for name, args in (("cnn_loader.py", ["--steps", "150", "--read-ms", "0"]),
+                           ("nested.py", ["--steps", "300"])):
+            script = os.path.join(ROOT, "tests", "torch", name)
+            alone, under = paired(build, script, args, a.rounds, tmp)
+            print("%-14s step time: alone %.3f ms, under proftop record %.3f ms: ratio %.3f "
+                  "(medians of %d pairs; budget 1.03)"
+                  % (name, alone * 1e3, under * 1e3, under / alone, a.rounds))
+    m = micro(build, a.calls)
+    print("module call: bare %.0f ns; + torch's global hooks recording an operator %.0f ns; "
+          "+ proftop's wrapper recording an operator %.0f ns, past the depth %.0f ns"
+          % (m["bare"], m["hooks"] - m["bare"], m["wrapped"] - m["bare"],
+             m["wrapped_deep"] - m["bare"]))
+
+
+if __name__ == "__main__":
+    main()
