@@ -6,7 +6,10 @@
    `proftop record` (the helper marks every step, phase and module call),
    alternately, ROUNDS pairs; the medians of the scripts' own step times and
    their ratio (the budget is 1.03).
-2. The cost of one module call, in one process: a loop calling a tiny module
+2. The pause `proftop record -p PID --inject` causes in a running job: the
+   longest gap between two steps of tests/torch/steady.py with and without
+   an injection mid-run (the budget is 1 s).
+3. The cost of one module call, in one process: a loop calling a tiny module
    (nn.Identity inside a root module) with nothing installed, with torch's
    global forward hooks doing the same recording, and with the helper's
    wrapper (one operator per call, and past PROFTOP_TORCH_DEPTH: no record);
@@ -143,6 +146,39 @@ def micro(build, n):
         return {k: float(v) for k, v in res.items()}
 
 
+def inject_pause(build, rounds, tmp):
+    """The longest gap between two steps of steady.py: alone, and with
+    `proftop record -p PID --inject` attaching mid-run (medians)."""
+    py = sys.executable
+    script = os.path.join(ROOT, "tests", "torch", "steady.py")
+    env = dict(os.environ)
+    env["PROFTOP_SESSION_DIR"] = os.path.join(tmp, "sessions")
+    gaps = {"alone": [], "inject": []}
+    bounds = []
+    for i in range(rounds):
+        for mode in ("alone", "inject"):
+            pidfile = os.path.join(tmp, "pid%d%s" % (i, mode))
+            job = subprocess.Popen([py, script, "--steps", "1500", "--sleep-ms", "2",
+                                    "--pidfile", pidfile], env=env, stdout=subprocess.PIPE,
+                                   text=True)
+            while not os.path.exists(pidfile):
+                time.sleep(0.05)
+            time.sleep(0.5)
+            if mode == "inject":
+                r = subprocess.run([os.path.join(build, "proftop"), "record", "-p", str(job.pid),
+                                    "--inject", "-o", os.path.join(tmp, "i.json"),
+                                    "--duration", "1"], env=env, capture_output=True, text=True,
+                                   timeout=120)
+                for tok in r.stderr.split(";"):
+                    if "paused at most" in tok:
+                        bounds.append(float(tok.split()[-2]))
+            out, _ = job.communicate(timeout=300)
+            res = result(out)
+            gaps[mode].append(float(res["maxgap_ms"]))
+    return (statistics.median(gaps["alone"]), statistics.median(gaps["inject"]),
+            statistics.median(bounds) if bounds else float("nan"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -165,6 +201,10 @@ def main():
             print("%-14s step time: alone %.3f ms, under proftop record %.3f ms: ratio %.3f "
                   "(medians of %d pairs; budget 1.03)"
                   % (name, alone * 1e3, under * 1e3, under / alone, a.rounds))
+        alone, inj, bound = inject_pause(build, a.rounds, tmp)
+        print("--inject (gdb) into steady.py: its longest gap between steps %.0f ms (alone %.0f "
+              "ms, so the pause is about %.0f ms; budget 1000); gdb ran %.0f ms (the upper "
+              "bound proftop reports); medians of %d" % (inj, alone, inj - alone, bound, a.rounds))
     m = micro(build, a.calls)
     print("module call: bare %.0f ns; + torch's global hooks recording an operator %.0f ns; "
           "+ proftop's wrapper recording an operator %.0f ns, past the depth %.0f ns"

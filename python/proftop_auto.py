@@ -702,6 +702,14 @@ def install(torch, attach=False):
     torch.autograd.grad = _wrap_backward(torch.autograd.grad)
     opt = torch.optim.Optimizer
     opt.__init__ = _wrap_opt_init(opt.__init__)
+    # optimizer classes that exist already (an attach to a running job, a
+    # subclass defined before torch finished importing): wrapped now
+    todo = list(opt.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        _wrap_class_methods(cls, ("step",), "step")
+        _wrap_class_methods(cls, ("zero_grad",), "extra")
     sched = getattr(torch.optim, "lr_scheduler", None)
     if sched is not None:
         for v in list(vars(sched).values()):
@@ -721,6 +729,46 @@ def install(torch, attach=False):
     if os.environ.get("PROFTOP_TORCH_OPS", "") not in ("", "0"):
         _nvtx_ctx = _torch_ops(torch)
     return status()
+
+
+def watch(attach=True):
+    """Installs the helper when torch is imported (for an attach before that)."""
+    class _Watch(object):
+        busy = False
+
+        def find_spec(self, name, path=None, target=None):
+            if name != "torch" or self.busy:
+                return None
+            self.busy = True
+            try:
+                import importlib.util
+                spec = importlib.util.find_spec(name)
+            except Exception:  # noqa: BLE001
+                spec = None
+            finally:
+                self.busy = False
+            try:
+                sys.meta_path.remove(self)
+            except ValueError:
+                pass
+            loader = getattr(spec, "loader", None)
+            orig = getattr(loader, "exec_module", None)
+            if orig is None:
+                return None
+
+            def exec_module(module):
+                orig(module)
+                try:
+                    install(module, attach=attach)
+                except Exception:  # noqa: BLE001
+                    pass
+            loader.exec_module = exec_module
+            return spec
+    try:
+        sys.meta_path.insert(0, _Watch())
+        return True
+    except Exception:  # noqa: BLE001
+        return False
 
 
 _stood_down = False

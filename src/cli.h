@@ -126,10 +126,34 @@ int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, s
 int cli_parse_pids(const char *arg, int32_t **pids, size_t *n);
 int cli_check_session(int32_t pid);
 int cli_live_pids(int32_t **pids, size_t *n);
+/* libproftop.so ($PROFTOP_LIB, beside the binary, ../lib): 0 with the path in
+ * buf (PATH_MAX bytes), -1 when not found. */
+int cli_find_lib(char *buf, size_t len);
+/* python/boot, whose sitecustomize.py starts the zero-code Python helper
+ * ($PROFTOP_PYTHON/boot, ../python/boot from the binary, ../share/proftop/
+ * python/boot): 0 with the directory in buf, -1 when not found. */
+int cli_find_pyboot(char *buf, size_t len);
 /* After a launched job: which sessions were read, and why there were no
  * steps when there were none (stderr). */
 struct pt_live_result;
 void cli_say_launched(const struct pt_trace *t, const struct pt_live_result *res, pid_t child);
+/*
+ * -p PID of attach, record and serve (cli_inject.c): CLI_OK when pid has a
+ * session. Without one: with inject, loads the probe and the zero-code
+ * Python helper into the running Python process (cli_inject), else says in
+ * one line why not and whether --inject would help; CLI_FAIL.
+ */
+int cli_prepare_session(int32_t pid, int inject);
+/* Loads the probe and the helper into Python process pid (PEP 768's
+ * sys.remote_exec on Python 3.14+, else gdb), waits for its session;
+ * prints what it did and how long the job was paused. CLI_OK or CLI_FAIL. */
+int cli_inject(int32_t pid);
+#define CLI_OPT_INJECT 370
+#define CLI_INJECT_LONGOPT {"inject", no_argument, NULL, CLI_OPT_INJECT}
+#define CLI_INJECT_HELP                                                                      \
+	"      --inject        a Python process with no session (not started under\n"         \
+	"                      proftop): load proftop and its PyTorch helper into it\n"        \
+	"                      (gdb, or sys.remote_exec on Python 3.14+; pauses it once)\n"
 /* Waits for child, forwarding Ctrl-C; returns its wait status. */
 int cli_wait_child(pid_t child);
 /* Exports t to path as a Chrome trace; prints "wrote PATH" or the error. */

@@ -58,6 +58,7 @@ void cli_usage_attach(FILE *f)
 	      "  -o, --output FILE   write a Chrome trace when done\n"
 	      "      --no-screen     no screen: only the final summary (also off a terminal)\n"
 	      CLI_EVERY_HELP
+	      CLI_INJECT_HELP
 	      CLI_BASELINE_HELP
 	      CLI_ANOMALY_HELP
 	      CLI_SCREEN_HELP
@@ -222,6 +223,7 @@ int cli_attach(int argc, char **argv)
 		{"no-screen", no_argument, NULL, 'S'},
 		{"baseline", required_argument, NULL, CLI_OPT_BASELINE},
 		CLI_EVERY_LONGOPT,
+		CLI_INJECT_LONGOPT,
 		CLI_SCREEN_LONGOPTS,
 		CLI_ANOMALY_LONGOPTS,
 		{NULL, 0, NULL, 0},
@@ -233,7 +235,7 @@ int cli_attach(int argc, char **argv)
 	int delay_given = 0, all = 0;
 	const char *out = NULL, *baseline = NULL;
 	struct pt_diff_side *base = NULL;
-	int c, rc = CLI_OK, no_screen = 0;
+	int c, rc = CLI_OK, no_screen = 0, inject = 0;
 	struct cli_screen scr = {0};
 	tui_opts_init(&scr.o);
 	cli_anomaly_init(&an);
@@ -281,6 +283,9 @@ int cli_attach(int argc, char **argv)
 			}
 			no_screen = 1;
 			break;
+		case CLI_OPT_INJECT:
+			inject = 1;
+			break;
 		default:
 			rc = cli_getopt_error(c, argv);
 			goto out;
@@ -321,8 +326,12 @@ int cli_attach(int argc, char **argv)
 		}
 		all = 1;
 	}
+	if (inject && !npids) {
+		rc = cli_usage_error("--inject needs -p PID");
+		goto out;
+	}
 	for (size_t i = 0; i < npids; i++)
-		if ((rc = cli_check_session(pids[i])))
+		if ((rc = cli_prepare_session(pids[i], inject)))
 			goto out;
 
 	struct pt_trace *t = pt_trace_new(PT_STORE_DEFAULT_MAX_BYTES);

@@ -59,6 +59,9 @@ void cli_usage_record(FILE *f)
 	      "                       line\n"
 	      "      --torch-ops      also aten operators in a PyTorch job (CUDA builds of\n"
 	      "                       torch; see docs/python.md)\n"
+	      "      --inject         with -p: a Python process with no session (not started\n"
+	      "                       under proftop): load proftop and its PyTorch helper into\n"
+	      "                       it (gdb, or sys.remote_exec on Python 3.14+)\n"
 	      "      --max-mem SIZE   memory for kept events (default 1G)\n"
 	      "      --fail-if EXPR   at the end, exit 3 when EXPR holds on the recording\n"
 	      "                       (e.g. 'ips<120'; see 'proftop help report')\n"
@@ -140,6 +143,7 @@ int cli_write_trace_rescue(struct pt_trace *t, const char *out)
 enum { OPT_DURATION = 256, OPT_LOG, OPT_MAXMEM, OPT_ALL };
 enum { OPT_FAIL_IF = 330, OPT_TORCH_OPS };
 static uint64_t rec_every_ns; /* --every */
+static int rec_inject;        /* --inject */
 
 /* --fail-if, parsed before anything starts; evaluated on the recorded trace. */
 static struct pt_gate *rec_gate;
@@ -174,6 +178,7 @@ int cli_record(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{"torch-ops", no_argument, NULL, OPT_TORCH_OPS},
 		CLI_EVERY_LONGOPT,
+		CLI_INJECT_LONGOPT,
 		CLI_ANOMALY_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
@@ -233,6 +238,9 @@ int cli_record(int argc, char **argv)
 		case OPT_TORCH_OPS:
 			setenv("PROFTOP_TORCH_OPS", "1", 1); /* the child inherits it */
 			break;
+		case CLI_OPT_INJECT:
+			rec_inject = 1;
+			break;
 		case OPT_FAIL_IF:
 			pt_gate_free(rec_gate);
 			rec_gate = NULL;
@@ -263,6 +271,8 @@ static int record(int argc, char **argv, const char *out, const char *log, uint6
 	if (!out && !an->on)
 		return cli_usage_error("record: missing -o OUT.json (or --anomaly-dir DIR)");
 	int have_cmd = optind < argc;
+	if (rec_inject && !npids)
+		return cli_usage_error("record: --inject needs -p PID");
 	if (have_cmd + (npids > 0) + all > 1)
 		return cli_usage_error("record: give one of -p PID, --all or a CMD");
 	if (!have_cmd && !npids && !all)
@@ -289,7 +299,7 @@ static int record(int argc, char **argv, const char *out, const char *log, uint6
 	} else if (!have_cmd) {
 		/* refuse a bad segment with its reason before starting */
 		for (size_t i = 0; i < npids; i++)
-			if ((rc = cli_check_session(pids[i])))
+			if ((rc = cli_prepare_session(pids[i], rec_inject)))
 				return rc;
 		if (npids == 1) {
 			lo.session_pid = pids[0];

@@ -86,7 +86,7 @@ int cli_parse_secs(const char *s, uint64_t *ns)
 	return *ns ? 0 : -1;
 }
 
-static int find_lib(char *buf, size_t len)
+int cli_find_lib(char *buf, size_t len)
 {
 	/* buf holds PATH_MAX bytes */
 	const char *env = getenv("PROFTOP_LIB");
@@ -122,7 +122,7 @@ static int find_lib(char *buf, size_t len)
  * proftop binary (a source tree), else ../share/proftop/python/boot (make
  * install). 0 with the path in buf, -1 when there is none.
  */
-static int find_pyboot(char *buf, size_t len)
+int cli_find_pyboot(char *buf, size_t len)
 {
 	char exe[PATH_MAX - 64], real[PATH_MAX];
 	const char *env = getenv("PROFTOP_PYTHON");
@@ -173,14 +173,14 @@ int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, s
 	char lid_s[32];
 	snprintf(lid_s, sizeof lid_s, "%llx", (unsigned long long)(lid ? lid : 1));
 	char lib[PATH_MAX];
-	int have_lib = find_lib(lib, sizeof lib) == 0;
+	int have_lib = cli_find_lib(lib, sizeof lib) == 0;
 	if (!have_lib)
 		fprintf(stderr, "proftop: libproftop.so not found (set PROFTOP_LIB); running without "
 				"the probe, CPU samples only\n");
 	int set_nvtx = have_lib && injection_var("NVTX_INJECTION64_PATH", lib, 1);
 	int set_cuda = have_lib && injection_var("CUDA_INJECTION64_PATH", lib, 1);
 	char pyboot[PATH_MAX];
-	int have_py = have_lib && find_pyboot(pyboot, sizeof pyboot) == 0;
+	int have_py = have_lib && cli_find_pyboot(pyboot, sizeof pyboot) == 0;
 	struct pt_buf pypath = {0};
 	if (have_py) {
 		/* first on PYTHONPATH: Python imports its sitecustomize.py at start-up */

@@ -63,6 +63,11 @@ void cli_usage_serve(FILE *f)
 	      "                          0 = none)\n"
 	      "      --max-mem SIZE      memory for kept events (default 1G)\n"
 	      "      --log FILE          CMD's stdout and stderr (default ./proftop-run-PID.log)\n"
+	      "      --torch-ops         also aten operators in a PyTorch job (CUDA builds of\n"
+	      "                          torch; see docs/python.md)\n"
+	      "      --inject            with -p: a Python process with no session (not\n"
+	      "                          started under proftop): load proftop and its PyTorch\n"
+	      "                          helper into it (gdb, or sys.remote_exec on 3.14+)\n"
 	      "  -h, --help              show this help\n"
 	      "\n"
 	      "/metrics always answers with the figures of the last refresh, at once.\n"
@@ -189,7 +194,7 @@ static int serve_wait(void *ctx, struct pt_trace *t, const struct pt_live_result
 
 /* ---- the command ---- */
 
-enum { OPT_ALL = 256, OPT_REFRESH, OPT_WINDOW, OPT_TOP, OPT_MAXMEM, OPT_LOG };
+enum { OPT_ALL = 256, OPT_REFRESH, OPT_WINDOW, OPT_TOP, OPT_MAXMEM, OPT_LOG, OPT_TORCH_OPS };
 
 int cli_serve(int argc, char **argv)
 {
@@ -202,6 +207,8 @@ int cli_serve(int argc, char **argv)
 	    {"top", required_argument, NULL, OPT_TOP},
 	    {"max-mem", required_argument, NULL, OPT_MAXMEM},
 	    {"log", required_argument, NULL, OPT_LOG},
+	    {"torch-ops", no_argument, NULL, OPT_TORCH_OPS},
+	    CLI_INJECT_LONGOPT,
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -210,7 +217,7 @@ int cli_serve(int argc, char **argv)
 	struct serve_ctx ctx;
 	struct cli_load_opts lopt;
 	uint64_t v;
-	int c, rc = CLI_OK;
+	int c, rc = CLI_OK, inject = 0;
 	memset(&ctx, 0, sizeof ctx);
 	ctx.refresh_ns = 1000000000ull;
 	ctx.window_ns = SERVE_DEFAULT_WINDOW_NS;
@@ -265,6 +272,12 @@ int cli_serve(int argc, char **argv)
 		case OPT_LOG:
 			log = optarg;
 			break;
+		case OPT_TORCH_OPS:
+			setenv("PROFTOP_TORCH_OPS", "1", 1); /* the child inherits it */
+			break;
+		case CLI_OPT_INJECT:
+			inject = 1;
+			break;
 		default:
 			rc = cli_getopt_error(c, argv);
 			goto out;
@@ -282,8 +295,12 @@ int cli_serve(int argc, char **argv)
 	}
 	if (src.all && (rc = find_all()))
 		goto out;
+	if (inject && !src.n) {
+		rc = cli_usage_error("serve: --inject needs -p PID");
+		goto out;
+	}
 	for (size_t i = 0; i < src.n; i++)
-		if ((rc = cli_check_session(src.pid[i])))
+		if ((rc = cli_prepare_session(src.pid[i], inject)))
 			goto out;
 
 	/* bind before starting anything: a taken port fails at once */
