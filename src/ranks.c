@@ -164,8 +164,12 @@ static size_t assign_ranks(const struct pt_trace *t, struct group *g, size_t ng,
 		else if (!x->pid_str && x->host_events)
 			/* Without any process table, several host processes of which
 			 * only some step (a helper process beside the trainer) leave
-			 * the stepping ones as the ranks. */
-			x->main = t->nprocs || nstep_host == 0 || nhost_num < 2 || x->has_steps;
+			 * the stepping ones as the ranks. With one (live sessions, a
+			 * merged trace), a process outside it is a rank only if it
+			 * steps: the CPU samples of a launched wrapper script beside
+			 * the ranks it started are not one. */
+			x->main = t->nprocs ? x->has_steps
+					    : nstep_host == 0 || nhost_num < 2 || x->has_steps;
 	}
 	for (size_t i = 0; i < ng; i++)
 		nmain += g[i].main;

@@ -43,7 +43,7 @@ check_fails "record -p 1,,2 exits 2" 2 "$PROFTOP" record -p 1,,2 -o "$TMP/x.json
 check_fails "attach -p and --all exits 2" 2 "$PROFTOP" --all -p 1
 check_out "record --all without a session" "no live proftop sessions" \
 	sh -c "'$PROFTOP' record --all -o '$TMP/x.json' 2>&1; test \$? -eq 1"
-check_out "record -p A,B: each must have a session" "no proftop session for pid 999998" \
+check_out "record -p A,B: each must have a session" "no process 999998|no proftop session for pid 999998" \
 	sh -c "'$PROFTOP' record -p 999998,999999 -o '$TMP/x.json' 2>&1; test \$? -eq 1"
 check_out "attach without a session" "no live proftop session" \
 	sh -c "'$PROFTOP' --no-screen 2>&1 </dev/null; test \$? -eq 1"

@@ -82,11 +82,11 @@ record cnn2 "$PY" $S/cnn_loader.py --steps 60 --workers 2 --read-ms 2
 compare cnn2 "CNN + DataLoader (2 fork workers)"
 record mlp "$PY" $S/mlp_accum.py --steps 40 --accum 4
 compare mlp "generator-fed MLP, 4 micro-batches per step, AdamW"
-record nested "$PY" $S/nested.py --steps 50
+record nested "$PY" $S/nested.py --steps 100
 compare nested "nested modules (ModuleList of blocks)"
-record infer "$PY" $S/inference.py --steps 60
+record infer "$PY" $S/inference.py --steps 150
 compare infer "inference only (steps = forwards)"
-PYTHON=$PY record wrap $S/wrapper.sh --steps 30
+PYTHON=$PY record wrap $S/wrapper.sh --steps 60
 compare wrap "through a shell wrapper that forks python"
 
 # --- what the report names
@@ -106,7 +106,7 @@ printf '%s\n' "$nops" | grep -qxF "blocks.1.layers.0 (Linear)" && ok "nested: bl
 grep -q 'recording pid' "$TMP/wrap.out" && ! grep -q 'no steps' "$TMP/wrap.out" &&
 	ok "wrapper: the python below the shell is found" || not_ok "wrapper" "$(cat "$TMP/wrap.out")"
 if cmp -s <(grep '^RESULT' "$TMP/nested.log" | sed 's/ loop_s.*loss/ loss/') \
-	<("$PY" $S/nested.py --steps 50 | sed 's/ loop_s.*loss/ loss/'); then
+	<("$PY" $S/nested.py --steps 100 | sed 's/ loop_s.*loss/ loss/'); then
 	ok "the script computes the same under proftop (same loss)"
 else
 	not_ok "same loss with and without proftop"
@@ -147,6 +147,22 @@ grep -q 'no steps: torch .* was imported, but no model forward' "$TMP/noloop.rep
 	ok "torch without a training loop: the report says so" || not_ok "no loop" "$(cat "$TMP/noloop.rep" | head -c 600)"
 PROFTOP_TORCH=0 record off "$PY" $S/nested.py --steps 10
 [ "$(steps_of off)" = 0 ] && ok "PROFTOP_TORCH=0 turns the helper off" || not_ok "PROFTOP_TORCH=0" "steps $(steps_of off)"
+
+# --- two ranks started by a launcher script (as torchrun does): one process per rank,
+# the shell that started them is not one
+PYTHON=$PY MASTER_PORT=$((20000 + $$ % 20000)) record ddp $S/launch2.sh --steps 30
+if grep -q 'recorded 2 sessions.*rank 0\.\.1' "$TMP/ddp.out" && "$PY" - "$TMP/ddp.json" <<'PYEOF'
+import json, subprocess, sys, os
+rep = json.loads(subprocess.run([os.environ["PROFTOP"], "report", sys.argv[1], "--json"],
+                                capture_output=True, text=True).stdout)
+ranks = {r["name"]: r["steps"] for r in rep["ranks"]}
+assert ranks == {"rank 0": 30, "rank 1": 30}, ranks
+PYEOF
+then
+	ok "a launcher script's two DDP ranks: rank 0 and 1, 30 steps each, the shell not a rank"
+else
+	not_ok "two ranks" "$(cat "$TMP/ddp.out")" "$(tail -n 5 "$TMP/ddp.log")"
+fi
 
 # --- --every: one line per period, stable fields, all steps counted once
 "$PROFTOP" record -o "$TMP/every.json" --every 0.5s --log "$TMP/every.log" -- \

@@ -14,7 +14,7 @@ from torch.utils.data import DataLoader, TensorDataset
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=60)
-    ap.add_argument("--batch", type=int, default=48)
+    ap.add_argument("--batch", type=int, default=256)
     a = ap.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(1)

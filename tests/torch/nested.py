@@ -38,7 +38,7 @@ class Tower(nn.Module):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=50)
-    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--batch", type=int, default=256)
     a = ap.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(1)
