@@ -207,7 +207,7 @@ install: $(BUILD)/proftop $(BUILD)/libproftop.so $(EXAMPLE_BIN)
 
 DEB_PKGS := build-essential pkg-config libcjson-dev zlib1g-dev libncurses-dev libcmocka-dev \
 	tmux procps python3 python3-torch clang libclang-rt-14-dev valgrind strace \
-	libmicrohttpd-dev prometheus
+	libmicrohttpd-dev prometheus gdb
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

@@ -112,8 +112,22 @@ else
 	not_ok "same loss with and without proftop"
 fi
 
-# --- shapes that must be handled or explained
+# --- python -m, and a script run through its shebang line
+abs_proftop=$(cd "$(dirname "$PROFTOP")" && pwd)/$(basename "$PROFTOP")
+(cd $S && "$abs_proftop" record -o "$TMP/m.json" --log "$TMP/m.log" -- "$PY" -m nested --steps 20 \
+	>"$TMP/m.out" 2>&1)
+"$PROFTOP" report "$TMP/m.json" --json >"$TMP/m.rep" 2>/dev/null
 steps_of() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"])' "$TMP/$1.rep"; }
+[ "$(steps_of m)" = 20 ] && ok "python -m nested: 20 steps" || not_ok "python -m" "$(cat "$TMP/m.out")"
+if [ "$PY" = /usr/bin/python3 ]; then
+	record shebang $S/inference.py --steps 20
+	[ "$(steps_of shebang)" = 20 ] && ok "a script run through its #!/usr/bin/python3 line: 20 steps" ||
+		not_ok "shebang" "$(cat "$TMP/shebang.out")"
+else
+	skip "shebang script" "its #! names /usr/bin/python3, not $PY"
+fi
+
+# --- shapes that must be handled or explained
 record ex "$PY" $S/execs.py
 [ "$(steps_of ex)" = 20 ] && ok "a script that execs another python: 20 steps" ||
 	not_ok "exec'd python" "steps $(steps_of ex)" "$(cat "$TMP/ex.out")"

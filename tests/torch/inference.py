@@ -1,3 +1,4 @@
+#!/usr/bin/python3
 """A plain PyTorch script (no proftop import): evaluation only, no optimizer:
 a model in eval mode under torch.no_grad over a DataLoader. Ends with
 
