@@ -4,7 +4,16 @@
 #
 # Environment: BUILD (build dir, default build), SAN (set for sanitizer runs),
 # PT_TRACES (shared real traces, default ../shared/traces), VERBOSE=1 to show
-# every TAP line, ONLY=pattern to run matching suites only.
+# every TAP line, ONLY=pattern to run matching suites only, SUITES="a.sh b.sh"
+# to run these scripts instead of the usual list.
+#
+# No suite may leave a process behind. Each suite runs with PT_TEST_TAG set
+# to a value of its own, which every process it starts inherits (through
+# tmux too: a server takes its environment from the client that started it).
+# When the suite has ended, anything still carrying the tag after a grace of
+# LEFTOVER_GRACE seconds (default 10; a sanitizer's leak check at exit can
+# take a few) is listed, fails the suite, and is killed. Only processes with
+# this run's tag are ever touched, never anyone else's.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -17,8 +26,34 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 pass=0 fail=0 skip=0
 failed_names=()
+nsuite=0
 logdir=$(mktemp -d "${TMPDIR:-/tmp}/proftop-tests.XXXXXX")
 trap 'rm -rf "$logdir"' EXIT
+
+# tagged TAG: the pids of the processes whose environment holds PT_TEST_TAG=TAG
+tagged() {
+	grep -lsxz -- "PT_TEST_TAG=$1" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3 | sort -n
+}
+
+# leftovers TAG LOG: waits up to LEFTOVER_GRACE s for TAG's processes to end;
+# those still there are described in LOG (TAP comments) and killed. Prints
+# their number.
+leftovers() {
+	local tag=$1 log=$2 pids i p n=0
+	for ((i = 0; i < ${LEFTOVER_GRACE:-10} * 10; i++)); do
+		pids=$(tagged "$tag")
+		[ -z "$pids" ] && break
+		sleep 0.1
+	done
+	pids=$(tagged "$tag")
+	for p in $pids; do
+		n=$((n + 1))
+		echo "# left behind: $(ps -o pid=,stat=,etime=,args= -p "$p" 2>/dev/null | cut -c1-200)" >>"$log"
+	done
+	# SIGKILL: a leftover may be stuck in its handler or stopped
+	for p in $(tagged "$tag"); do kill -KILL "$p" 2>/dev/null; done
+	echo $n
+}
 
 # run_suite NAME CMD... : runs CMD, parses its TAP output, adds to the totals.
 run_suite() {
@@ -27,8 +62,12 @@ run_suite() {
 	case "$name" in *${ONLY:-}*) ;; *) return ;; esac
 	local log="$logdir/$(echo "$name" | tr '/ ' '__').log"
 	local t0=$SECONDS
-	"$@" >"$log" 2>&1
+	nsuite=$((nsuite + 1))
+	local tag="$$.$nsuite.$RANDOM"
+	PT_TEST_TAG=$tag "$@" >"$log" 2>&1
 	local rc=$?
+	local left
+	left=$(leftovers "$tag" "$log")
 	local p=0 f=0 s=0 line
 	while IFS= read -r line; do
 		case "$line" in
@@ -45,6 +84,10 @@ run_suite() {
 		f=$((f + 1))
 		failed_names+=("$name: exited with status $rc")
 	fi
+	if [ "$left" -ne 0 ]; then
+		f=$((f + 1))
+		failed_names+=("$name: left $left process(es) behind (killed)")
+	fi
 	pass=$((pass + p))
 	fail=$((fail + f))
 	skip=$((skip + s))
@@ -54,32 +97,46 @@ run_suite() {
 	fi
 }
 
-for bin in "$BUILD"/tests/test_*; do
-	[ -x "$bin" ] || continue
-	run_suite "unit/$(basename "$bin")" "$bin"
-done
-
-for script in tests/golden/run.sh tests/e2e/test_*.sh tests/fuzz/run.sh; do
-	[ -f "$script" ] || continue
-	run_suite "${script#tests/}" bash "$script"
-done
-
-# The unit tests under valgrind, with the full check (they take a minute or two).
-if [ -n "${SAN_BUILD:-}" ]; then
-	run_suite "valgrind/unit" bash tests/valgrind.sh
-fi
-
-# The same suites again on the sanitizer build (ASan + UBSan), when given.
-if [ -n "${SAN_BUILD:-}" ] && [ -d "$SAN_BUILD/tests" ]; then
-	for bin in "$SAN_BUILD"/tests/test_*; do
+# all_suites: the unit tests, golden and end-to-end scripts and fuzzers, then
+# the unit tests under valgrind and everything again on the sanitizer build
+# when SAN_BUILD is given (the full `make check`).
+all_suites() {
+	local bin script
+	for bin in "$BUILD"/tests/test_*; do
 		[ -x "$bin" ] || continue
-		run_suite "san/unit/$(basename "$bin")" "$bin"
+		run_suite "unit/$(basename "$bin")" "$bin"
 	done
-	for script in tests/e2e/test_*.sh; do
+
+	for script in tests/golden/run.sh tests/e2e/test_*.sh tests/fuzz/run.sh; do
 		[ -f "$script" ] || continue
-		grep -q '^# san: skip' "$script" && continue
-		run_suite "san/${script#tests/}" env PROFTOP="$PWD/$SAN_BUILD/proftop" bash "$script"
+		run_suite "${script#tests/}" bash "$script"
 	done
+
+	# The unit tests under valgrind, with the full check (they take a minute or two).
+	if [ -n "${SAN_BUILD:-}" ]; then
+		run_suite "valgrind/unit" bash tests/valgrind.sh
+	fi
+
+	# The same suites again on the sanitizer build (ASan + UBSan), when given.
+	if [ -n "${SAN_BUILD:-}" ] && [ -d "$SAN_BUILD/tests" ]; then
+		for bin in "$SAN_BUILD"/tests/test_*; do
+			[ -x "$bin" ] || continue
+			run_suite "san/unit/$(basename "$bin")" "$bin"
+		done
+		for script in tests/e2e/test_*.sh; do
+			[ -f "$script" ] || continue
+			grep -q '^# san: skip' "$script" && continue
+			run_suite "san/${script#tests/}" env PROFTOP="$PWD/$SAN_BUILD/proftop" bash "$script"
+		done
+	fi
+}
+
+if [ -n "${SUITES:-}" ]; then
+	for script in $SUITES; do
+		run_suite "${script#tests/}" bash "$script"
+	done
+else
+	all_suites
 fi
 
 if [ ${#failed_names[@]} -gt 0 ]; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test_advisor.sh - the bottleneck advisor end to end: minitrain recorded
-# with a 10 ms reader and --workers 0 is input-bound (the report's Advice
+# with a reader twice as slow as its compute step (measured here) and
+# --workers 0 is input-bound (the report's Advice
 # section and the JSON "advice" array say so, with the reader ratio as
 # evidence); with --workers 4 no input-bound advice. --no-advice hides the
 # section. The real resnet50 pair gives the same verdicts without the
@@ -52,8 +53,11 @@ if [ ! -x "$MT" ] || [ ! -f "$LIB" ]; then
 	skip "minitrain --workers 0 / 4 advice" "no minitrain or no $LIB"
 else
 	export PROFTOP_LIB=$LIB
+	RMS=$(mt_reader_ms "$MT")
+	echo "# reader time: $RMS ms (twice the compute step measured here)"
+	# 30 steps: the first waits for the workers' first batch, a small part of 30
 	for w in 0 4; do
-		"$PROFTOP" record -o "$TMP/w$w.json" --log "$TMP/rec$w.log" -- "$MT" --steps 20 --reader-ms 10 \
+		"$PROFTOP" record -o "$TMP/w$w.json" --log "$TMP/rec$w.log" -- "$MT" --steps 30 --reader-ms "$RMS" \
 			--workers $w --log-every 0 >"$TMP/rec$w.out" 2>&1 ||
 			not_ok "proftop record -- minitrain --workers $w" "$(tail -n 5 "$TMP/rec$w.out")"
 		"$PROFTOP" report "$TMP/w$w.json" --json >"$TMP/r$w.json" 2>"$TMP/r$w.err"

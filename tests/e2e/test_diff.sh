@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_diff.sh - `proftop diff BEFORE AFTER` and the screen's baseline:
-# two minitrain runs recorded with proftop record (--workers 0 vs 4, a 10 ms
-# reader): the diff shows the Dataloader time falling and IPS rising by the
+# two minitrain runs recorded with proftop record (--workers 0 vs 4, a reader
+# twice as slow as the compute step measured here): the diff shows the Dataloader time falling and IPS rising by the
 # amounts each run's own report gives and minitrain itself prints; new and
 # vanished operators on a synthetic pair; --json parses; --fail-if exits 3 on
 # a regression (the runs swapped) and 0 on the improvement; bad command
@@ -79,8 +79,10 @@ if [ ! -x "$MT" ] || [ ! -f "$LIB" ]; then
 	exit 0
 fi
 export PROFTOP_LIB=$LIB
+RMS=$(mt_reader_ms "$MT")
+echo "# reader time: $RMS ms (twice the compute step measured here)"
 for w in 0 4; do
-	"$PROFTOP" record -o "$TMP/w$w.json" --log "$TMP/mt$w.log" -- "$MT" --steps 150 --reader-ms 10 \
+	"$PROFTOP" record -o "$TMP/w$w.json" --log "$TMP/mt$w.log" -- "$MT" --steps 150 --reader-ms "$RMS" \
 		--workers $w --log-every 0 >"$TMP/rec$w.out" 2>&1
 	rc=$?
 	if [ $rc -eq 0 ] && [ -s "$TMP/w$w.json" ]; then ok "record minitrain --workers $w"
@@ -89,9 +91,10 @@ for w in 0 4; do
 done
 "$PROFTOP" diff "$TMP/w0.json" "$TMP/w4.json" --json >"$TMP/d.json" 2>"$TMP/d.err"
 "$PROFTOP" diff "$TMP/w0.json" "$TMP/w4.json" >"$TMP/d.txt" 2>&1
-if out=$(python3 - "$TMP/r0.json" "$TMP/r4.json" "$TMP/d.json" "$TMP/mt0.log" "$TMP/mt4.log" 2>&1 <<'PY'
+if out=$(python3 - "$TMP/r0.json" "$TMP/r4.json" "$TMP/d.json" "$TMP/mt0.log" "$TMP/mt4.log" "$RMS" 2>&1 <<'PY'
 import json, re, sys
 r0, r4, d = (json.load(open(p)) for p in sys.argv[1:4])
+rms = float(sys.argv[6])  # the reader's sleep per batch
 def printed(path):  # minitrain's own final line: step_ms=.. ips=..
     line = [l for l in open(path) if l.startswith("minitrain: done")][-1]
     return {k: float(v) for k, v in re.findall(r"(\w+)=([0-9.]+)", line)}
@@ -114,13 +117,15 @@ close(p["ips"]["before"], m0["ips"], 0.05, "ips vs minitrain w0")
 close(p["ips"]["after"], m4["ips"], 0.05, "ips vs minitrain w4")
 close(p["step_ms"]["before"], m0["step_ms"], 0.05, "step_ms vs minitrain w0")
 close(p["step_ms"]["after"], m4["step_ms"], 0.05, "step_ms vs minitrain w4")
-# the direction and size: the 10 ms reader is hidden by the workers
+# the direction and size: the reader (two compute steps) is hidden by the
+# workers; relations only, so a loaded machine cannot break them
 dl = d["model_summary"][1]["cpu_ms_per_step"]
-assert dl["before"] >= 9 and dl["after"] < 0.3 * dl["before"], dl
-assert dl["delta"] < -8, dl
-assert p["ips"]["delta_pct"] > 50, p["ips"]
+assert dl["before"] >= 0.9 * rms and dl["after"] < 0.3 * dl["before"], (dl, rms)
+assert dl["delta"] < -0.5 * rms, (dl, rms)
+assert p["ips"]["delta_pct"] > 20, p["ips"]
 close(p["ips"]["delta_pct"], 100 * (m4["ips"] - m0["ips"]) / m0["ips"], 0.1, "ips change vs minitrain")
-assert p["reader_ratio"]["before"] > 0.4 and p["reader_ratio"]["after"] < 0.1, p["reader_ratio"]
+assert p["reader_ratio"]["before"] > 0.2, p["reader_ratio"]
+assert p["reader_ratio"]["after"] <= p["reader_ratio"]["before"] / 2, p["reader_ratio"]
 print("Dataloader %.2f -> %.2f ms/step, ips %.0f -> %.0f (%+.0f%%; minitrain %.0f -> %.0f)" % (
     dl["before"], dl["after"], p["ips"]["before"], p["ips"]["after"], p["ips"]["delta_pct"],
     m0["ips"], m4["ips"]))

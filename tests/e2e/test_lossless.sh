@@ -104,6 +104,7 @@ else
 		done
 		[ $seen = 1 ] && ok "TUI session line shows both kinds: $t2 dropped" ||
 			not_ok "TUI session line shows $t2 dropped" "$(TM capture-pane -p -t d | head -n 3)"
+		tmux_quit "$SOCK" d || not_ok "q quits the view" "$(TM capture-pane -p -t d | tail -n 3)"
 		TM kill-session -t d 2>/dev/null
 	else
 		skip "TUI session line shows the drops" "no tmux"
@@ -279,6 +280,7 @@ else
 		else
 			not_ok "TUI view starts" "$(TM capture-pane -p -t f | head -n 5)"
 		fi
+		tmux_quit "$SOCK" f
 		TM kill-session -t f 2>/dev/null
 	else
 		skip "TUI snapshot to a full disk" "no tmux"

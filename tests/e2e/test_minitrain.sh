@@ -5,8 +5,10 @@
 # with libproftop.so preloaded the weak API binds to the probe, the result is
 # bit for bit the same and a session file is left; under `proftop record` the
 # report shows every step, the four phases, the per-layer operators and
-# Paddle's dataloader case study (reader ratio high with --workers 0, low with
-# --workers 4, IPS higher).
+# Paddle's dataloader case study (reader ratio high with --workers 0, at most
+# half of it with --workers 4, IPS higher). The reader time is twice the
+# compute step measured here (mt_reader_ms), not a figure that assumes this
+# machine's speed.
 . tests/e2e/lib.sh
 
 BDIR=$(dirname "$PROFTOP")
@@ -58,19 +60,22 @@ else
 fi
 
 # --- Paddle's case study without proftop: prefetching hides the slow reader
-w0=$("$MT" --steps 40 --reader-ms 10 --workers 0 --log-every 0 2>/dev/null | grep '^minitrain: done')
-w4=$("$MT" --steps 40 --reader-ms 10 --workers 4 --log-every 0 2>/dev/null | grep '^minitrain: done')
+RMS=$(mt_reader_ms "$MT")
+echo "# reader time: $RMS ms (twice the compute step measured here)"
+w0=$("$MT" --steps 40 --reader-ms "$RMS" --workers 0 --log-every 0 2>/dev/null | grep '^minitrain: done')
+w4=$("$MT" --steps 40 --reader-ms "$RMS" --workers 4 --log-every 0 2>/dev/null | grep '^minitrain: done')
 i0=$(field "$w0" ips)
 i4=$(field "$w4" ips)
+# a step takes reader + compute = 3 compute steps without workers, 1 with four
 if [ -n "$i0" ] && [ -n "$i4" ] && awk -v a="$i0" -v b="$i4" 'BEGIN { exit !(b > 1.5 * a) }'; then
-	ok "--workers 4 beats --workers 0 with --reader-ms 10 (ips $i0 -> $i4)"
+	ok "--workers 4 beats --workers 0 with --reader-ms $RMS (ips $i0 -> $i4)"
 else
-	not_ok "--workers 4 beats --workers 0 with --reader-ms 10" "w0: $w0" "w4: $w4"
+	not_ok "--workers 4 beats --workers 0 with --reader-ms $RMS" "w0: $w0" "w4: $w4"
 fi
-if [ "$(field "$w0" step_ms | cut -d. -f1)" -ge 10 ] 2>/dev/null; then
-	ok "--reader-ms 10 makes a synchronous step take >= 10 ms"
+if awk -v s="$(field "$w0" step_ms)" -v r="$RMS" 'BEGIN { exit !(s + 0 >= r) }'; then
+	ok "--reader-ms $RMS makes a synchronous step take >= $RMS ms"
 else
-	not_ok "--reader-ms 10 makes a synchronous step take >= 10 ms" "$w0"
+	not_ok "--reader-ms $RMS makes a synchronous step take >= $RMS ms" "$w0"
 fi
 
 # --- command line
@@ -153,7 +158,7 @@ if [ ! -f "$LIB" ] || ! "$PROFTOP" record --help >/dev/null 2>&1; then
 else
 	export PROFTOP_LIB=$LIB
 	for w in 0 4; do
-		"$PROFTOP" record -o "$TMP/w$w.json" --log "$TMP/rec$w.log" -- "$MT" --steps 30 --reader-ms 10 --workers $w \
+		"$PROFTOP" record -o "$TMP/w$w.json" --log "$TMP/rec$w.log" -- "$MT" --steps 30 --reader-ms "$RMS" --workers $w \
 			--log-every 0 >"$TMP/rec$w.out" 2>&1
 		rc=$?
 		if [ $rc -eq 0 ] && [ -s "$TMP/w$w.json" ]; then
@@ -181,9 +186,11 @@ for r in (a, b):
     assert {"matmul", "bias_add"} <= inner, sorted(inner)
 ra, rb = a["perf_summary"]["reader_ratio_pct"], b["perf_summary"]["reader_ratio_pct"]
 ia, ib = a["perf_summary"]["ips"]["avg"], b["perf_summary"]["ips"]["avg"]
-assert ra > 40, ("workers 0 reader ratio", ra)
-assert rb < ra / 3, ("workers 4 reader ratio", rb, ra)
-assert ib > 1.5 * ia, ("ips", ia, ib)
+# the reader takes two compute steps: input-bound by the advisor's 20% whatever
+# the load; four workers at least halve the ratio and raise IPS
+assert ra > 20, ("workers 0 reader ratio", ra)
+assert rb <= ra / 2, ("workers 4 reader ratio", rb, ra)
+assert ib > 1.2 * ia, ("ips", ia, ib)
 print("reader ratio %.1f%% -> %.1f%%, ips %.1f -> %.1f %s" % (ra, rb, ia, ib,
       a["perf_summary"].get("ips_unit", "")))
 PY
