@@ -124,6 +124,25 @@ def _open():
     return lib
 
 
+def batch_size(obj, depth=0):
+    """First dimension of the first tensor found in obj (a tensor, or a sequence
+    or dict holding one, 4 levels deep at most); 0 when there is none. The
+    helpers count samples per step with it."""
+    shape = getattr(obj, "shape", None)
+    if shape is not None and hasattr(obj, "dim"):
+        return int(shape[0]) if len(shape) > 0 else 0
+    if depth > 3:
+        return 0
+    if isinstance(obj, dict):
+        obj = list(obj.values())
+    if isinstance(obj, (list, tuple)):
+        for x in obj[:8]:
+            n = batch_size(x, depth + 1)
+            if n:
+                return n
+    return 0
+
+
 def lib():
     """The ctypes library when calls reach it, else None (for proftop_auto)."""
     return _lib if _on else None

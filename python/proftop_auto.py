@@ -194,21 +194,7 @@ def _set_train():
                 ts.pending = ts.soft = None
 
 
-def _batch_size(obj, depth=0):
-    """First dimension of the first tensor found in obj (tensor, sequence, dict)."""
-    shape = getattr(obj, "shape", None)
-    if shape is not None and hasattr(obj, "dim"):
-        return int(shape[0]) if len(shape) > 0 else 0
-    if depth > 3:
-        return 0
-    if isinstance(obj, dict):
-        obj = list(obj.values())
-    if isinstance(obj, (list, tuple)):
-        for x in obj[:8]:
-            n = _batch_size(x, depth + 1)
-            if n:
-                return n
-    return 0
+_batch_size = proftop.batch_size
 
 
 # ---- module labels
@@ -353,34 +339,46 @@ def _root_exit(ts, code):
             ts.soft = _now()
 
 
-def _wrap_backward(orig):
-    def backward(*args, **kwargs):
+def _wrap_phase(orig, phase, flag, fetch=False, train=False, samples=False):
+    """The outermost call of orig on a thread is a phase that may begin a step:
+    backward/grad (train: it marks a training job), a DataLoader's __next__
+    or __iter__ (fetch; with samples, the batch it returns counts toward the
+    step's samples). flag is
+    the _TS slot that tells an inner call (a loader wrapping a loader)."""
+    def wrapper(*args, **kwargs):
         if _off:
             return orig(*args, **kwargs)
         ts = _ts()
-        if ts.in_bwd:
+        if getattr(ts, flag):
             return orig(*args, **kwargs)
         pushed = False
         try:
             global _activity
             _activity = True
-            _set_train()
-            _begin(ts)
-            _lib.proftop_phase_push(_BACKWARD)
+            if train:
+                _set_train()
+            _begin(ts, fetch=fetch)
+            _lib.proftop_phase_push(phase)
             pushed = True
         except Exception as e:  # noqa: BLE001
             _fail(e)
-        ts.in_bwd = True
+        setattr(ts, flag, True)
         try:
-            return orig(*args, **kwargs)
+            out = orig(*args, **kwargs)
         finally:
-            ts.in_bwd = False
+            setattr(ts, flag, False)
             if pushed:
                 try:
                     _lib.proftop_phase_pop()
                 except Exception as e:  # noqa: BLE001
                     _fail(e)
-    return functools.wraps(orig)(backward)
+        if samples and not _batch_fixed:
+            try:
+                ts.loader_samples += _batch_size(out)
+            except Exception as e:  # noqa: BLE001
+                _fail(e)
+        return out
+    return functools.wraps(orig)(wrapper)
 
 
 _method_ids = {}
@@ -458,70 +456,6 @@ def _wrap_opt_init(orig):
         except Exception as e:  # noqa: BLE001
             _fail(e)
     return functools.wraps(orig)(__init__)
-
-
-def _wrap_next(orig):
-    def __next__(self):
-        if _off:
-            return orig(self)
-        ts = _ts()
-        if ts.in_fetch:
-            return orig(self)
-        pushed = False
-        try:
-            global _activity
-            _activity = True
-            _begin(ts, fetch=True)
-            _lib.proftop_phase_push(_DATALOADER)
-            pushed = True
-        except Exception as e:  # noqa: BLE001
-            _fail(e)
-        ts.in_fetch = True
-        try:
-            batch = orig(self)
-        finally:
-            ts.in_fetch = False
-            if pushed:
-                try:
-                    _lib.proftop_phase_pop()
-                except Exception as e:  # noqa: BLE001
-                    _fail(e)
-        if not _batch_fixed:
-            try:
-                ts.loader_samples += _batch_size(batch)
-            except Exception as e:  # noqa: BLE001
-                _fail(e)
-        return batch
-    return functools.wraps(orig)(__next__)
-
-
-def _wrap_iter(orig):
-    """DataLoader.__iter__: starting workers is data loading, and the start of
-    a step (the first of an epoch)."""
-    def __iter__(self):
-        if _off:
-            return orig(self)
-        ts = _ts()
-        if ts.in_fetch:
-            return orig(self)
-        pushed = False
-        try:
-            _begin(ts, fetch=True)
-            _lib.proftop_phase_push(_DATALOADER)
-            pushed = True
-        except Exception as e:  # noqa: BLE001
-            _fail(e)
-        ts.in_fetch = True
-        try:
-            return orig(self)
-        finally:
-            ts.in_fetch = False
-            if pushed:
-                try:
-                    _lib.proftop_phase_pop()
-                except Exception as e:  # noqa: BLE001
-                    _fail(e)
-    return functools.wraps(orig)(__iter__)
 
 
 # ---- an attached job: quiet while nobody reads
@@ -698,8 +632,8 @@ def install(torch, attach=False):
                         if isinstance(c, type))
 
     nn.Module.__call__ = _wrap_module_call(nn.Module.__call__)
-    torch.autograd.backward = _wrap_backward(torch.autograd.backward)
-    torch.autograd.grad = _wrap_backward(torch.autograd.grad)
+    torch.autograd.backward = _wrap_phase(torch.autograd.backward, _BACKWARD, "in_bwd", train=True)
+    torch.autograd.grad = _wrap_phase(torch.autograd.grad, _BACKWARD, "in_bwd", train=True)
     opt = torch.optim.Optimizer
     opt.__init__ = _wrap_opt_init(opt.__init__)
     # optimizer classes that exist already (an attach to a running job, a
@@ -717,10 +651,12 @@ def install(torch, attach=False):
                 _wrap_class_methods(v, ("step",), "extra")
     it = getattr(getattr(torch.utils.data, "dataloader", None), "_BaseDataLoaderIter", None)
     if it is not None and "__next__" in vars(it):
-        it.__next__ = _wrap_next(it.__next__)
+        it.__next__ = _wrap_phase(it.__next__, _DATALOADER, "in_fetch", fetch=True,
+                                  samples=True)
     dl = getattr(torch.utils.data, "DataLoader", None)
     if isinstance(dl, type) and "__iter__" in vars(dl):
-        dl.__iter__ = _wrap_iter(dl.__iter__)
+        # iter(loader) starts the workers: data loading, and a step's start
+        dl.__iter__ = _wrap_phase(dl.__iter__, _DATALOADER, "in_fetch", fetch=True)
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_after_fork_child)
     atexit.register(_at_exit)

@@ -69,21 +69,7 @@ def _unwind(st):
         _pop_entry(st.stack.pop())
 
 
-def _batch_size(obj, depth=0):
-    """First dimension of the first tensor found in obj (tensor, sequence, dict)."""
-    shape = getattr(obj, "shape", None)
-    if shape is not None and hasattr(obj, "dim"):
-        return int(shape[0]) if len(shape) > 0 else 0
-    if depth > 3:
-        return 0
-    if isinstance(obj, dict):
-        obj = list(obj.values())
-    if isinstance(obj, (list, tuple)):
-        for x in obj[:8]:
-            n = _batch_size(x, depth + 1)
-            if n:
-                return n
-    return 0
+_batch_size = proftop.batch_size
 
 
 def _wrapped_backward(*args, **kwargs):
