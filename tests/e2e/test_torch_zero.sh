@@ -159,6 +159,15 @@ fi
 record noloop "$PY" $S/no_loop.py
 grep -q 'no steps: torch .* was imported, but no model forward' "$TMP/noloop.rep" &&
 	ok "torch without a training loop: the report says so" || not_ok "no loop" "$(cat "$TMP/noloop.rep" | head -c 600)"
+"$PROFTOP" record --torch-ops -o "$TMP/ops.json" --log "$TMP/ops.log" -- "$PY" $S/nested.py --steps 10 \
+	>"$TMP/ops.out" 2>&1
+if "$PY" -c 'import torch,sys; sys.exit(torch.version.cuda is not None)'; then
+	grep -q 'aten operators are not available: torch .* was built without CUDA' \
+		<("$PROFTOP" report "$TMP/ops.json") && ok "--torch-ops on a CPU-only torch says aten operators are not available" ||
+		not_ok "--torch-ops on CPU torch" "$("$PROFTOP" report "$TMP/ops.json" | head -n 6)"
+else
+	skip "--torch-ops message" "this torch has CUDA"
+fi
 PROFTOP_TORCH=0 record off "$PY" $S/nested.py --steps 10
 [ "$(steps_of off)" = 0 ] && ok "PROFTOP_TORCH=0 turns the helper off" || not_ok "PROFTOP_TORCH=0" "steps $(steps_of off)"
 
