@@ -304,6 +304,7 @@ static const char *const warn_keys[PT_WARN__COUNT] = {
 	[PT_WARN_BAD_DEVICE_RECORD] = "bad_device_record",
 	[PT_WARN_STORE_DROPPED] = "dropped_by_memory_cap",
 	[PT_WARN_SOURCE_DROPPED] = "dropped_by_source",
+	[PT_WARN_PROFILER_RANGE] = "cupti_profiler_range",
 };
 
 static const char *const warn_texts[PT_WARN__COUNT] = {
@@ -321,6 +322,8 @@ static const char *const warn_texts[PT_WARN__COUNT] = {
 	[PT_WARN_BAD_DEVICE_RECORD] = "device records with start 0 or end before start skipped",
 	[PT_WARN_STORE_DROPPED] = "oldest events dropped by the memory cap (--max-mem)",
 	[PT_WARN_SOURCE_DROPPED] = "events lost by the source (full rings)",
+	[PT_WARN_PROFILER_RANGE] = "kernel ranges of CUPTI's profiler mode (counters, not kernel "
+				   "times): not counted as device activity",
 };
 
 const char *pt_warn_key(enum pt_warn w)

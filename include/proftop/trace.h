@@ -38,6 +38,7 @@ enum pt_warn {
 	PT_WARN_BAD_DEVICE_RECORD, /* device record with start 0 or end < start */
 	PT_WARN_STORE_DROPPED, /* events dropped by the memory cap */
 	PT_WARN_SOURCE_DROPPED,/* events the source itself lost (full rings) */
+	PT_WARN_PROFILER_RANGE,/* CUPTI profiler-mode kernel ranges (counters, no times) */
 	PT_WARN__COUNT
 };
 
