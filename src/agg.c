@@ -217,9 +217,16 @@ static void pop_frame(struct pt_agg *a, struct track_state *ts)
 	close_frame(a, &ts->stack[ts->depth], ts->depth ? &ts->stack[ts->depth - 1] : NULL);
 }
 
-/* Pops every open event that does not contain ev. A child may overhang its
- * parent's end by AGG_OVERHANG_NS (rounding in legacy exports) and still
- * nest; one that straddles further is the parent's sibling. */
+/*
+ * Pops every open event that is not ev's parent. The parent is the
+ * innermost open event that contains ev; legacy exports round start and
+ * duration separately, so an event that ends up to AGG_OVERHANG_NS after
+ * an open event's end is still its child, but only when most of it lies
+ * inside (the part outside is shorter than the part inside). Otherwise it
+ * is a sibling that started before its neighbour's rounded end (an
+ * aten::empty_like right after an aten::empty): the open event is popped
+ * and an enclosing event that contains ev exactly becomes the parent.
+ */
 static void unwind(struct pt_agg *a, struct track_state *ts, const struct pt_event *ev)
 {
 	uint64_t end = pt_event_end(ev);
@@ -228,7 +235,8 @@ static void unwind(struct pt_agg *a, struct track_state *ts, const struct pt_eve
 		if (ev->start_ns < top->end_ns) {
 			if (end <= top->end_ns)
 				return;
-			if (end <= top->end_ns + AGG_OVERHANG_NS) {
+			uint64_t out = end - top->end_ns, in = top->end_ns - ev->start_ns;
+			if (out <= AGG_OVERHANG_NS && out < in) {
 				a->overhangs++;
 				return;
 			}

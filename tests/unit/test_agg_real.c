@@ -14,9 +14,9 @@
 #include "proftop/agg.h"
 #include "proftop/chrome.h"
 
-static struct pt_trace *load(const char *rel)
+static struct pt_trace *load_in(const char *dir, const char *rel)
 {
-	const char *path = tu_path(tu_traces(), rel);
+	const char *path = tu_path(dir, rel);
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return NULL;
@@ -30,6 +30,11 @@ static struct pt_trace *load(const char *rel)
 		return NULL;
 	}
 	return t;
+}
+
+static struct pt_trace *load(const char *rel)
+{
+	return load_in(tu_traces(), rel);
 }
 
 static double avg_us(const struct pt_stat *s)
@@ -186,12 +191,55 @@ static void test_hta_backward_thread(void **state)
 	pt_trace_free(t);
 }
 
+/*
+ * fixtures/dialects/pytorch_legacy_nesting.json: a legacy (integer µs)
+ * export where, nine times, an aten::empty_like starts 1 µs before its
+ * neighbour aten::empty ends and ends 1 µs after it. Both belong to the
+ * aten::batch_norm around them; aten::empty has no child, so its self time
+ * is its whole time (nested under it, empty_like made it 0). aten::addmm
+ * overhangs aten::linear by 1 µs and stays its child.
+ */
+static void test_legacy_empty_like_fixture(void **state)
+{
+	(void)state;
+	struct pt_trace *t = load_in(tu_fixtures(), "dialects/pytorch_legacy_nesting.json");
+	assert_non_null(t);
+	struct pt_summary *s = pt_summarize(t, NULL);
+	uint32_t empty = pt_strtab_find(t->strings, "aten::empty", 11);
+	uint32_t bn = pt_strtab_find(t->strings, "aten::batch_norm", 16);
+	uint32_t like = pt_strtab_find(t->strings, "aten::empty_like", 16);
+	int seen = 0;
+	for (size_t i = 0; i < s->operators.n; i++) {
+		const struct pt_row *r = &s->operators.rows[i];
+		if (r->name_id == empty) {
+			assert_int_equal(r->cpu.n, 9);
+			assert_int_equal(r->cpu_self_ns, r->cpu.total_ns);
+			seen++;
+		} else if (r->name_id == bn) {
+			assert_int_equal(r->cpu_self_ns, US(9 * (50 - 2 - 2 - 34)));
+			seen++;
+		}
+	}
+	assert_int_equal(seen, 2);
+	for (size_t i = 0; i < s->op_detail.n; i++) {
+		const struct pt_row *r = &s->op_detail.rows[i];
+		if (r->name_id == like) {
+			assert_int_equal(r->depth, 1);
+			assert_int_equal(s->op_detail.rows[r->parent].name_id, bn);
+		}
+	}
+	check_consistent(s);
+	pt_summary_free(s);
+	pt_trace_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hta_backward_thread),
 	    cmocka_unit_test(test_resnet_workers0),
 	    cmocka_unit_test(test_resnet_workers4),
+	    cmocka_unit_test(test_legacy_empty_like_fixture),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
