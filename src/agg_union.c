@@ -197,6 +197,29 @@ uint64_t ivl_intersect_len(const struct ivl_list *a, const struct ivl_list *b)
 	return total;
 }
 
+uint64_t ivl_intersect(const struct ivl_list *a, const struct ivl_list *b, struct ivl_list *out)
+{
+	struct ivl_rd ra, rb;
+	struct ivl x, y;
+	ivl_rd_init(&ra, a);
+	ivl_rd_init(&rb, b);
+	int hx = ivl_rd_next(&ra, &x), hy = ivl_rd_next(&rb, &y);
+	uint64_t total = 0;
+	while (hx && hy) {
+		uint64_t s = x.s > y.s ? x.s : y.s;
+		uint64_t e = x.e < y.e ? x.e : y.e;
+		if (e > s) {
+			total += e - s;
+			ivl_add(out, s, e);
+		}
+		if (x.e < y.e)
+			hx = ivl_rd_next(&ra, &x);
+		else
+			hy = ivl_rd_next(&rb, &y);
+	}
+	return total;
+}
+
 /* ---- u64 -> u32 hash map ---- */
 
 static void u64map_rehash(struct u64map *m, size_t ncap)

@@ -104,7 +104,8 @@ int pt_gate_figure(const struct pt_gate_figures *f, const char *name, double *v)
 		return 0;
 	}
 	if (!strcmp(name, "reader_ratio")) {
-		if (!p->steps)
+		/* without Dataloader events the ratio is not applicable, not 0 */
+		if (!p->steps || !p->has_reader)
 			return PT_ENOTAVAIL;
 		*v = p->reader_ratio_pct / 100.0;
 		return 0;
