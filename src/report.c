@@ -84,17 +84,19 @@ static int max_i(int a, int b)
  */
 static void put_drop_notes(FILE *out, const struct pt_trace *t)
 {
-	uint64_t by_source = t->warnings[PT_WARN_SOURCE_DROPPED];
+	uint64_t by_source = pt_trace_source_lost(t);
 	uint64_t by_cap = t->warnings[PT_WARN_STORE_DROPPED];
 	uint64_t here = pt_store_dropped(t->store);
 	uint64_t earlier = by_cap > here ? by_cap - here : 0;
 	uint64_t all = pt_store_count(t->store) + by_source + by_cap;
-	if (by_source)
+	if (by_source) {
+		char causes[200];
+		pt_trace_loss_causes(t, causes, sizeof causes, 0);
 		fprintf(out,
 			"Note: the source lost %" PRIu64 " events (%.1f%% of %" PRIu64
-			") before proftop read them (the probe's rings or string area were full: "
-			"events came faster than they were read); the totals below undercount.\n",
-			by_source, 100.0 * (double)by_source / (double)all, all);
+			") before proftop read them: %s; the totals below undercount.\n",
+			by_source, 100.0 * (double)by_source / (double)all, all, causes);
+	}
 	if (earlier)
 		fprintf(out,
 			"Note: the memory cap (--max-mem) of the session that wrote this file "
@@ -109,7 +111,7 @@ static void put_header(FILE *out, const struct pt_trace *t, const struct pt_summ
 	pt_escape_term(src, sizeof src, source, strlen(source), 200, 0);
 	fprintf(out, "proftop report: %s\n", src);
 	uint64_t kept = pt_store_count(t->store);
-	uint64_t by_source = t->warnings[PT_WARN_SOURCE_DROPPED];
+	uint64_t by_source = pt_trace_source_lost(t);
 	uint64_t by_cap = t->warnings[PT_WARN_STORE_DROPPED];
 	fprintf(out, "Events: %" PRIu64 " kept of %" PRIu64 " seen", kept, t->events_seen);
 	if (s->events != kept)

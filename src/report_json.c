@@ -12,7 +12,8 @@
  *   "source": "path or session",
  *   "events": N,               events kept in the store
  *   "events_seen": N,          events the source delivered
- *   "dropped": {"by_source": N, "by_memory_cap": N, "pct": x},
+ *   "dropped": {"by_source": N, "by_memory_cap": N, "pct": x, "rings_full": N,
+ *      "overwritten_while_detached": N, "missed_by_reader": N},
  *                              events lost by the source (full rings, before
  *                              proftop read them) and by the memory cap
  *                              (--max-mem, oldest first; also of the session
@@ -477,13 +478,19 @@ void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct
 	top_key(b, &first, "events_seen");
 	pt_buf_printf(b, "%" PRIu64, t->events_seen);
 	/* where events were lost: the text header's "N dropped (A by the source, B by the cap)" */
-	uint64_t by_source = t->warnings[PT_WARN_SOURCE_DROPPED];
+	uint64_t by_source = pt_trace_source_lost(t);
 	uint64_t by_cap = t->warnings[PT_WARN_STORE_DROPPED];
 	uint64_t all = pt_store_count(t->store) + by_source + by_cap;
 	top_key(b, &first, "dropped");
 	pt_buf_printf(b, "{\"by_source\":%" PRIu64 ",\"by_memory_cap\":%" PRIu64 ",\"pct\":",
 		      by_source, by_cap);
 	j_num(b, all ? 100.0 * (double)(by_source + by_cap) / (double)all : 0.0);
+	/* by_source, by cause */
+	pt_buf_printf(b,
+		      ",\"rings_full\":%" PRIu64 ",\"overwritten_while_detached\":%" PRIu64
+		      ",\"missed_by_reader\":%" PRIu64,
+		      t->warnings[PT_WARN_SOURCE_DROPPED], t->warnings[PT_WARN_SOURCE_OVERWRITTEN],
+		      t->warnings[PT_WARN_READER_MISSED]);
 	pt_buf_putc(b, '}');
 	top_key(b, &first, "span_ms");
 	j_ms(b, s->t1_ns > s->t0_ns ? s->t1_ns - s->t0_ns : 0);
@@ -526,7 +533,7 @@ void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct
 				      pt_warn_key((enum pt_warn)w), t->warnings[w]);
 	pt_buf_putc(b, '}');
 	top_key(b, &first, "events_dropped");
-	pt_buf_printf(b, "%" PRIu64, t->warnings[PT_WARN_STORE_DROPPED] + t->warnings[PT_WARN_SOURCE_DROPPED]);
+	pt_buf_printf(b, "%" PRIu64, t->warnings[PT_WARN_STORE_DROPPED] + pt_trace_source_lost(t));
 	pt_buf_put(b, "\n}", 2);
 }
 

@@ -75,10 +75,15 @@ static void md_header(FILE *out, const struct pt_trace *t, const struct pt_summa
 	fputs("# proftop report: ", out);
 	md_text(out, source, strlen(source));
 	fputs("\n\n", out);
-	uint64_t by_source = t->warnings[PT_WARN_SOURCE_DROPPED];
+	uint64_t by_source = pt_trace_source_lost(t);
 	uint64_t by_cap = t->warnings[PT_WARN_STORE_DROPPED];
 	fprintf(out, "- Events: %" PRIu64 " kept of %" PRIu64 " seen, %" PRIu64 " dropped\n",
 		pt_store_count(t->store), t->events_seen, by_source + by_cap);
+	if (by_source) {
+		char causes[200];
+		pt_trace_loss_causes(t, causes, sizeof causes, 0);
+		fprintf(out, "- Lost by the source: %s\n", causes);
+	}
 	uint64_t span = s->t1_ns > s->t0_ns ? s->t1_ns - s->t0_ns : 0;
 	fprintf(out, "- Span: %.2f ms\n", ms_of(span));
 	if (s->nsteps) {
