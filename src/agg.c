@@ -197,16 +197,71 @@ static struct rowvec *rows_of(struct pt_agg *a, uint8_t kind)
 	}
 }
 
-/* The open-call counter of a frame's row on track tr (see struct frame's
- * outer): the table (the row's kind), the row and the track make the key. */
-static uint32_t *open_slot(struct pt_agg *a, uint8_t kind, uint32_t row, uint32_t tr)
+/* The open-call counter of (table, row) on track tr in the hash map. */
+static uint32_t *open_slot(struct pt_agg *a, uint64_t tbl, uint32_t row, uint32_t tr)
 {
-	uint64_t tbl = kind == PT_KIND_OPERATOR ? 0 : kind == PT_KIND_USER_DEFINED ? 1 : 2;
 	uint64_t key = (uint64_t)tr << 34 | tbl << 32 | row;
 	uint32_t *slot = u64map_slot(&a->open_rows, key);
 	if (*slot == AGG_NONE)
 		*slot = 0;
 	return slot;
+}
+
+static struct rowopen *rowopen_of(struct pt_agg *a, uint8_t kind, uint32_t row, uint64_t *tbl)
+{
+	*tbl = kind == PT_KIND_OPERATOR ? 0 : kind == PT_KIND_USER_DEFINED ? 1 : 2;
+	struct rowopen **v = &a->ro[*tbl];
+	size_t *cap = &a->ro_cap[*tbl];
+	if (row >= *cap) {
+		size_t nn = *cap ? *cap : 64;
+		while (nn <= row)
+			nn *= 2;
+		*v = pt_xrealloc(*v, nn * sizeof **v);
+		for (size_t i = *cap; i < nn; i++)
+			(*v)[i] = (struct rowopen){AGG_NONE, 0, 0};
+		*cap = nn;
+	}
+	return &(*v)[row];
+}
+
+/*
+ * A call of a row opens on track tr; returns 1 when no call of that row is
+ * open below it on tr (struct frame's outer). Calls of a row open on one
+ * track at a time (the common case) are counted in the row's own slot;
+ * only a second track meanwhile goes through the hash map. A track's calls
+ * of a row all take one path: it owns the row only while it has no entry
+ * in the map, and keeps owning it until its last call closes.
+ */
+static int row_open(struct pt_agg *a, uint8_t kind, uint32_t row, uint32_t tr)
+{
+	uint64_t tbl;
+	struct rowopen *ro = rowopen_of(a, kind, row, &tbl);
+	if (ro->owner == tr)
+		return ro->cnt++ == 0;
+	if (ro->owner == AGG_NONE && !ro->nhash) {
+		ro->owner = tr;
+		ro->cnt = 1;
+		return 1;
+	}
+	uint32_t *c = open_slot(a, tbl, row, tr);
+	if ((*c)++)
+		return 0;
+	ro->nhash++;
+	return 1;
+}
+
+static void row_close(struct pt_agg *a, uint8_t kind, uint32_t row, uint32_t tr)
+{
+	uint64_t tbl;
+	struct rowopen *ro = rowopen_of(a, kind, row, &tbl);
+	if (ro->owner == tr) {
+		if (ro->cnt && --ro->cnt == 0)
+			ro->owner = AGG_NONE;
+		return;
+	}
+	uint32_t *c = open_slot(a, tbl, row, tr);
+	if (*c && --*c == 0 && ro->nhash)
+		ro->nhash--;
 }
 
 /* A frame ends: its self time, its per-call GPU time (launched anywhere
@@ -218,9 +273,7 @@ static void close_frame(struct pt_agg *a, const struct frame *f, struct frame *p
 		struct rowvec *rv = f->row != AGG_NONE ? rows_of(a, f->kind) : NULL;
 		struct pt_row *dr = f->own_detail != AGG_NONE ? &a->detail.v[f->own_detail] : NULL;
 		if (rv) {
-			uint32_t *open = open_slot(a, f->kind, f->row, tr);
-			if (*open)
-				(*open)--;
+			row_close(a, f->kind, f->row, tr);
 			if (f->outer) {
 				/* the ratio counts the wall time of outermost calls */
 				rv->v[f->row].cpu_ratio_ns += f->clip_end - f->start_ns;
@@ -468,11 +521,8 @@ static void host_event(struct pt_agg *a, struct track_state *ts, const struct pt
 		pt_stat_add(&a->memory.v[f->row].cpu, ev->dur_ns);
 		ts->has_mem = 1;
 	}
-	if (f->row != AGG_NONE) {
-		uint32_t *open = open_slot(a, kind, f->row, (uint32_t)(ts - a->tracks));
-		f->outer = *open == 0;
-		(*open)++;
-	}
+	if (f->row != AGG_NONE)
+		f->outer = (uint8_t)row_open(a, kind, f->row, (uint32_t)(ts - a->tracks));
 	if (kind == PT_KIND_OPERATOR || kind == PT_KIND_OPERATOR_INNER) {
 		/* Op detail: a top-level operator, or a child of the innermost
 		 * op row open, down to AGG_DETAIL_MAX_DEPTH (deeper ones fold
@@ -611,6 +661,8 @@ void agg_free(struct pt_agg *a)
 	idmap_free(&a->detail_top);
 	u64map_free(&a->detail_by_key);
 	u64map_free(&a->open_rows);
+	for (int i = 0; i < 3; i++)
+		free(a->ro[i]);
 	free(a->dcache);
 	free(a->memname);
 	free_acts(a);

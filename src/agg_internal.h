@@ -106,6 +106,9 @@ int ivl_rd_next(struct ivl_rd *r, struct ivl *out);
 /* Union of k lists (each sorted and merged); writes the merged result to
  * out when out is non-NULL. Returns the union's length. */
 uint64_t ivl_union(struct ivl_list *const *lists, size_t k, struct ivl_list *out);
+/* The same, cut to the merged list clip (NULL: no cut). */
+uint64_t ivl_union_clip(struct ivl_list *const *lists, size_t k, const struct ivl_list *clip,
+			struct ivl_list *out);
 /* |a ∩ b| for two merged lists. */
 uint64_t ivl_intersect_len(const struct ivl_list *a, const struct ivl_list *b);
 /* a ∩ b as a merged list into out (empty on entry); returns its length. */
@@ -275,7 +278,13 @@ struct pt_agg {
 	struct idmap detail_top; /* name -> top-level op-detail row */
 	struct u64map detail_by_key;
 	/* open calls per (table, row, track): a call nested in a call of its
-	 * own row adds nothing to the row's ratio (struct pt_row) */
+	 * own row adds nothing to the row's ratio (struct pt_row). Per row of
+	 * each table (ops, user-defined, memory calls) the track whose calls
+	 * are counted in place; other tracks' in the map (agg.c, row_open). */
+	struct rowopen {
+		uint32_t owner, cnt, nhash;
+	} *ro[3];
+	size_t ro_cap[3];
 	struct u64map open_rows;
 	uint32_t vname[3];     /* name ids of msprof's Computing, Communication,
 				  Communication(Not Overlapped); 0 = absent */

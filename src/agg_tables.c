@@ -153,8 +153,9 @@ static void settle_detail(struct pt_agg *a, struct pt_table *t)
 }
 
 /* Union of list slot ls over every track (device tracks only when
- * dev >= 0, and only that device's). */
-static uint64_t union_of(struct pt_agg *a, int ls, int dev_only, int32_t dev, struct ivl_list *out)
+ * dev >= 0, and only that device's), cut to clip when it is non-NULL. */
+static uint64_t union_cut(struct pt_agg *a, int ls, int dev_only, int32_t dev,
+			  const struct ivl_list *clip, struct ivl_list *out)
 {
 	struct ivl_list **lists = pt_xmalloc((a->ntracks ? a->ntracks : 1) * sizeof *lists);
 	size_t k = 0;
@@ -165,9 +166,14 @@ static uint64_t union_of(struct pt_agg *a, int ls, int dev_only, int32_t dev, st
 		if (ts->lists[ls].n)
 			lists[k++] = &ts->lists[ls];
 	}
-	uint64_t total = ivl_union(lists, k, out);
+	uint64_t total = ivl_union_clip(lists, k, clip, out);
 	free(lists);
 	return total;
+}
+
+static uint64_t union_of(struct pt_agg *a, int ls, int dev_only, int32_t dev, struct ivl_list *out)
+{
+	return union_cut(a, ls, dev_only, dev, NULL, out);
 }
 
 /* The merged intervals of list slot ls over every track, cut to the
@@ -176,19 +182,7 @@ static uint64_t union_of(struct pt_agg *a, int ls, int dev_only, int32_t dev, st
 static uint64_t union_in(struct pt_agg *a, int ls, const struct ivl_list *steps,
 			 struct ivl_list *out)
 {
-	struct ivl_list all = {0};
-	uint64_t total = union_of(a, ls, 0, 0, &all);
-	if (steps) {
-		struct ivl_list cut = {0};
-		total = ivl_intersect(&all, steps, &cut);
-		ivl_free(&all);
-		all = cut;
-	}
-	if (out)
-		*out = all;
-	else
-		ivl_free(&all);
-	return total;
+	return union_cut(a, ls, 0, 0, steps, out);
 }
 
 /*
