@@ -333,7 +333,10 @@ static void claim_ring(struct pt_tstate *t, struct pt_shm_ring *r, uint32_t i)
 	t->mask = G.slots - 1;
 	t->index = i;
 	t->head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
-	t->cached_tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	/* what is left of the previous owner was read (a freed ring) or counted
+	 * (an exited one taken over, claim_any): the new owner starts empty */
+	__atomic_store_n(&r->tail, t->head, __ATOMIC_RELEASE);
+	t->cached_tail = t->head;
 	t->tid = (int32_t)gettid();
 	r->tid = t->tid;
 	char name[16] = "";
@@ -353,8 +356,7 @@ static struct pt_tstate *claim_any(void);
 
 int pt_probe_reader_attached(uint64_t now_ns)
 {
-	uint64_t hb = __atomic_load_n(&G.hdr->reader_heartbeat_ns, __ATOMIC_RELAXED);
-	return hb && (int64_t)(now_ns - hb) < (int64_t)PT_SHM_READER_TIMEOUT_NS;
+	return pt_shm_readers_attached(G.hdr, now_ns) > 0;
 }
 
 struct pt_tstate *pt_probe_claim(void)
@@ -395,14 +397,18 @@ static struct pt_tstate *claim_any(void)
 								      __ATOMIC_RELAXED))
 				continue;
 			if (pass == 1) {
-				/* No reader will drain the dead thread's records: drop them so
-				 * they are not shown under the new thread. */
-				uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
+				/* No reader will drain the dead thread's records: they go
+				 * (claim_ring empties the ring, so they are not shown under
+				 * the new thread), counted as overwritten unless some
+				 * reader had read them. */
+				uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 				uint64_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
-				while (tail < head &&
-				       !__atomic_compare_exchange_n(&r->tail, &tail, head, 0,
-								    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-					;
+				uint64_t read = pt_shm_readers_max_cursor(G.hdr, r);
+				uint64_t from = read > tail ? read : tail;
+				if (head > from)
+					__atomic_store_n(&r->overwritten,
+							 r->overwritten + (head - from),
+							 __ATOMIC_RELEASE);
 			}
 			struct pt_tstate *t = &G.ts[i];
 			claim_ring(t, r, i);
@@ -431,32 +437,46 @@ void pt_probe_count_dropped(struct pt_tstate *t)
 	__atomic_store_n(&t->ring->dropped, t->ring->dropped + 1, __ATOMIC_RELAXED);
 }
 
+/*
+ * The ring is full as far as tail says. Only this thread moves its ring's
+ * tail (shm.h): up to what every attached reader has read, else, with no
+ * reader attached, past the oldest records (flight recorder). The counters
+ * are stored before tail moves (release), so a reader that sees the new tail
+ * sees them too.
+ */
 int pt_probe_make_room(struct pt_tstate *t, uint64_t now_ns)
 {
 	struct pt_shm_ring *r = t->ring;
 	uint64_t head = t->head;
-	t->cached_tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-	if (head - t->cached_tail <= t->mask)
+	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	t->cached_tail = tail;
+	if (head - tail <= t->mask)
 		return 1;
-	if (pt_probe_reader_attached(now_ns)) {
-		pt_probe_count_dropped(t);
+	int attached;
+	uint64_t m = pt_shm_readers_min_cursor(G.hdr, r, now_ns, tail, head, &attached);
+	if (attached) {
+		if (m > tail) { /* every attached reader is past these */
+			__atomic_store_n(&r->tail, m, __ATOMIC_RELEASE);
+			t->cached_tail = tail = m;
+		}
+		if (head - tail <= t->mask)
+			return 1;
+		pt_probe_count_dropped(t); /* a reader is behind: drop the newest */
 		return 0;
 	}
 	/* Flight recorder: free the oldest sixteenth at once, so a full ring
-	 * costs one CAS per many records, not one per record. */
+	 * costs one store per many records, not one per record. Records some
+	 * reader (gone stale) had read are not lost to everyone: not counted. */
 	uint64_t batch = (t->mask + 1) / 16 ? (t->mask + 1) / 16 : 1;
-	uint64_t tail = t->cached_tail;
-	for (;;) {
-		uint64_t want = head - t->mask - 1 + batch;
-		if (tail >= want)
-			break;
-		if (__atomic_compare_exchange_n(&r->tail, &tail, want, 0, __ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE)) {
-			__atomic_store_n(&r->overwritten, r->overwritten + (want - tail),
+	uint64_t want = head - t->mask - 1 + batch;
+	if (want > tail) {
+		uint64_t read = pt_shm_readers_max_cursor(G.hdr, r);
+		uint64_t from = read > tail ? read : tail;
+		if (want > from)
+			__atomic_store_n(&r->overwritten, r->overwritten + (want - from),
 					 __ATOMIC_RELAXED);
-			tail = want;
-			break;
-		}
+		__atomic_store_n(&r->tail, want, __ATOMIC_RELEASE);
+		tail = want;
 	}
 	t->cached_tail = tail;
 	return 1;

@@ -43,6 +43,9 @@ struct ring_rd {
 	uint32_t track;
 	int32_t device;         /* from PT_SHM_REC_DEVICE, -1 = host */
 	uint64_t dropped_seen, overwritten_seen;
+	int seen;               /* the ring was looked at once: cursor is ours */
+	uint64_t cursor;        /* next index this reader reads */
+	uint64_t ow_unmatched;  /* overwritten records not yet among our skipped ones */
 	int pending;            /* pend waits for a possible EXT record */
 	int pend_ext;
 	uint64_t pend_seq;
@@ -75,6 +78,9 @@ struct pt_session {
 	struct pt_trace *names_of; /* the trace the cached ids belong to */
 	uint64_t no_ring_seen, no_string_seen;
 	int heartbeat_on;
+	int slot;               /* our slot in header->readers, -1 = none yet */
+	uint32_t slot_gen;
+	int no_slot;            /* every slot taken: reading without one */
 	int exited_seen;
 	struct pt_session_stats st;
 	int fd;      /* the segment's file (-1 from memory): fstat at each poll */
@@ -141,6 +147,7 @@ static int map_session(void *base, size_t size, int mapped, struct pt_session **
 	s->fd = -1;
 	s->guard = -1;
 	s->h = base;
+	s->slot = -1;
 	s->pid = s->h->pid;
 	s->start_ticks = s->h->proc_start_ticks;
 	s->nrings = s->h->nrings;
@@ -265,9 +272,26 @@ out:
 	return rc;
 }
 
+/* Our slot still ours (a reader stalled long enough may lose it)? */
+static int slot_held(const struct pt_session *s)
+{
+	if (s->slot < 0)
+		return 0;
+	const struct pt_shm_reader *rd = &s->h->readers[s->slot];
+	return LOAD_ACQ(&rd->pid) == (int32_t)getpid() && LOAD_ACQ(&rd->gen) == s->slot_gen;
+}
+
 void pt_session_detach(struct pt_session *s)
 {
-	if (!s || !s->heartbeat_on)
+	if (!s)
+		return;
+	if (slot_held(s)) {
+		struct pt_shm_reader *rd = &s->h->readers[s->slot];
+		STORE_REL(&rd->heartbeat_ns, 0);
+		STORE_REL(&rd->pid, 0);
+	}
+	s->slot = -1;
+	if (!s->heartbeat_on)
 		return;
 	int32_t me = (int32_t)getpid();
 	__atomic_compare_exchange_n(&s->h->reader_pid, &me, 0, 0, __ATOMIC_RELAXED,
@@ -312,6 +336,11 @@ void pt_session_describe(const struct pt_session *s, char *buf, size_t len)
 const char *pt_session_failed(const struct pt_session *s)
 {
 	return s->shrunk ? s->why : NULL;
+}
+
+int pt_session_reader_slot(const struct pt_session *s)
+{
+	return slot_held(s) ? s->slot : -1;
 }
 
 uint64_t pt_session_producer_drops(const struct pt_session *s)
@@ -581,6 +610,31 @@ static uint64_t delta_of(uint64_t now, uint64_t *seen)
 	return d;
 }
 
+/* What happened to records this reader did not get from ring i: lost is
+ * the number of indices it skipped (below tail, torn, out of range; at its
+ * first look, those gone before it attached and not overwritten), ow the
+ * ring's new overwritten records (read after the tails, shm.h's order).
+ * Overwritten ones count as such; skipped ones that no overwrite explains
+ * were freed because other readers had read them, before this one attached
+ * or while it was stalled: missed by this reader. So for every reader,
+ * records kept + counted = records produced. */
+static void account(struct pt_session *s, struct pt_trace *t, struct ring_rd *rd, uint64_t lost,
+		    uint64_t ow)
+{
+	if (ow) {
+		s->st.overwritten += ow;
+		pt_trace_warn(t, PT_WARN_SOURCE_OVERWRITTEN, ow);
+	}
+	if (rd->seen)
+		rd->ow_unmatched += ow;
+	uint64_t matched = lost < rd->ow_unmatched ? lost : rd->ow_unmatched;
+	rd->ow_unmatched -= matched;
+	if (lost > matched) {
+		s->st.missed += lost - matched;
+		pt_trace_warn(t, PT_WARN_READER_MISSED, lost - matched);
+	}
+}
+
 static void drain_ring(struct pt_session *s, struct pt_trace *t, uint32_t i, int final)
 {
 	struct pt_shm_ring *r = ring_at(s, i);
@@ -598,15 +652,29 @@ static void drain_ring(struct pt_session *s, struct pt_trace *t, uint32_t i, int
 	/* head first: tail read afterwards can only be newer, so head - tail <= slots */
 	uint64_t head = LOAD_ACQ(&r->head);
 	uint64_t tail = LOAD_ACQ(&r->tail);
-	uint64_t slots = s->ring_slots, mask = slots - 1;
-	if (head > tail) {
-		uint64_t n = head - tail;
-		if (n > slots) {
+	uint64_t slots = s->ring_slots, mask = slots - 1, lost = 0, before = 0;
+	if (!rd->seen) {
+		/* first look: what is left is ours; of what went before, the
+		 * overwritten ones are counted below, the rest other readers had
+		 * read (and freed): missed by this one */
+		rd->cursor = tail;
+		before = tail;
+	}
+	uint64_t c = rd->cursor;
+	if (c < tail) { /* overwritten, or freed while we were away */
+		lost += tail - c;
+		c = tail;
+	}
+	/* head below our cursor (a producer gone wrong): nothing to read, and the
+	 * cursor never goes back */
+	if (head > c) {
+		uint64_t n = head - c;
+		if (n > slots) { /* more than a ring: corrupt indices, not records */
 			s->st.bad_rings++;
-			tail = head - slots;
+			c = head - slots;
 			n = slots;
 		}
-		uint64_t first = tail & mask;
+		uint64_t first = c & mask;
 		uint64_t part = n < slots - first ? n : slots - first;
 		struct pt_shm_rec *src = pt_shm_ring_recs(r);
 		memcpy(s->scratch, src + first, part * sizeof *src);
@@ -617,34 +685,93 @@ static void drain_ring(struct pt_session *s, struct pt_trace *t, uint32_t i, int
 		/* records below the tail now may have been overwritten mid-copy */
 		uint64_t tail2 = LOAD_ACQ(&r->tail);
 		uint64_t skip = 0;
-		if (tail2 > tail) {
-			skip = tail2 - tail < n ? tail2 - tail : n;
+		if (tail2 > c) {
+			skip = tail2 - c < n ? tail2 - c : n;
 			s->st.torn += skip;
+			lost += skip;
 		}
 		take_records(s, t, rd, s->scratch + skip, n - skip);
-		/* never move tail backwards against a flight-recording producer */
-		uint64_t cur = LOAD_RLX(&r->tail);
-		while (cur < head &&
-		       !__atomic_compare_exchange_n(&r->tail, &cur, head, 0, __ATOMIC_RELEASE,
-						    __ATOMIC_RELAXED))
-			;
+		c = head;
 	}
+	rd->cursor = c;
+	if (slot_held(s))
+		STORE_REL(&r->cursor[s->slot], c);
+	/* the counters after the tails: an overwrite we saw is counted there */
+	uint64_t ow = delta_of(LOAD_ACQ(&r->overwritten), &rd->overwritten_seen);
+	if (before) /* the overwritten ones are among them */
+		lost += before > ow ? before - ow : 0;
+	account(s, t, rd, lost, ow);
+	rd->seen = 1;
 	/* a record waiting for its EXT is held one poll at most */
 	if (rd->pending && (final || (carried && rd->pend_seq == seq0)))
 		flush_pending(s, t, rd);
 	uint64_t d = delta_of(LOAD_RLX(&r->dropped), &rd->dropped_seen);
-	d += delta_of(LOAD_RLX(&r->overwritten), &rd->overwritten_seen);
 	if (d) {
 		s->st.source_dropped += d;
 		pt_trace_warn(t, PT_WARN_SOURCE_DROPPED, d);
 	}
 	if (state == PT_SHM_RING_EXITED && LOAD_ACQ(&r->head) == head) {
 		flush_pending(s, t, rd);
-		uint32_t want = PT_SHM_RING_EXITED;
-		__atomic_compare_exchange_n(&r->state, &want, PT_SHM_RING_FREE, 0, __ATOMIC_RELEASE,
-					    __ATOMIC_RELAXED);
+		/* the last attached reader to drain it frees it */
+		uint64_t now = pt_now_ns();
+		int all = 1;
+		for (uint32_t k = 0; k < PT_SHM_MAX_READERS; k++) {
+			const struct pt_shm_reader *sl = &s->h->readers[k];
+			if ((int)k == s->slot || !LOAD_ACQ(&sl->pid))
+				continue;
+			uint64_t hb = LOAD_ACQ(&sl->heartbeat_ns);
+			if (hb && (int64_t)(now - hb) < (int64_t)PT_SHM_READER_TIMEOUT_NS &&
+			    LOAD_ACQ(&r->cursor[k]) < head)
+				all = 0;
+		}
+		if (all) {
+			uint32_t want = PT_SHM_RING_EXITED;
+			__atomic_compare_exchange_n(&r->state, &want, PT_SHM_RING_FREE, 0,
+						    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+		}
 		rd->have = 0; /* the next owner gets its own track */
 	}
+}
+
+/*
+ * Claims a reader slot (shm.h): a free one, or one whose reader is gone
+ * (its pid no longer exists, or its heartbeat is a minute old). Every
+ * ring's cursor in it starts at what this reader has read (the ring's tail
+ * before its first drain), then the heartbeat starts.
+ */
+static void claim_slot(struct pt_session *s, uint64_t now_ns)
+{
+	int32_t me = (int32_t)getpid();
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t k = 0; k < PT_SHM_MAX_READERS; k++) {
+			struct pt_shm_reader *sl = &s->h->readers[k];
+			int32_t pid = LOAD_ACQ(&sl->pid);
+			if (pass == 0 && pid != 0)
+				continue;
+			if (pass == 1) {
+				uint64_t hb = LOAD_ACQ(&sl->heartbeat_ns);
+				int gone = pid > 0 && pid != me && kill(pid, 0) != 0 && errno == ESRCH;
+				int stale = hb && now_ns > hb && now_ns - hb > 30 * PT_SHM_READER_TIMEOUT_NS;
+				if (pid == 0 || !(gone || stale))
+					continue;
+			}
+			if (!__atomic_compare_exchange_n(&sl->pid, &pid, me, 0, __ATOMIC_ACQ_REL,
+							 __ATOMIC_RELAXED))
+				continue;
+			STORE_REL(&sl->heartbeat_ns, 0);
+			s->slot_gen = LOAD_RLX(&sl->gen) + 1;
+			STORE_REL(&sl->gen, s->slot_gen);
+			for (uint32_t i = 0; i < s->nrings; i++) {
+				struct pt_shm_ring *r = ring_at(s, i);
+				uint64_t c = s->rings[i].seen ? s->rings[i].cursor : LOAD_ACQ(&r->tail);
+				STORE_REL(&r->cursor[k], c);
+			}
+			s->slot = (int)k;
+			s->no_slot = 0;
+			return;
+		}
+	}
+	s->no_slot = 1; /* read anyway, without holding anything back: losses counted */
 }
 
 uint64_t pt_session_drain(struct pt_session *s, struct pt_trace *t, uint64_t now_ns)
@@ -663,6 +790,10 @@ uint64_t pt_session_drain(struct pt_session *s, struct pt_trace *t, uint64_t now
 		return 0;
 	int final = pt_session_owner_exited(s);
 	if (!final) {
+		if (!slot_held(s))
+			claim_slot(s, now_ns);
+		if (s->slot >= 0)
+			STORE_REL(&s->h->readers[s->slot].heartbeat_ns, now_ns);
 		STORE_REL(&s->h->reader_heartbeat_ns, now_ns);
 		if (!s->heartbeat_on) {
 			__atomic_store_n(&s->h->reader_pid, (int32_t)getpid(), __ATOMIC_RELAXED);
@@ -773,8 +904,9 @@ static const char *sb_last_error(const struct pt_backend *b)
 static void sb_describe(const struct pt_backend *b, char *buf, size_t len)
 {
 	const struct session_backend *sb = (const struct session_backend *)b;
-	snprintf(buf, len, "%s%s%s", sb->s->desc, sb->s->exited_seen ? " [exited]" : "",
-		 sb->s->shrunk ? " [segment truncated, not read]" : "");
+	snprintf(buf, len, "%s%s%s%s", sb->s->desc, sb->s->exited_seen ? " [exited]" : "",
+		 sb->s->shrunk ? " [segment truncated, not read]" : "",
+		 sb->s->no_slot ? " [all reader slots taken: reading without one]" : "");
 }
 
 /* The session behind a backend opened by pt_backend_session (for the faces). */

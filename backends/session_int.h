@@ -18,6 +18,8 @@
 /* Producer drops (rings, no ring, no string) so far, over the layout that
  * was validated at open (the header's own fields may have changed since). */
 uint64_t pt_session_producer_drops(const struct pt_session *s);
+/* This reader's slot in the header (shm.h), -1 while it holds none. */
+int pt_session_reader_slot(const struct pt_session *s);
 /* Why the reader stopped reading the segment (it shrank), else NULL. */
 const char *pt_session_failed(const struct pt_session *s);
 

@@ -123,16 +123,22 @@ static int32_t session_pid(const char *name)
 	return (int32_t)v;
 }
 
+/* Another process reads the session now (a fresh slot of a live pid). */
 static int reader_live(const struct pt_shm_header *h)
 {
-	uint64_t hb = __atomic_load_n(&h->reader_heartbeat_ns, __ATOMIC_ACQUIRE);
-	int32_t rp = __atomic_load_n(&h->reader_pid, __ATOMIC_RELAXED);
-	if (!hb || rp <= 0 || rp == (int32_t)getpid())
-		return 0;
 	uint64_t now = pt_now_ns();
-	if (now > hb && now - hb > PT_SHM_READER_TIMEOUT_NS)
-		return 0;
-	return !(kill(rp, 0) != 0 && errno == ESRCH);
+	for (uint32_t k = 0; k < PT_SHM_MAX_READERS; k++) {
+		const struct pt_shm_reader *rd = &h->readers[k];
+		uint64_t hb = __atomic_load_n(&rd->heartbeat_ns, __ATOMIC_ACQUIRE);
+		int32_t rp = __atomic_load_n(&rd->pid, __ATOMIC_RELAXED);
+		if (!hb || rp <= 0 || rp == (int32_t)getpid())
+			continue;
+		if (now > hb && now - hb > PT_SHM_READER_TIMEOUT_NS)
+			continue;
+		if (!(kill(rp, 0) != 0 && errno == ESRCH))
+			return 1;
+	}
+	return 0;
 }
 
 static void fill_info(struct pt_session_info *in, struct pt_session *s, const struct stat *st,

@@ -47,7 +47,22 @@ struct pt_agg *pt_agg_new(const struct pt_trace *t, const struct pt_agg_opts *o)
 		a->o = *o;
 	else
 		pt_agg_opts_init(&a->o);
+	if (t) {
+		static const char *const vn[3] = {"Computing", "Communication",
+						  "Communication(Not Overlapped)"};
+		for (int i = 0; i < 3; i++)
+			a->vname[i] = pt_strtab_find(t->strings, vn[i], strlen(vn[i]));
+	}
 	return a;
+}
+
+/* msprof's "Overlap Analysis" process: its lanes are msprof's own figures. */
+static int derived_lane(const struct pt_trace *t, uint32_t id)
+{
+	if (!t || id >= t->ntracks || !t->tracks[id].process_label)
+		return 0;
+	const char *p = pt_trace_str(t, t->tracks[id].process_label);
+	return strncmp(p, "Overlap Analysis", 16) == 0;
 }
 
 static struct track_state *track_get(struct pt_agg *a, uint32_t id)
@@ -65,6 +80,7 @@ static struct track_state *track_get(struct pt_agg *a, uint32_t id)
 		ts->used = 1;
 		ts->device = -1;
 		ts->dev_idx = AGG_NONE;
+		ts->derived = (uint8_t)derived_lane(a->t, id);
 		if (a->t && id < a->t->ntracks && pt_track_is_device(&a->t->tracks[id])) {
 			ts->is_device = 1;
 			ts->device = a->t->tracks[id].device;
@@ -181,14 +197,92 @@ static struct rowvec *rows_of(struct pt_agg *a, uint8_t kind)
 	}
 }
 
+/* The open-call counter of (table, row) on track tr in the hash map. */
+static uint32_t *open_slot(struct pt_agg *a, uint64_t tbl, uint32_t row, uint32_t tr)
+{
+	uint64_t key = (uint64_t)tr << 34 | tbl << 32 | row;
+	uint32_t *slot = u64map_slot(&a->open_rows, key);
+	if (*slot == AGG_NONE)
+		*slot = 0;
+	return slot;
+}
+
+static struct rowopen *rowopen_of(struct pt_agg *a, uint8_t kind, uint32_t row, uint64_t *tbl)
+{
+	*tbl = kind == PT_KIND_OPERATOR ? 0 : kind == PT_KIND_USER_DEFINED ? 1 : 2;
+	struct rowopen **v = &a->ro[*tbl];
+	size_t *cap = &a->ro_cap[*tbl];
+	if (row >= *cap) {
+		size_t nn = *cap ? *cap : 64;
+		while (nn <= row)
+			nn *= 2;
+		*v = pt_xrealloc(*v, nn * sizeof **v);
+		for (size_t i = *cap; i < nn; i++)
+			(*v)[i] = (struct rowopen){AGG_NONE, 0, 0};
+		*cap = nn;
+	}
+	return &(*v)[row];
+}
+
+/*
+ * A call of a row opens on track tr; returns 1 when no call of that row is
+ * open below it on tr (struct frame's outer). Calls of a row open on one
+ * track at a time (the common case) are counted in the row's own slot;
+ * only a second track meanwhile goes through the hash map. A track's calls
+ * of a row all take one path: it owns the row only while it has no entry
+ * in the map, and keeps owning it until its last call closes.
+ */
+static int row_open(struct pt_agg *a, uint8_t kind, uint32_t row, uint32_t tr)
+{
+	uint64_t tbl;
+	struct rowopen *ro = rowopen_of(a, kind, row, &tbl);
+	if (ro->owner == tr)
+		return ro->cnt++ == 0;
+	if (ro->owner == AGG_NONE && !ro->nhash) {
+		ro->owner = tr;
+		ro->cnt = 1;
+		return 1;
+	}
+	uint32_t *c = open_slot(a, tbl, row, tr);
+	if ((*c)++)
+		return 0;
+	ro->nhash++;
+	return 1;
+}
+
+static void row_close(struct pt_agg *a, uint8_t kind, uint32_t row, uint32_t tr)
+{
+	uint64_t tbl;
+	struct rowopen *ro = rowopen_of(a, kind, row, &tbl);
+	if (ro->owner == tr) {
+		if (ro->cnt && --ro->cnt == 0)
+			ro->owner = AGG_NONE;
+		return;
+	}
+	uint32_t *c = open_slot(a, tbl, row, tr);
+	if (*c && --*c == 0 && ro->nhash)
+		ro->nhash--;
+}
+
 /* A frame ends: its self time, its per-call GPU time (launched anywhere
  * below it) to its rows, and that GPU time on to its parent. A frame with
  * an instance hands its sum to the instance instead, settled at finish. */
-static void close_frame(struct pt_agg *a, const struct frame *f, struct frame *parent)
+static void close_frame(struct pt_agg *a, const struct frame *f, struct frame *parent, uint32_t tr)
 {
 	if (f->row != AGG_NONE || f->own_detail != AGG_NONE) {
 		struct rowvec *rv = f->row != AGG_NONE ? rows_of(a, f->kind) : NULL;
 		struct pt_row *dr = f->own_detail != AGG_NONE ? &a->detail.v[f->own_detail] : NULL;
+		if (rv) {
+			row_close(a, f->kind, f->row, tr);
+			if (f->outer) {
+				/* the ratio counts the wall time of outermost calls */
+				rv->v[f->row].cpu_ratio_ns += f->clip_end - f->start_ns;
+				if (f->own_inst == AGG_NONE)
+					rv->v[f->row].gpu_ratio_ns += f->gpu_ns;
+			}
+		}
+		if (dr)
+			dr->cpu_ratio_ns += f->clip_end - f->start_ns;
 		if (!f->no_self) {
 			/* Self time = own duration minus the direct children's,
 			 * clamped. */
@@ -214,12 +308,20 @@ static void close_frame(struct pt_agg *a, const struct frame *f, struct frame *p
 static void pop_frame(struct pt_agg *a, struct track_state *ts)
 {
 	ts->depth--;
-	close_frame(a, &ts->stack[ts->depth], ts->depth ? &ts->stack[ts->depth - 1] : NULL);
+	close_frame(a, &ts->stack[ts->depth], ts->depth ? &ts->stack[ts->depth - 1] : NULL,
+		    (uint32_t)(ts - a->tracks));
 }
 
-/* Pops every open event that does not contain ev. A child may overhang its
- * parent's end by AGG_OVERHANG_NS (rounding in legacy exports) and still
- * nest; one that straddles further is the parent's sibling. */
+/*
+ * Pops every open event that is not ev's parent. The parent is the
+ * innermost open event that contains ev; legacy exports round start and
+ * duration separately, so an event that ends up to AGG_OVERHANG_NS after
+ * an open event's end is still its child, but only when most of it lies
+ * inside (the part outside is shorter than the part inside). Otherwise it
+ * is a sibling that started before its neighbour's rounded end (an
+ * aten::empty_like right after an aten::empty): the open event is popped
+ * and an enclosing event that contains ev exactly becomes the parent.
+ */
 static void unwind(struct pt_agg *a, struct track_state *ts, const struct pt_event *ev)
 {
 	uint64_t end = pt_event_end(ev);
@@ -228,7 +330,8 @@ static void unwind(struct pt_agg *a, struct track_state *ts, const struct pt_eve
 		if (ev->start_ns < top->end_ns) {
 			if (end <= top->end_ns)
 				return;
-			if (end <= top->end_ns + AGG_OVERHANG_NS) {
+			uint64_t out = end - top->end_ns, in = top->end_ns - ev->start_ns;
+			if (out <= AGG_OVERHANG_NS && out < in) {
 				a->overhangs++;
 				return;
 			}
@@ -252,7 +355,8 @@ static void ensure_insts(struct pt_agg *a, struct track_state *ts)
 		struct frame *f = &ts->stack[i];
 		if (f->row != AGG_NONE || f->own_detail != AGG_NONE) {
 			a->inst = agg_grow(a->inst, &a->inst_cap, a->ninst, sizeof *a->inst);
-			a->inst[a->ninst] = (struct inst){0, cur, f->row, f->own_detail, f->kind};
+			a->inst[a->ninst] =
+			    (struct inst){0, cur, f->row, f->own_detail, f->kind, f->outer};
 			f->own_inst = cur = (uint32_t)a->ninst++;
 		}
 		f->inst = cur;
@@ -343,6 +447,11 @@ static void host_event(struct pt_agg *a, struct track_state *ts, const struct pt
 	ivl_add(&ts->lists[eff], ev->start_ns, end);
 	if (ev->flags & PT_EVF_COMM)
 		ivl_add(&ts->lists[LS_HOSTCOMM], ev->start_ns, end);
+	if (ts->derived && ev->name_id) {
+		for (int i = 0; i < 3; i++)
+			if (ev->name_id == a->vname[i])
+				ivl_add(&ts->lists[LS_VCOMP + i], ev->start_ns, end);
+	}
 
 	struct frame *f = &ts->stack[ts->depth];
 	memset(f, 0, sizeof *f);
@@ -357,6 +466,9 @@ static void host_event(struct pt_agg *a, struct track_state *ts, const struct pt
 	f->op_anc = (uint8_t)((parent && parent->op_anc) || kind == PT_KIND_OPERATOR);
 	f->step_fid = AGG_NONE;
 	f->no_self = (uint8_t)ts->is_device;
+	f->clip_end = parent && parent->clip_end < end ? parent->clip_end : end;
+	if (f->clip_end < f->start_ns)
+		f->clip_end = f->start_ns;
 
 	if (parent) {
 		parent->child_ns += ev->dur_ns;
@@ -397,14 +509,20 @@ static void host_event(struct pt_agg *a, struct track_state *ts, const struct pt
 		f->row = row_for(&a->ops, &a->ops_by_name, ev->name_id, kind, 0);
 		pt_stat_add(&a->ops.v[f->row].cpu, ev->dur_ns);
 		if (!(parent && parent->op_anc))
-			a->op_top_cpu_ns += ev->dur_ns;
+			a->op_top_cpu_ns += f->clip_end - f->start_ns;
 	} else if (kind == PT_KIND_USER_DEFINED) {
 		f->row = row_for(&a->ud, &a->ud_by_name, ev->name_id, kind, 0);
 		pt_stat_add(&a->ud.v[f->row].cpu, ev->dur_ns);
-	} else if (kind == PT_KIND_CUDA_RUNTIME && is_memory_name(a, ev->name_id)) {
+		ts->has_ud = 1;
+	} else if (kind == PT_KIND_CUDA_RUNTIME &&
+		   (is_memory_name(a, ev->name_id) || ev->kind == PT_KIND_MEMCPY ||
+		    ev->kind == PT_KIND_MEMSET)) {
 		f->row = row_for(&a->memory, &a->memhost_by_name, ev->name_id, kind, 0);
 		pt_stat_add(&a->memory.v[f->row].cpu, ev->dur_ns);
+		ts->has_mem = 1;
 	}
+	if (f->row != AGG_NONE)
+		f->outer = (uint8_t)row_open(a, kind, f->row, (uint32_t)(ts - a->tracks));
 	if (kind == PT_KIND_OPERATOR || kind == PT_KIND_OPERATOR_INNER) {
 		/* Op detail: a top-level operator, or a child of the innermost
 		 * op row open, down to AGG_DETAIL_MAX_DEPTH (deeper ones fold
@@ -487,6 +605,9 @@ void pt_agg_feed(struct pt_agg *a, const struct pt_event *ev)
 {
 	if (ev->start_ns < a->o.t0_ns || ev->start_ns >= a->o.t1_ns)
 		return;
+	/* the profiler's own spans and marks: in no summary, not in the span */
+	if (ev->flags & PT_EVF_INTERNAL)
+		return;
 	uint8_t kind = ev->kind < PT_KIND__COUNT ? ev->kind : PT_KIND_OTHER;
 	uint64_t end = pt_event_end(ev);
 	if (a->events == 0 || ev->start_ns < a->t0_ns)
@@ -498,8 +619,13 @@ void pt_agg_feed(struct pt_agg *a, const struct pt_event *ev)
 	if (ev->start_ns < ts->last_start_ns)
 		a->disorders++;
 	ts->last_start_ns = ev->start_ns;
-	if (pt_kind_is_device(kind))
+	if (pt_kind_is_device(kind) && ts->is_device)
 		device_event(a, ts, ev, kind);
+	else if (pt_kind_is_device(kind))
+		/* a host thread's record of device work (Paddle's host-side
+		 * GpuMemcpyAsync has category Memcpy): a runtime call, its time
+		 * CPU time; a copy or set is a memory call */
+		host_event(a, ts, ev, PT_KIND_CUDA_RUNTIME);
 	else
 		host_event(a, ts, ev, kind);
 }
@@ -534,6 +660,9 @@ void agg_free(struct pt_agg *a)
 	idmap_free(&a->ud_by_name);
 	idmap_free(&a->detail_top);
 	u64map_free(&a->detail_by_key);
+	u64map_free(&a->open_rows);
+	for (int i = 0; i < 3; i++)
+		free(a->ro[i]);
 	free(a->dcache);
 	free(a->memname);
 	free_acts(a);

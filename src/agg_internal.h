@@ -17,7 +17,8 @@
 
 #define AGG_NONE UINT32_MAX
 /* Legacy PyTorch exports round start and duration separately, so a child
- * may end up to this much after its parent and still be its child. */
+ * may end up to this much after its parent and still be its child (when
+ * most of it lies inside; see unwind() in agg.c). */
 #define AGG_OVERHANG_NS 1000u
 /* Op-detail rows go this deep (0 = top-level op); deeper ops fold into
  * their depth-3 ancestor. */
@@ -105,8 +106,13 @@ int ivl_rd_next(struct ivl_rd *r, struct ivl *out);
 /* Union of k lists (each sorted and merged); writes the merged result to
  * out when out is non-NULL. Returns the union's length. */
 uint64_t ivl_union(struct ivl_list *const *lists, size_t k, struct ivl_list *out);
+/* The same, cut to the merged list clip (NULL: no cut). */
+uint64_t ivl_union_clip(struct ivl_list *const *lists, size_t k, const struct ivl_list *clip,
+			struct ivl_list *out);
 /* |a ∩ b| for two merged lists. */
 uint64_t ivl_intersect_len(const struct ivl_list *a, const struct ivl_list *b);
+/* a ∩ b as a merged list into out (empty on entry); returns its length. */
+uint64_t ivl_intersect(const struct ivl_list *a, const struct ivl_list *b, struct ivl_list *out);
 
 /* ---- u64 -> u32 open-addressing hash map (agg_union.c) ---- */
 struct u64map {
@@ -141,6 +147,10 @@ void *agg_grow(void *p, size_t *cap, size_t n, size_t elem);
 enum {
 	LS_BUSY = PT_KIND__COUNT, /* kernels + communication on this track */
 	LS_HOSTCOMM,		  /* host events flagged PT_EVF_COMM */
+	/* msprof's own Overlap Analysis lanes (cross-check of Distributed) */
+	LS_VCOMP,    /* "Computing" */
+	LS_VCOMM,    /* "Communication" */
+	LS_VEXPOSED, /* "Communication(Not Overlapped)" */
 	LS__COUNT
 };
 
@@ -160,11 +170,16 @@ struct frame {
 	uint8_t op_anc;	    /* an OPERATOR is on the stack (self included) */
 	uint8_t inst_ok;    /* inst is set (the instance chain reaches here) */
 	uint8_t no_self;    /* a host event on a device track: no self time */
+	uint8_t outer;	    /* no call of the same row is open below it on its track */
+	uint64_t clip_end;  /* end clipped to the parent's (an overhanging child) */
 };
 
 struct track_state {
 	int used;
 	int is_device;
+	uint8_t derived; /* msprof's "Overlap Analysis" lane */
+	uint8_t has_ud;	 /* recorded UserDefined rows */
+	uint8_t has_mem; /* recorded memory-call rows (cudaMemcpy...) */
 	int32_t device;
 	uint32_t dev_idx; /* index into agg->devs, AGG_NONE for host tracks */
 	struct frame *stack;
@@ -188,6 +203,7 @@ struct inst {
 	uint32_t row;	 /* row in the table chosen by kind */
 	uint32_t detail; /* own op-detail row, AGG_NONE if none */
 	uint8_t kind;
+	uint8_t outer; /* the frame's row was not open below it */
 };
 
 /* A host call whose device activities may come after it (keyed by corr). */
@@ -261,6 +277,17 @@ struct pt_agg {
 	struct idmap ops_by_name, kernels_by_name, memdev_by_name, memhost_by_name, ud_by_name;
 	struct idmap detail_top; /* name -> top-level op-detail row */
 	struct u64map detail_by_key;
+	/* open calls per (table, row, track): a call nested in a call of its
+	 * own row adds nothing to the row's ratio (struct pt_row). Per row of
+	 * each table (ops, user-defined, memory calls) the track whose calls
+	 * are counted in place; other tracks' in the map (agg.c, row_open). */
+	struct rowopen {
+		uint32_t owner, cnt, nhash;
+	} *ro[3];
+	size_t ro_cap[3];
+	struct u64map open_rows;
+	uint32_t vname[3];     /* name ids of msprof's Computing, Communication,
+				  Communication(Not Overlapped); 0 = absent */
 	struct dcache *dcache; /* parallel to detail rows */
 	size_t dcache_cap;
 	uint8_t *memname; /* per name id: 0 unknown, 1 memory call, 2 not */

@@ -55,7 +55,7 @@ struct sacc {
 	uint64_t cur_end[PT_MS__COUNT]; /* running union end per phase */
 	uint64_t cpu[PT_MS__COUNT], gpu[PT_MS__COUNT];
 	uint64_t data_end, bwd_start, bwd_min, bwd_max, opt_after;
-	uint64_t bwd_union, bwd_union_end; /* the union of the step's BACKWARD events */
+	uint64_t bwd_busy, bwd_cur_end; /* union of the backward events */
 	int has_dl, has_fwd, has_bwd, has_opt_after;
 };
 
@@ -135,10 +135,11 @@ static void settle_cpu(struct pt_agg *a, const struct steps_ctx *c, struct sacc 
 			sa->bwd_min = sa->has_bwd ? u64_min(sa->bwd_min, cs) : cs;
 			sa->bwd_max = sa->has_bwd ? u64_max(sa->bwd_max, ce) : ce;
 			sa->has_bwd = 1;
-			uint64_t us = u64_max(cs, sa->bwd_union_end);
-			if (ce > us) {
-				sa->bwd_union += ce - us;
-				sa->bwd_union_end = ce;
+			/* what the events themselves take (Backward busy) */
+			uint64_t bs = u64_max(cs, sa->bwd_cur_end);
+			if (ce > bs) {
+				sa->bwd_busy += ce - bs;
+				sa->bwd_cur_end = ce;
 			}
 			continue;
 		}
@@ -161,7 +162,7 @@ static void settle_cpu(struct pt_agg *a, const struct steps_ctx *c, struct sacc 
 		 * backward time. PyTorch traces (no Forward event) keep the span,
 		 * which covers the autograd engine between its nodes. */
 		if (sa->has_bwd)
-			sa->cpu[PT_MS_BACKWARD] = sa->has_fwd ? sa->bwd_union
+			sa->cpu[PT_MS_BACKWARD] = sa->has_fwd ? sa->bwd_busy
 							      : sa->bwd_max - sa->bwd_min;
 		/* data_end: end of the step's last DATALOADER interval, else
 		 * the step's start. */
@@ -304,6 +305,9 @@ static void settle_perf(struct pt_summary *s)
 	p->steps = s->nsteps;
 	if (!s->nsteps)
 		return;
+	/* no step loaded data (no Dataloader event): the reader figures are
+	 * not applicable, not zero */
+	p->has_reader = s->model[PT_MS_DATALOADER].calls > 0;
 	/* ips in samples/s only when every step knows its sample count. */
 	p->ips_samples = 1;
 	for (size_t i = 0; i < s->nsteps; i++)
@@ -367,12 +371,27 @@ void agg_settle_steps(struct pt_agg *a, struct pt_summary *s)
 		st->track = r->track;
 		memcpy(st->cpu_ns, acc[i].cpu, sizeof st->cpu_ns);
 		memcpy(st->gpu_ns, acc[i].gpu, sizeof st->gpu_ns);
+		s->backward_busy_ns += acc[i].bwd_busy;
 	}
 	free(acc);
 	free(c.ss);
 	free(c.pmax_end);
 	settle_model(s);
 	settle_perf(s);
+	if (s->nsteps) {
+		/* One figure per phase in every table: the Overview's phase rows
+		 * are the Model Summary's (calls = steps with the phase, time =
+		 * its total, a share of the steps' summed time). */
+		static const int kinds[4] = {PT_KIND_DATALOADER, PT_KIND_FORWARD, PT_KIND_BACKWARD,
+					     PT_KIND_OPTIMIZATION};
+		for (int i = 0; i < 4; i++) {
+			struct pt_overview_row *o = &s->overview[kinds[i]];
+			const struct pt_model_row *m = &s->model[phase_row((uint8_t)kinds[i])];
+			o->calls = m->calls;
+			o->union_ns = m->cpu.total_ns;
+			o->ratio_base_ns = s->model[PT_MS_STEP].cpu.total_ns;
+		}
+	}
 }
 
 /* ---- pt_summarize ---- */

@@ -26,13 +26,17 @@ static int row_cmp(const void *pa, const void *pb)
 	return a->name_id < b->name_id ? -1 : a->name_id > b->name_id;
 }
 
-/* Moves a row vector into a table (sorted; depth 0, no parents). */
+/* Moves a row vector into a table (sorted; depth 0, no parents). A device
+ * row's ratio is of its whole GPU time (device activities do not nest). */
 static void table_from(struct pt_table *t, struct rowvec *rv)
 {
 	t->rows = rv->v;
 	t->n = rv->n;
 	rv->v = NULL;
 	rv->n = rv->cap = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->rows[i].is_device)
+			t->rows[i].gpu_ratio_ns = t->rows[i].gpu.total_ns;
 	if (t->n > 1)
 		qsort(t->rows, t->n, sizeof *t->rows, row_cmp);
 }
@@ -65,8 +69,11 @@ static void settle_instances(struct pt_agg *a)
 			else if (in->kind == PT_KIND_CUDA_RUNTIME)
 				rv = &a->memory;
 		}
-		if (rv)
+		if (rv) {
 			pt_stat_add(&rv->v[in->row].gpu, in->gpu_ns);
+			if (in->outer)
+				rv->v[in->row].gpu_ratio_ns += in->gpu_ns;
+		}
 		if (in->detail != AGG_NONE)
 			pt_stat_add(&a->detail.v[in->detail].gpu, in->gpu_ns);
 	}
@@ -136,6 +143,8 @@ static void settle_detail(struct pt_agg *a, struct pt_table *t)
 			stack[sp++] = k[first[r] + c].idx;
 	}
 	t->n = out;
+	for (size_t i = 0; i < out; i++)
+		t->rows[i].gpu_ratio_ns = t->rows[i].gpu.total_ns;
 	free(k);
 	free(first);
 	free(count);
@@ -144,8 +153,9 @@ static void settle_detail(struct pt_agg *a, struct pt_table *t)
 }
 
 /* Union of list slot ls over every track (device tracks only when
- * dev >= 0, and only that device's). */
-static uint64_t union_of(struct pt_agg *a, int ls, int dev_only, int32_t dev, struct ivl_list *out)
+ * dev >= 0, and only that device's), cut to clip when it is non-NULL. */
+static uint64_t union_cut(struct pt_agg *a, int ls, int dev_only, int32_t dev,
+			  const struct ivl_list *clip, struct ivl_list *out)
 {
 	struct ivl_list **lists = pt_xmalloc((a->ntracks ? a->ntracks : 1) * sizeof *lists);
 	size_t k = 0;
@@ -156,38 +166,74 @@ static uint64_t union_of(struct pt_agg *a, int ls, int dev_only, int32_t dev, st
 		if (ts->lists[ls].n)
 			lists[k++] = &ts->lists[ls];
 	}
-	uint64_t total = ivl_union(lists, k, out);
+	uint64_t total = ivl_union_clip(lists, k, clip, out);
 	free(lists);
 	return total;
 }
 
+static uint64_t union_of(struct pt_agg *a, int ls, int dev_only, int32_t dev, struct ivl_list *out)
+{
+	return union_cut(a, ls, dev_only, dev, NULL, out);
+}
+
+/* The merged intervals of list slot ls over every track, cut to the
+ * steps' union when steps is non-NULL; the result (a merged list) goes to
+ * out when out is non-NULL. Returns its length. */
+static uint64_t union_in(struct pt_agg *a, int ls, const struct ivl_list *steps,
+			 struct ivl_list *out)
+{
+	return union_cut(a, ls, 0, 0, steps, out);
+}
+
+/*
+ * Overview and Distributed. With steps, every time is the part within the
+ * steps' union and every share is of that union, so work outside the steps
+ * (kernels still running after the last step, collectives of other threads
+ * between steps) counts in neither the numerator nor the denominator.
+ * Without steps, both are over the profiled span.
+ */
 static void settle_overview(struct pt_agg *a, struct pt_summary *s)
 {
+	struct ivl_list steps_l = {0};
+	uint64_t span = s->t1_ns - s->t0_ns;
+	uint64_t steps_union = union_of(a, PT_KIND_PROFILE_STEP, 0, 0, &steps_l);
+	const struct ivl_list *steps = a->calls[PT_KIND_PROFILE_STEP] ? &steps_l : NULL;
+	uint64_t base = steps ? steps_union : span;
 	for (int kind = 0; kind < PT_KIND__COUNT; kind++) {
 		s->overview[kind].calls = a->calls[kind];
+		s->overview[kind].ratio_base_ns = base;
 		if (kind == PT_KIND_INSTANT || kind == PT_KIND_COUNTER)
 			continue;
 		/* Overlaps counted once: merged across threads / streams. */
-		s->overview[kind].union_ns = union_of(a, kind, 0, 0, NULL);
+		s->overview[kind].union_ns = union_in(a, kind, steps, NULL);
 	}
 
 	struct pt_distributed *d = &s->dist;
-	d->step_ns = s->overview[PT_KIND_PROFILE_STEP].union_ns;
-	if (!a->calls[PT_KIND_PROFILE_STEP])
-		d->step_ns = s->t1_ns - s->t0_ns;
+	d->step_ns = base;
 	struct ivl_list comm = {0}, comp = {0};
-	d->comm_ns = union_of(a, PT_KIND_COMMUNICATION, 0, 0, &comm);
+	d->comm_ns = union_in(a, PT_KIND_COMMUNICATION, steps, &comm);
 	if (!a->calls[PT_KIND_COMMUNICATION]) {
 		/* No device collectives: host communication calls (nccl:,
 		 * gloo, c10d annotations) stand in for them. */
 		ivl_free(&comm);
-		d->comm_ns = union_of(a, LS_HOSTCOMM, 0, 0, &comm);
+		d->comm_ns = union_in(a, LS_HOSTCOMM, steps, &comm);
 		d->comm_from_host = comm.n > 0;
 	}
-	d->comp_ns = union_of(a, PT_KIND_KERNEL, 0, 0, &comp);
+	d->comp_ns = union_in(a, PT_KIND_KERNEL, steps, &comp);
 	d->overlap_ns = ivl_intersect_len(&comm, &comp);
 	ivl_free(&comm);
 	ivl_free(&comp);
+	/* msprof's Overlap Analysis, cut to the same window */
+	for (size_t i = 0; i < a->ntracks; i++)
+		if (a->tracks[i].used && a->tracks[i].derived &&
+		    (a->tracks[i].lists[LS_VCOMP].n || a->tracks[i].lists[LS_VCOMM].n))
+			d->has_vendor = 1;
+	if (d->has_vendor) {
+		d->vendor_comp_ns = union_in(a, LS_VCOMP, steps, NULL);
+		d->vendor_comm_ns = union_in(a, LS_VCOMM, steps, NULL);
+		d->vendor_exposed_ns = union_in(a, LS_VEXPOSED, steps, NULL);
+	}
+	ivl_free(&steps_l);
 
 	s->ndevices = a->ndevs;
 	s->devices = a->ndevs ? pt_xcalloc(a->ndevs, sizeof *s->devices) : NULL;
@@ -217,12 +263,16 @@ void agg_settle_tables(struct pt_agg *a, struct pt_summary *s)
 {
 	settle_instances(a);
 
-	/* Ratios of the memory and user-defined tables are taken over the
-	 * profiled steps (their summed durations), or the span without steps. */
-	uint64_t steps_total = 0;
-	for (size_t i = 0; i < a->nsteps; i++)
-		steps_total += a->steps[i].dur_ns;
-	uint64_t host_base = a->nsteps ? steps_total : s->t1_ns - s->t0_ns;
+	/* The CPU ratios of the memory-call and user-defined tables are shares
+	 * of the wall time of the threads that recorded such rows (the
+	 * profiled span times their number): work spread over four loader
+	 * threads is a share of four threads' time, never above 100%. */
+	uint64_t span = s->t1_ns - s->t0_ns;
+	uint32_t ud_threads = 0, mem_threads = 0;
+	for (size_t i = 0; i < a->ntracks; i++) {
+		ud_threads += a->tracks[i].has_ud;
+		mem_threads += a->tracks[i].has_mem;
+	}
 
 	table_from(&s->operators, &a->ops);
 	/* Top-level operator instances only, so top-level ratios sum to 100%. */
@@ -237,12 +287,14 @@ void agg_settle_tables(struct pt_agg *a, struct pt_summary *s)
 	s->kernels.gpu_base_ns = a->kernel_total_ns;
 
 	table_from(&s->memory, &a->memory);
-	s->memory.cpu_base_ns = host_base;
+	s->memory.cpu_base_ns = span * mem_threads;
 	s->memory.gpu_base_ns = a->device_total_ns;
+	s->memory.threads = mem_threads;
 
 	table_from(&s->user_defined, &a->ud);
-	s->user_defined.cpu_base_ns = host_base;
+	s->user_defined.cpu_base_ns = span * ud_threads;
 	s->user_defined.gpu_base_ns = a->device_total_ns;
+	s->user_defined.threads = ud_threads;
 
 	settle_overview(a, s);
 }

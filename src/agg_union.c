@@ -127,11 +127,50 @@ static void cur_down(const struct cur *c, uint32_t *h, size_t n, size_t i)
 	}
 }
 
+/* A merged interval [s, e) of a union leaves: cut to the clip list when
+ * there is one (read along, both in order), into total and out. */
+struct emit {
+	struct ivl_list *out;
+	int clipping, have;
+	struct ivl_rd rd;
+	struct ivl cur;
+	uint64_t total;
+};
+
+static void emit(struct emit *m, uint64_t s, uint64_t e)
+{
+	if (!m->clipping) {
+		m->total += e - s;
+		if (m->out)
+			ivl_add(m->out, s, e);
+		return;
+	}
+	while (m->have && m->cur.e <= s)
+		m->have = ivl_rd_next(&m->rd, &m->cur);
+	while (m->have && m->cur.s < e) {
+		uint64_t a = s > m->cur.s ? s : m->cur.s, b = e < m->cur.e ? e : m->cur.e;
+		if (b > a) {
+			m->total += b - a;
+			if (m->out)
+				ivl_add(m->out, a, b);
+		}
+		if (m->cur.e > e)
+			break; /* it reaches into the next interval */
+		m->have = ivl_rd_next(&m->rd, &m->cur);
+	}
+}
+
 /* Merges the lists with a heap on their next start: O(total * log k). */
-uint64_t ivl_union(struct ivl_list *const *lists, size_t k, struct ivl_list *out)
+uint64_t ivl_union_clip(struct ivl_list *const *lists, size_t k, const struct ivl_list *clip,
+			struct ivl_list *out)
 {
 	struct cur *c = pt_xmalloc((k ? k : 1) * sizeof *c);
 	uint32_t *h = pt_xmalloc((k ? k : 1) * sizeof *h);
+	struct emit m = {out, clip != NULL, 0, {0}, {0, 0}, 0};
+	if (clip) {
+		ivl_rd_init(&m.rd, clip);
+		m.have = ivl_rd_next(&m.rd, &m.cur);
+	}
 	size_t n = 0;
 	for (size_t i = 0; i < k; i++) {
 		if (!lists[i] || !lists[i]->n)
@@ -143,7 +182,7 @@ uint64_t ivl_union(struct ivl_list *const *lists, size_t k, struct ivl_list *out
 	}
 	for (size_t i = n / 2; i-- > 0;)
 		cur_down(c, h, n, i);
-	uint64_t total = 0, cs = 0, ce = 0;
+	uint64_t cs = 0, ce = 0;
 	int open = 0;
 	while (n) {
 		struct cur *top = &c[h[0]];
@@ -157,23 +196,22 @@ uint64_t ivl_union(struct ivl_list *const *lists, size_t k, struct ivl_list *out
 				ce = iv.e;
 			continue;
 		}
-		if (open) {
-			total += ce - cs;
-			if (out)
-				ivl_add(out, cs, ce);
-		}
+		if (open)
+			emit(&m, cs, ce);
 		cs = iv.s;
 		ce = iv.e;
 		open = 1;
 	}
-	if (open) {
-		total += ce - cs;
-		if (out)
-			ivl_add(out, cs, ce);
-	}
+	if (open)
+		emit(&m, cs, ce);
 	free(c);
 	free(h);
-	return total;
+	return m.total;
+}
+
+uint64_t ivl_union(struct ivl_list *const *lists, size_t k, struct ivl_list *out)
+{
+	return ivl_union_clip(lists, k, NULL, out);
 }
 
 uint64_t ivl_intersect_len(const struct ivl_list *a, const struct ivl_list *b)
@@ -189,6 +227,29 @@ uint64_t ivl_intersect_len(const struct ivl_list *a, const struct ivl_list *b)
 		uint64_t e = x.e < y.e ? x.e : y.e;
 		if (e > s)
 			total += e - s;
+		if (x.e < y.e)
+			hx = ivl_rd_next(&ra, &x);
+		else
+			hy = ivl_rd_next(&rb, &y);
+	}
+	return total;
+}
+
+uint64_t ivl_intersect(const struct ivl_list *a, const struct ivl_list *b, struct ivl_list *out)
+{
+	struct ivl_rd ra, rb;
+	struct ivl x, y;
+	ivl_rd_init(&ra, a);
+	ivl_rd_init(&rb, b);
+	int hx = ivl_rd_next(&ra, &x), hy = ivl_rd_next(&rb, &y);
+	uint64_t total = 0;
+	while (hx && hy) {
+		uint64_t s = x.s > y.s ? x.s : y.s;
+		uint64_t e = x.e < y.e ? x.e : y.e;
+		if (e > s) {
+			total += e - s;
+			ivl_add(out, s, e);
+		}
 		if (x.e < y.e)
 			hx = ivl_rd_next(&ra, &x);
 		else

@@ -79,7 +79,8 @@ struct cr_sink {
 	uint32_t last_track;
 	int have_last;
 	struct pt_buf tmp;
-	int native; /* proftop's own export: "cat" is the kind, exactly */
+	int native;		  /* proftop's own export: "cat" is the kind, exactly */
+	uint64_t profiler_ranges; /* cuda_profiler_range slices (see do_slice) */
 };
 
 static uint64_t mix(uint64_t k)
@@ -333,11 +334,18 @@ static enum pt_kind classify(struct cr_sink *s, uint32_t cat_id, uint32_t name_i
 	uint32_t v = map_get(&s->cls, key);
 	if (v) {
 		*flags = (uint8_t)(v >> 8);
+		if (v >> 16)
+			s->profiler_ranges++;
 		return (enum pt_kind)((v & 0xff) - 1);
 	}
 	const char *cat = pt_trace_str(s->t, cat_id), *name = pt_trace_str(s->t, name_id);
 	enum pt_kind kind = pt_classify(cat, pt_strtab_len(s->t->strings, cat_id), name,
 					pt_strtab_len(s->t->strings, name_id), lane, flags);
+	/* CUPTI's profiler mode writes one range per kernel with counters and
+	 * made-up times (each range as long as the whole replay): no device
+	 * activity can be read from them, but the report says they are there. */
+	uint32_t range = strcmp(cat, "cuda_profiler_range") == 0;
+	s->profiler_ranges += range;
 	if (s->native) {
 		/* Our own export names the kind in "cat": trust it over the name
 		 * and lane rules (a Kineto gpu_user_annotation "ProfilerStep#3"
@@ -348,7 +356,7 @@ static enum pt_kind classify(struct cr_sink *s, uint32_t cat_id, uint32_t name_i
 				break;
 			}
 	}
-	map_put(&s->cls, key, (uint32_t)(kind + 1) | (uint32_t)*flags << 8);
+	map_put(&s->cls, key, (uint32_t)(kind + 1) | (uint32_t)*flags << 8 | range << 16);
 	return kind;
 }
 
@@ -617,6 +625,9 @@ static void one_event(struct cr_sink *s, const struct cr_batch *b, const struct 
 		ev.kind = PT_KIND_INSTANT;
 		if (r->scope == 'g' || r->scope == 'p')
 			ev.flags = PT_EVF_GLOBAL;
+		if (name_id && pt_classify_internal(pt_trace_str(t, name_id),
+						    pt_strtab_len(t->strings, name_id)))
+			ev.flags |= PT_EVF_INTERNAL;
 		pt_trace_add(t, &ev);
 		break;
 	}
@@ -780,6 +791,35 @@ static void bind_flows(struct cr_sink *s)
 	free(bound);
 }
 
+/*
+ * msprof's HCCL lane is not a device of its own: its collectives run on the
+ * NPU whose tasks the "Ascend Hardware" lane shows. When the file's device
+ * lanes name exactly one device, the HCCL lane's streams join it.
+ */
+static void comm_lanes_to_device(struct cr_sink *s)
+{
+	struct pt_trace *t = s->t;
+	int32_t dev = -1;
+	int ncomm = 0;
+	for (uint32_t i = 0; i < s->ntrk && i < t->ntracks; i++) {
+		if (!s->trk[i].dev_marked)
+			continue;
+		const struct trk *tr = trk_of(s, i, &t->tracks[i].key); /* lane up to date */
+		if (tr->lane == PT_LANE_COMM) {
+			ncomm++;
+		} else if (tr->lane == PT_LANE_DEVICE) {
+			if (dev >= 0 && dev != t->tracks[i].device)
+				return; /* several devices: no way to tell which */
+			dev = t->tracks[i].device;
+		}
+	}
+	if (dev < 0 || !ncomm)
+		return;
+	for (uint32_t i = 0; i < s->ntrk && i < t->ntracks; i++)
+		if (s->trk[i].dev_marked && s->trk[i].lane == PT_LANE_COMM)
+			pt_trace_track_device(t, i, dev, t->tracks[i].stream);
+}
+
 void cr_sink_finish(struct cr_sink *s)
 {
 	uint64_t open = 0;
@@ -789,5 +829,8 @@ void cr_sink_finish(struct cr_sink *s)
 	}
 	if (open)
 		pt_trace_warn(s->t, PT_WARN_UNCLOSED_B, open);
+	if (s->profiler_ranges)
+		pt_trace_warn(s->t, PT_WARN_PROFILER_RANGE, s->profiler_ranges);
+	comm_lanes_to_device(s);
 	bind_flows(s);
 }

@@ -47,6 +47,13 @@ static int all_digits(const char *s, size_t n)
 	return 1;
 }
 
+/* pre followed by a number ("FP_BP Time 12"). */
+static int numbered(const char *s, size_t n, const char *pre)
+{
+	size_t k = strlen(pre);
+	return has_prefix(s, n, pre) && all_digits(s + k, n - k);
+}
+
 /* Rule 1: names that mean a step phase, whatever the category. */
 static int name_rule(const char *name, size_t n, enum pt_kind *kind)
 {
@@ -74,7 +81,45 @@ static int name_rule(const char *name, size_t n, enum pt_kind *kind)
 		*kind = PT_KIND_BACKWARD;
 		return 1;
 	}
+	/* msprof's step trace marks each iteration's points: `FP_BP Time N`
+	 * (FP start to BP end: forward and backward together, msprof marks no
+	 * point between them) is Forward, `Iteration Refresh N` (BP end to the
+	 * iteration's end: gradient reduction and the update) is Optimization.
+	 * (`Data_aug Bound N` is a flow mark from an iteration's end into the
+	 * gap before the next, outside every `Iteration N`: no Dataloader.) */
+	if (numbered(name, n, "FP_BP Time ")) {
+		*kind = PT_KIND_FORWARD;
+		return 1;
+	}
+	if (numbered(name, n, "Iteration Refresh ")) {
+		*kind = PT_KIND_OPTIMIZATION;
+		return 1;
+	}
 	return 0;
+}
+
+/* msprof's step-trace `Reduce_N_M`: the span of iteration N's M-th gradient
+ * reduction, a host-side mark of communication. */
+static int msprof_reduce(const char *name, size_t n)
+{
+	if (!has_prefix(name, n, "Reduce_"))
+		return 0;
+	const char *p = name + 7, *end = name + n;
+	const char *us = memchr(p, '_', (size_t)(end - p));
+	return us && all_digits(p, (size_t)(us - p)) && all_digits(us + 1, (size_t)(end - us - 1));
+}
+
+int pt_classify_internal(const char *name, size_t n)
+{
+	/* Kineto's span of the whole profiling session (`PyTorch Profiler (0)`,
+	 * category Trace) and its marks at the start and the end of the
+	 * recording window are the profiler's own, not the program's work. */
+	if (!name)
+		return 0;
+	return (has_prefix(name, n, "PyTorch Profiler (") && name[n - 1] == ')') ||
+	       eq(name, n, "PyTorch Profiler") ||
+	       has_prefix(name, n, "Iteration Start: PyTorch Profiler") ||
+	       eq(name, n, "Record Window End");
 }
 
 /* Rule 2: Paddle and proftop put the kind name itself in `cat`. */
@@ -181,11 +226,60 @@ static int autograd_node(const char *name, size_t n)
 	return 1;
 }
 
+/* Device work that only moves or sets memory, named as HTA names it
+ * ("Memcpy" or "Memset" in the name) or as an MTIA DMA (`dma_request`). */
+static enum pt_kind memory_kernel(const char *name, size_t n)
+{
+	if (contains(name, n, "Memcpy") || has_prefix(name, n, "dma_") || eq(name, n, "dma"))
+		return PT_KIND_MEMCPY;
+	if (contains(name, n, "Memset"))
+		return PT_KIND_MEMSET;
+	return PT_KIND_KERNEL;
+}
+
+/* msprof's Ascend Hardware tasks that belong to HCCL: notify waits and
+ * records (a rank waiting for, or signalling, its peers) and the inline
+ * reductions of a collective are communication, never computation. Event
+ * waits, records and resets only order the streams: timeline only. */
+static int ascend_comm_task(const char *name, size_t n)
+{
+	return has_iprefix(name, n, "NOTIFY_WAIT") || has_iprefix(name, n, "NOTIFY_RECORD") ||
+	       has_iprefix(name, n, "REDUCE_ASYNC") || ieq(name, n, "REDUCE_INLINE") ||
+	       ieq(name, n, "REDUCE_TBE") || ieq(name, n, "INLINE_REDUCE");
+}
+
+static int ascend_sync_task(const char *name, size_t n)
+{
+	return ieq(name, n, "EVENT_WAIT") || ieq(name, n, "EVENT_RECORD") ||
+	       ieq(name, n, "EVENT_RESET");
+}
+
+/* msprof's HCCL lane repeats, thread by thread ("Plane N"), the tasks the
+ * Ascend Hardware streams already carry under upper-case names
+ * (Notify_Wait = NOTIFY_WAIT, Reduce_Inline = REDUCE_ASYNC_V2, Memcpy =
+ * MEMCPY_ASYNC): those copies are timeline only, so no task counts twice.
+ * The lane's collective operators (its "Communication Kernel" thread:
+ * `Default/AllReduce-op534_0`, `hcom_allReduce_...`) are the communication. */
+static int hccl_plane_task(const char *name, size_t n)
+{
+	static const char *const tasks[] = {
+	    "Notify_Wait",	 "Notify_Record", "Memcpy",   "Reduce_Inline",
+	    "Reduce_TBE",	 "Inline_Reduce", "RDMASend", "RDMA_Send",
+	    "Write_With_Notify", "Read",	  "Write",
+	};
+	for (size_t i = 0; i < sizeof tasks / sizeof tasks[0]; i++)
+		if (ieq(name, n, tasks[i]))
+			return 1;
+	return 0;
+}
+
 /* Rule 6 helper: device work named by what it does. */
 static enum pt_kind device_by_name(const char *name, size_t n)
 {
-	if (comm_kernel(name, n))
+	if (comm_kernel(name, n) || ascend_comm_task(name, n))
 		return PT_KIND_COMMUNICATION;
+	if (ascend_sync_task(name, n))
+		return PT_KIND_OTHER;
 	if (has_iprefix(name, n, "memcpy") || contains(name, n, "Memcpy"))
 		return PT_KIND_MEMCPY;
 	if (has_iprefix(name, n, "memset") || contains(name, n, "Memset"))
@@ -205,8 +299,16 @@ enum pt_kind pt_classify(const char *cat, size_t catlen, const char *name, size_
 	/* A GPU-side copy of a CPU annotation would count a step twice. */
 	if (eq(cat, catlen, "gpu_user_annotation"))
 		return PT_KIND_OTHER;
+	if (pt_classify_internal(name, namelen)) {
+		*flags = PT_EVF_INTERNAL;
+		return PT_KIND_OTHER;
+	}
 	if (name_rule(name, namelen, &kind))
 		return kind;
+	if (msprof_reduce(name, namelen)) {
+		*flags = PT_EVF_COMM;
+		return PT_KIND_OTHER;
+	}
 	if (catlen) {
 		if (!kind_name_rule(cat, catlen, &kind))
 			kineto_rule(cat, catlen, &kind);
@@ -218,7 +320,8 @@ enum pt_kind pt_classify(const char *cat, size_t catlen, const char *name, size_
 			kind = device_by_name(name, namelen);
 			break;
 		case PT_LANE_COMM:
-			kind = PT_KIND_COMMUNICATION;
+			kind =
+			    hccl_plane_task(name, namelen) ? PT_KIND_OTHER : PT_KIND_COMMUNICATION;
 			break;
 		case PT_LANE_RUNTIME:
 			kind = PT_KIND_CUDA_RUNTIME;
@@ -235,6 +338,10 @@ enum pt_kind pt_classify(const char *cat, size_t catlen, const char *name, size_
 	if (kind == PT_KIND_KERNEL &&
 	    (comm_kernel(name, namelen) || on_device_lane == PT_LANE_COMM))
 		kind = PT_KIND_COMMUNICATION;
+	/* Rule 4b: a "kernel" that only copies or sets memory is Memcpy or
+	 * Memset, whatever its category says (HTA's rule; MTIA's DMAs). */
+	if (kind == PT_KIND_KERNEL)
+		kind = memory_kernel(name, namelen);
 	if (!pt_kind_is_device(kind))
 		*flags = host_flags(name, namelen);
 	if (kind == PT_KIND_OPERATOR && autograd_node(name, namelen))

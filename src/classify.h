@@ -30,6 +30,14 @@ enum pt_kind pt_classify(const char *cat, size_t catlen, const char *name, size_
 			 int on_device_lane, uint8_t *flags);
 
 /*
+ * 1 when name is one of the profiler's own spans or marks (Kineto's
+ * "PyTorch Profiler (0)", "Iteration Start: PyTorch Profiler", "Record
+ * Window End"): such events get PT_EVF_INTERNAL and stay out of every
+ * summary and of the profiled span.
+ */
+int pt_classify_internal(const char *name, size_t len);
+
+/*
  * Lane of a process (or of a pid given as a string) from its name or
  * labels: "GPU 0", "Ascend Hardware", "CUDA functions" -> PT_LANE_DEVICE,
  * "HCCL" -> PT_LANE_COMM, "CANN" -> PT_LANE_RUNTIME, "Overlap Analysis" ->

@@ -82,7 +82,7 @@ void cli_usage_record(FILE *f)
 static void say_written(const struct pt_trace *t, const char *what, const char *path)
 {
 	char esc[PATH_MAX];
-	uint64_t by_source = t->warnings[PT_WARN_SOURCE_DROPPED];
+	uint64_t by_source = pt_trace_source_lost(t);
 	uint64_t by_cap = t->warnings[PT_WARN_STORE_DROPPED];
 	pt_escape_term(esc, sizeof esc, path, strlen(path), 0, 0);
 	fprintf(stderr, "proftop: %s %s (%llu events", what, esc,
@@ -92,6 +92,11 @@ static void say_written(const struct pt_trace *t, const char *what, const char *
 			(unsigned long long)(by_source + by_cap), (unsigned long long)by_source,
 			(unsigned long long)by_cap);
 	fputs(")\n", stderr);
+	if (by_source) { /* each cause, as the report and the trace's otherData keep them */
+		char causes[200];
+		pt_trace_loss_causes(t, causes, sizeof causes, 0);
+		fprintf(stderr, "proftop: lost by the source: %s\n", causes);
+	}
 }
 
 /*

@@ -1,7 +1,7 @@
 /*
  * cli_report.c - `proftop report FILE`: loads a trace, summarizes it (all
  * steps or --steps A:B) and prints Paddle's summary tables, or with --json
- * one JSON object (schema proftop.report/1).
+ * one JSON object (schema proftop.report/2).
  */
 #include <getopt.h>
 #include <string.h>
@@ -20,8 +20,22 @@ void cli_usage_report(FILE *f)
 	      "Device, Overview, Model, Distributed, Operator, Kernel, Memory Manipulation,\n"
 	      "UserDefined and the Perf Summary (reader ratio, batch cost, ips).\n"
 	      "\n"
+	      "Ratios (none can pass 100%):\n"
+	      "  Overview, Distributed  of the steps' time, counting only the parts within the\n"
+	      "                         steps (no steps: of the profiled span); the phases are\n"
+	      "                         the Model Summary's\n"
+	      "  Model                  of ProfileStep's total (Backward: first to last backward\n"
+	      "                         event of each step; its events alone: Backward busy)\n"
+	      "  Operator               of the top-level operators' time (GPU: of all device\n"
+	      "                         time); --detail: an inner row of its parent's\n"
+	      "  Kernel                 of all kernel time\n"
+	      "  Memory, UserDefined    CPU: of the wall time of the threads that recorded them\n"
+	      "                         (span x threads); GPU: of all device time\n"
+	      "What does not apply is '-' or n/a (null in JSON). The profiled span leaves out\n"
+	      "the profiler's own spans (PyTorch Profiler (0)).\n"
+	      "\n"
 	      "Options:\n"
-	      "      --json          print one JSON object (schema proftop.report/1)\n"
+	      "      --json          print one JSON object (schema proftop.report/2)\n"
 	      "      --format FMT    text (default), json (= --json) or md (GitHub Markdown)\n"
 	      "      --fail-if EXPR  exit 3 when EXPR holds, e.g. 'ips<120 || reader_ratio>0.2'\n"
 	      "      --top N         rows per table (default: all)\n"

@@ -136,7 +136,7 @@ static void serve_refresh(struct serve_ctx *c, struct pt_trace *t, const struct 
 	po.version = PROFTOP_VERSION;
 	po.events_total = t->events_seen;
 	po.events_kept = pt_store_count(t->store);
-	po.dropped_source = t->warnings[PT_WARN_SOURCE_DROPPED];
+	po.dropped_source = pt_trace_source_lost(t);
 	po.dropped_store = pt_store_dropped(t->store);
 	po.store_bytes = pt_store_mem_bytes(t->store);
 	po.sessions_up = !res ? 0

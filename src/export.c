@@ -697,7 +697,7 @@ static void write_head(struct exporter *x, const struct pt_export_opts *o)
 	const char *src = t->source ? t->source : "";
 	pt_buf_json_str(&b, src, strlen(src));
 	pt_buf_printf(&b, ",\"events_dropped\":%" PRIu64,
-		      t->warnings[PT_WARN_STORE_DROPPED] + t->warnings[PT_WARN_SOURCE_DROPPED]);
+		      t->warnings[PT_WARN_STORE_DROPPED] + pt_trace_source_lost(t));
 	pt_buf_put(&b, ",\"warnings\":{", 13);
 	int n = 0;
 	for (int w = 0; w < PT_WARN__COUNT; w++) {

@@ -74,7 +74,7 @@ static int phase_share(const struct pt_summary *s, enum pt_ms_row row, double *v
 
 static uint64_t dropped_of(const struct pt_trace *t)
 {
-	return t->warnings[PT_WARN_STORE_DROPPED] + t->warnings[PT_WARN_SOURCE_DROPPED];
+	return t->warnings[PT_WARN_STORE_DROPPED] + pt_trace_source_lost(t);
 }
 
 int pt_gate_figure(const struct pt_gate_figures *f, const char *name, double *v)
@@ -104,7 +104,8 @@ int pt_gate_figure(const struct pt_gate_figures *f, const char *name, double *v)
 		return 0;
 	}
 	if (!strcmp(name, "reader_ratio")) {
-		if (!p->steps)
+		/* without Dataloader events the ratio is not applicable, not 0 */
+		if (!p->steps || !p->has_reader)
 			return PT_ENOTAVAIL;
 		*v = p->reader_ratio_pct / 100.0;
 		return 0;
@@ -148,7 +149,7 @@ int pt_gate_figure(const struct pt_gate_figures *f, const char *name, double *v)
 			*v = (double)lost;
 			return 0;
 		}
-		uint64_t produced = f->t->events_seen + f->t->warnings[PT_WARN_SOURCE_DROPPED];
+		uint64_t produced = f->t->events_seen + pt_trace_source_lost(f->t);
 		*v = produced ? (double)lost / (double)produced : 0.0;
 		return 0;
 	}

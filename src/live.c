@@ -86,9 +86,11 @@ void pt_live_print(FILE *out, struct pt_trace *t, const struct pt_live_result *r
 						  : "running";
 	fprintf(out, "proftop: %s %s, %llu events", res->describe[0] ? res->describe : "session",
 		state, (unsigned long long)t->events_seen);
-	uint64_t dropped = t->warnings[PT_WARN_SOURCE_DROPPED];
-	if (dropped)
-		fprintf(out, ", %llu dropped by the probe", (unsigned long long)dropped);
+	if (pt_trace_source_lost(t)) {
+		char causes[200];
+		pt_trace_loss_causes(t, causes, sizeof causes, 0);
+		fprintf(out, ", lost by the probe: %s", causes);
+	}
 	fputc('\n', out);
 	struct pt_summary *s = pt_summarize(t, NULL);
 	struct pt_report_opts ro;

@@ -41,13 +41,18 @@ static double ms_of(uint64_t ns)
 	return (double)ns / 1e6;
 }
 
-/* "total / avg / max / min / ratio" in ms, ratio of base. */
-static void fmt_combined(char *buf, const struct pt_stat *st, uint64_t base)
+/* "total / avg / max / min / ratio" in ms; avg, max and min are "-" (not
+ * applicable) when nothing was counted. */
+static void fmt_combined(char *buf, const struct pt_stat *st, double pct)
 {
 	uint64_t n = st->n;
-	double avg = n ? ms_of(st->total_ns) / (double)n : 0.0;
+	if (!n) {
+		snprintf(buf, CELL, "%.2f / - / - / - / %.2f", ms_of(st->total_ns), pct);
+		return;
+	}
+	double avg = ms_of(st->total_ns) / (double)n;
 	snprintf(buf, CELL, "%.2f / %.2f / %.2f / %.2f / %.2f", ms_of(st->total_ns), avg,
-		 ms_of(st->max_ns), ms_of(pt_stat_min(st)), pt_pct(st->total_ns, base));
+		 ms_of(st->max_ns), ms_of(pt_stat_min(st)), pct);
 }
 
 /* Escaped name cut to max_cols; returns its display columns. */
@@ -79,17 +84,19 @@ static int max_i(int a, int b)
  */
 static void put_drop_notes(FILE *out, const struct pt_trace *t)
 {
-	uint64_t by_source = t->warnings[PT_WARN_SOURCE_DROPPED];
+	uint64_t by_source = pt_trace_source_lost(t);
 	uint64_t by_cap = t->warnings[PT_WARN_STORE_DROPPED];
 	uint64_t here = pt_store_dropped(t->store);
 	uint64_t earlier = by_cap > here ? by_cap - here : 0;
 	uint64_t all = pt_store_count(t->store) + by_source + by_cap;
-	if (by_source)
+	if (by_source) {
+		char causes[200];
+		pt_trace_loss_causes(t, causes, sizeof causes, 0);
 		fprintf(out,
 			"Note: the source lost %" PRIu64 " events (%.1f%% of %" PRIu64
-			") before proftop read them (the probe's rings or string area were full: "
-			"events came faster than they were read); the totals below undercount.\n",
-			by_source, 100.0 * (double)by_source / (double)all, all);
+			") before proftop read them: %s; the totals below undercount.\n",
+			by_source, 100.0 * (double)by_source / (double)all, all, causes);
+	}
 	if (earlier)
 		fprintf(out,
 			"Note: the memory cap (--max-mem) of the session that wrote this file "
@@ -104,7 +111,7 @@ static void put_header(FILE *out, const struct pt_trace *t, const struct pt_summ
 	pt_escape_term(src, sizeof src, source, strlen(source), 200, 0);
 	fprintf(out, "proftop report: %s\n", src);
 	uint64_t kept = pt_store_count(t->store);
-	uint64_t by_source = t->warnings[PT_WARN_SOURCE_DROPPED];
+	uint64_t by_source = pt_trace_source_lost(t);
 	uint64_t by_cap = t->warnings[PT_WARN_STORE_DROPPED];
 	fprintf(out, "Events: %" PRIu64 " kept of %" PRIu64 " seen", kept, t->events_seen);
 	if (s->events != kept)
@@ -250,8 +257,6 @@ static void put_overview(FILE *out, const struct pt_summary *s)
 		}
 		host[j] = k;
 	}
-	uint64_t base = has_step ? s->overview[PT_KIND_PROFILE_STEP].union_ns
-				 : (s->t1_ns > s->t0_ns ? s->t1_ns - s->t0_ns : 0);
 	int w[4] = {25, 25, 25, 25};
 	int tw = pt_box_width(w, 4);
 	const char *ind = has_step ? "  " : "";
@@ -268,7 +273,7 @@ static void put_overview(FILE *out, const struct pt_summary *s)
 		snprintf(name, sizeof name, "%s%s", i < 0 ? "" : ind, pt_kind_name((enum pt_kind)k));
 		snprintf(calls, sizeof calls, "%" PRIu64, s->overview[k].calls);
 		snprintf(tm, sizeof tm, "%.2f", ms_of(s->overview[k].union_ns));
-		snprintf(ratio, sizeof ratio, "%.2f", pt_pct(s->overview[k].union_ns, base));
+		snprintf(ratio, sizeof ratio, "%.2f", pt_overview_pct(s, k));
 		pt_box_row(out, w, 4, (const char *const[]){name, calls, tm, ratio}, -1);
 	}
 	pt_box_sep(out, w, 4);
@@ -284,7 +289,7 @@ static void put_overview(FILE *out, const struct pt_summary *s)
 			snprintf(name, sizeof name, "  %s", pt_kind_name((enum pt_kind)k));
 			snprintf(calls, sizeof calls, "%" PRIu64, s->overview[k].calls);
 			snprintf(tm, sizeof tm, "%.2f", ms_of(s->overview[k].union_ns));
-			snprintf(ratio, sizeof ratio, "%.2f", pt_pct(s->overview[k].union_ns, base));
+			snprintf(ratio, sizeof ratio, "%.2f", pt_overview_pct(s, k));
 			pt_box_row(out, w, 4, (const char *const[]){name, calls, tm, ratio}, -1);
 		}
 		pt_box_sep(out, w, 4);
@@ -299,7 +304,14 @@ static void put_overview(FILE *out, const struct pt_summary *s)
 	      "time is summed after merged.\n",
 	      out);
 	if (!has_step)
-		fputs("No ProfileStep in this trace: ratios are of the trace's span.\n", out);
+		fputs("No ProfileStep in this trace: times and ratios are over the profiled span "
+		      "(the profiler's own spans left out).\n",
+		      out);
+	else
+		fputs("Times are the parts within the steps, ratios are of the steps' time; the "
+		      "phases (Dataloader, Forward, Backward, Optimization) are the Model Summary's "
+		      "figures, with Calls counting the steps each ran in.\n",
+		      out);
 	pt_box_n(out, '-', tw);
 	fputs("\n\n", out);
 }
@@ -320,8 +332,8 @@ static void model_cells(const struct pt_summary *s, int r, char *calls, char *cp
 		return;
 	}
 	snprintf(calls, CELL, "%" PRIu64, m->calls);
-	fmt_combined(cpu, &m->cpu, cbase);
-	fmt_combined(gpu, &m->gpu, gbase);
+	fmt_combined(cpu, &m->cpu, pt_pct(m->cpu.total_ns, cbase));
+	fmt_combined(gpu, &m->gpu, pt_pct(m->gpu.total_ns, gbase));
 }
 
 static void put_model(FILE *out, const struct pt_summary *s)
@@ -353,10 +365,50 @@ static void put_model(FILE *out, const struct pt_summary *s)
 		pt_box_row(out, w, 4, (const char *const[]){name, calls, cpu, gpu}, -1);
 	}
 	pt_box_sep(out, w, 4);
+	if (s->model[PT_MS_BACKWARD].calls &&
+	    s->backward_busy_ns != s->model[PT_MS_BACKWARD].cpu.total_ns)
+		fprintf(out,
+			"Note: Backward is each step's span from its first backward event to its "
+			"last, as Paddle times it; the backward events themselves take %.2f ms of "
+			"it (Backward busy).\n",
+			ms_of(s->backward_busy_ns));
 	putc('\n', out);
 }
 
 /* ---- Distributed Summary ---- */
+
+/* The largest difference, in percent of msprof's figure, between proftop's
+ * computation / communication / exposed communication and msprof's own
+ * Overlap Analysis (report_int.h). */
+double pt_vendor_overlap_diff_pct(const struct pt_distributed *d)
+{
+	uint64_t ours[3] = {d->comp_ns, d->comm_ns,
+			    d->comm_ns > d->overlap_ns ? d->comm_ns - d->overlap_ns : 0};
+	uint64_t theirs[3] = {d->vendor_comp_ns, d->vendor_comm_ns, d->vendor_exposed_ns};
+	double worst = 0;
+	for (int i = 0; i < 3; i++) {
+		double a = (double)ours[i], b = (double)theirs[i];
+		double diff = b > 0 ? 100.0 * (a > b ? a - b : b - a) / b : (a > 0 ? 100.0 : 0.0);
+		if (diff > worst)
+			worst = diff;
+	}
+	return worst;
+}
+
+static void put_vendor_overlap(FILE *out, const struct pt_distributed *d)
+{
+	if (!d->has_vendor)
+		return;
+	uint64_t exposed = d->comm_ns > d->overlap_ns ? d->comm_ns - d->overlap_ns : 0;
+	double diff = pt_vendor_overlap_diff_pct(d);
+	fprintf(out,
+		"msprof's own Overlap Analysis (same window): Computing %.2f ms, Communication "
+		"%.2f ms, Communication(Not Overlapped) %.2f ms; proftop: %.2f, %.2f, %.2f ms "
+		"(%s, largest difference %.1f%%).\n",
+		ms_of(d->vendor_comp_ns), ms_of(d->vendor_comm_ns), ms_of(d->vendor_exposed_ns),
+		ms_of(d->comp_ns), ms_of(d->comm_ns), ms_of(exposed),
+		diff <= 10.0 ? "they agree" : "THEY DIFFER", diff);
+}
 
 static void put_distributed(FILE *out, const struct pt_summary *s)
 {
@@ -379,10 +431,16 @@ static void put_distributed(FILE *out, const struct pt_summary *s)
 		pt_box_row(out, w, 3, (const char *const[]){names[i], tm, ratio}, -1);
 	}
 	pt_box_sep(out, w, 3);
+	fprintf(out,
+		"Note: times within the %s, ratios of %s; Overlap is %.2f%% of Communication "
+		"(communication overlapped by computation, HTA's overlap ratio).\n",
+		s->nsteps ? "steps" : "profiled span", s->nsteps ? "ProfileStep" : "the span",
+		pt_pct(d->overlap_ns, d->comm_ns));
 	if (d->comm_from_host)
 		fputs("Note: no communication kernels on a device; Communication is the time of "
 		      "host-side communication calls.\n",
 		      out);
+	put_vendor_overlap(out, d);
 	putc('\n', out);
 }
 
@@ -394,6 +452,7 @@ struct tspec {
 	int fit_names;   /* shrink the name column to the longest name */
 	int with_cpu;
 	int thread_line; /* "Thread: All threads merged" */
+	const char *note; /* what the Ratio columns are shares of, or NULL */
 };
 
 /* Cells of row i of a sorted view; returns the name's display columns. */
@@ -401,19 +460,13 @@ static int row_cells(const struct pt_trace *t, const struct pt_table *v, size_t 
 		     char *name, char *calls, char *cpu, char *gpu)
 {
 	const struct pt_row *r = &v->rows[i];
-	uint64_t cbase = v->cpu_base_ns, gbase = v->gpu_base_ns;
-	if (r->depth > 0 && r->parent < v->n) {
-		/* as Paddle: a child's ratio is of its parent's time */
-		cbase = v->rows[r->parent].cpu.total_ns;
-		gbase = v->rows[r->parent].gpu.total_ns;
-	}
 	int cols = fmt_name(name, t, r->name_id, 2 * r->depth, name_w);
 	snprintf(calls, CELL, "%" PRIu64, pt_row_calls(r));
 	if (r->is_device)
 		strcpy(cpu, dash5);
 	else
-		fmt_combined(cpu, &r->cpu, cbase);
-	fmt_combined(gpu, &r->gpu, gbase);
+		fmt_combined(cpu, &r->cpu, pt_row_cpu_pct(v, r));
+	fmt_combined(gpu, &r->gpu, pt_row_gpu_pct(v, r));
 	return cols;
 }
 
@@ -464,6 +517,8 @@ static void put_table(FILE *out, const struct pt_trace *t, const struct pt_table
 			pt_box_row(out, w, nc, (const char *const[]){name, calls, gpu}, cols);
 	}
 	pt_box_sep(out, w, nc);
+	if (sp->note)
+		fprintf(out, "Note: %s\n", sp->note);
 	putc('\n', out);
 }
 
@@ -520,11 +575,17 @@ static void put_perf(FILE *out, const struct pt_summary *s)
 	}
 	double rr = p->reader_ratio_pct;
 	pt_box_title(out, "Perf Summary", 100, '=');
-	fprintf(out, "Reader Ratio: %.3f%%\n", rr == rr ? rr : 0.0);
+	if (p->has_reader)
+		fprintf(out, "Reader Ratio: %.3f%%\n", rr == rr ? rr : 0.0);
+	else
+		fputs("Reader Ratio: n/a (no Dataloader events in the steps)\n", out);
 	fprintf(out, "Time Unit: s, IPS Unit: %s\n", p->ips_samples ? "samples/s" : "steps/s");
 	put_perf_cells(out, (const char *const[]){"", "avg", "max", "min"});
-	put_perf_row(out, "reader_cost", stat_avg_s(&p->reader), sec_of(p->reader.max_ns),
-		     sec_of(pt_stat_min(&p->reader)));
+	if (p->has_reader)
+		put_perf_row(out, "reader_cost", stat_avg_s(&p->reader), sec_of(p->reader.max_ns),
+			     sec_of(pt_stat_min(&p->reader)));
+	else
+		put_perf_cells(out, (const char *const[]){"reader_cost", "n/a", "n/a", "n/a"});
 	put_perf_row(out, "batch_cost", stat_avg_s(&p->batch), sec_of(p->batch.max_ns),
 		     sec_of(pt_stat_min(&p->batch)));
 	put_perf_row(out, "ips", p->ips_avg, p->ips_max, p->ips_min);
@@ -565,7 +626,15 @@ int pt_report_text(FILE *out, const struct pt_trace *t, const struct pt_summary 
 	const struct pt_table *ops = o->op_detail && s->op_detail.n ? &s->op_detail : &s->operators;
 	struct pt_table v = pt_table_view(ops, o->sort, o->top, t);
 	if (v.n) {
-		struct tspec sp = {"Operator Summary", name_w, 0, 1, 1};
+		struct tspec sp = {"Operator Summary", name_w, 0, 1, 1,
+				   ops == &s->op_detail
+				       ? "Ratio(%) of a top-level operator is its share of all top-level "
+					 "operators' time (GPU: of all device time); an inner row's, of "
+					 "its parent's."
+				       : "Ratio(%) is a share of the top-level operators' time (GPU: of "
+					 "all device time). A row includes its inner operators, which "
+					 "have rows of their own, so the column adds up to more than "
+					 "100%; a call nested in a call of the same name counts once."};
 		put_table(out, t, &v, &sp);
 	} else {
 		fputs("Operator Summary: no operators found\n\n", out);
@@ -574,23 +643,34 @@ int pt_report_text(FILE *out, const struct pt_trace *t, const struct pt_summary 
 
 	v = pt_table_view(&s->kernels, o->sort, o->top, t);
 	if (v.n) {
-		struct tspec sp = {"Kernel Summary", kernel_w, 0, 0, 0};
+		struct tspec sp = {"Kernel Summary", kernel_w, 0, 0, 0,
+				   "Ratio(%) is a share of all kernel time (communication included)."};
 		put_table(out, t, &v, &sp);
 	} else {
 		fputs("Kernel Summary: no GPU kernels found\n\n", out);
 	}
 	pt_table_view_free(&v);
 
+	char note[256];
 	v = pt_table_view(&s->memory, o->sort, o->top, t);
 	if (v.n) {
-		struct tspec sp = {"Memory Manipulation Summary", name_w, 1, 1, 0};
+		snprintf(note, sizeof note,
+			 "CPU Ratio(%%) is a share of the wall time of the %u thread%s that made "
+			 "memory calls (%u x the profiled span); GPU, of all device time.",
+			 v.threads, v.threads == 1 ? "" : "s", v.threads);
+		struct tspec sp = {"Memory Manipulation Summary", name_w, 1, 1, 0,
+				   v.threads ? note : "GPU Ratio(%) is a share of all device time."};
 		put_table(out, t, &v, &sp);
 	}
 	pt_table_view_free(&v);
 
 	v = pt_table_view(&s->user_defined, o->sort, o->top, t);
 	if (v.n) {
-		struct tspec sp = {"UserDefined Summary", name_w, 1, 1, 1};
+		snprintf(note, sizeof note,
+			 "CPU Ratio(%%) is a share of the wall time of the %u thread%s that recorded "
+			 "user ranges (%u x the profiled span); GPU, of all device time.",
+			 v.threads, v.threads == 1 ? "" : "s", v.threads);
+		struct tspec sp = {"UserDefined Summary", name_w, 1, 1, 1, note};
 		put_table(out, t, &v, &sp);
 	}
 	pt_table_view_free(&v);

@@ -31,6 +31,34 @@ static inline double pt_pct(uint64_t a, uint64_t b)
 	return b ? (double)a * 100.0 / (double)b : 0.0;
 }
 
+/*
+ * The ratio columns, one definition for every face (text, JSON, Markdown,
+ * screen): a row's CPU (GPU) ratio is its outermost calls' time
+ * (cpu_ratio_ns, gpu_ratio_ns) over the table's base; a child row of a
+ * tree (op detail), over its parent's total, as Paddle's op_detail does.
+ */
+static inline double pt_row_cpu_pct(const struct pt_table *v, const struct pt_row *r)
+{
+	if (r->depth > 0 && r->parent < v->n)
+		return pt_pct(r->cpu_ratio_ns, v->rows[r->parent].cpu.total_ns);
+	return pt_pct(r->cpu_ratio_ns, v->cpu_base_ns);
+}
+static inline double pt_row_gpu_pct(const struct pt_table *v, const struct pt_row *r)
+{
+	if (r->depth > 0 && r->parent < v->n)
+		return pt_pct(r->gpu_ratio_ns, v->rows[r->parent].gpu.total_ns);
+	return pt_pct(r->gpu_ratio_ns, v->gpu_base_ns);
+}
+/* An Overview row's ratio (struct pt_overview_row). */
+static inline double pt_overview_pct(const struct pt_summary *s, int kind)
+{
+	return pt_pct(s->overview[kind].union_ns, s->overview[kind].ratio_base_ns);
+}
+
+/* The largest difference between proftop's Distributed figures and msprof's
+ * own Overlap Analysis, in percent of msprof's (report.c; has_vendor only). */
+double pt_vendor_overlap_diff_pct(const struct pt_distributed *d);
+
 /* A sorted copy of a table, cut to top (0 = all; trees: top-level rows). */
 struct pt_table pt_table_view(const struct pt_table *src, enum pt_sort_key key, size_t top,
 			      const struct pt_trace *t);

@@ -3,15 +3,17 @@
  * machines: CI checks, dashboards, diffs between runs. The schema is stable;
  * additions get new keys, changes a new "schema" value.
  *
- * Schema "proftop.report/1" (times in ms with up to 6 decimals, exact from
- * nanoseconds; percentages 0-100; a missing minimum is 0; never NaN):
+ * Schema "proftop.report/2" (times in ms with up to 6 decimals, exact from
+ * nanoseconds; percentages 0-100, each of its table's documented base; a
+ * figure that does not apply is null; never NaN):
  *
  * {
- *   "schema": "proftop.report/1",
+ *   "schema": "proftop.report/2",
  *   "source": "path or session",
  *   "events": N,               events kept in the store
  *   "events_seen": N,          events the source delivered
- *   "dropped": {"by_source": N, "by_memory_cap": N, "pct": x},
+ *   "dropped": {"by_source": N, "by_memory_cap": N, "pct": x, "rings_full": N,
+ *      "overwritten_while_detached": N, "missed_by_reader": N},
  *                              events lost by the source (full rings, before
  *                              proftop read them) and by the memory cap
  *                              (--max-mem, oldest first; also of the session
@@ -24,7 +26,9 @@
  *              "Optimization" | "Others",
  *      "calls", "cpu_total_ms", "cpu_avg_ms", "cpu_max_ms", "cpu_min_ms",
  *      "cpu_ratio_pct", "gpu_total_ms", "gpu_avg_ms", "gpu_max_ms",
- *      "gpu_min_ms", "gpu_ratio_pct"} ],  ratios are shares of ProfileStep's total
+ *      "gpu_min_ms", "gpu_ratio_pct"} ],  ratios are shares of ProfileStep's total;
+ *                              all null without steps, Others' calls and spread null,
+ *                              Backward adds "cpu_busy_ms" (its events' union)
  *   "perf_summary": {"reader_ratio_pct", "reader_cost_ms": {"avg","max","min"},
  *      "batch_cost_ms": {"avg","max","min"}, "ips": {"avg","max","min"},
  *      "ips_unit": "steps/s" | "samples/s"},
@@ -37,7 +41,11 @@
  *   "overview": {"<kind>": {"calls", "cpu_ms" (host kinds) | "gpu_ms" (device
  *      kinds), "ratio_pct"}, ...},  one key per kind with calls, Paddle's names
  *   "distributed": {"step_ms", "communication_ms", "computation_ms", "overlap_ms",
- *      "communication_pct", "computation_pct", "overlap_pct", "from_host_calls"},
+ *      "communication_pct", "computation_pct", "overlap_pct",
+ *      "communication_overlapped_pct" (overlap / communication), "from_host_calls",
+ *      "within_steps", "msprof_overlap_analysis": null | {"computing_ms",
+ *      "communication_ms", "communication_not_overlapped_ms",
+ *      "largest_difference_pct"}},
  *   "device": [ {"device", "utilization_pct", "busy_ms", "kernels", "memcpys",
  *      "memsets", "memcpy_bytes"} ],  GPUs; sampled CPU rows come first as
  *      {"device": "CPU(Process)" | "CPU(System)", "utilization_pct", "samples"},
@@ -146,6 +154,12 @@ static void kv_u64(struct pt_buf *b, int *first, const char *key, uint64_t v)
 	pt_buf_printf(b, "%" PRIu64, v);
 }
 
+static void kv_null(struct pt_buf *b, int *first, const char *key)
+{
+	j_key(b, first, key);
+	pt_buf_put(b, "null", 4);
+}
+
 static void kv_name(struct pt_buf *b, int *first, const struct pt_trace *t, uint32_t id)
 {
 	j_key(b, first, "name");
@@ -157,30 +171,43 @@ static double avg_ms(const struct pt_stat *st)
 	return st->n ? (double)st->total_ns / 1e6 / (double)st->n : 0.0;
 }
 
-/* The five stat columns with a ratio of base; prefix "cpu" or "gpu". */
+/*
+ * The five stat columns; prefix "cpu" or "gpu". mode 0: as counted (avg,
+ * max and min null when nothing was counted); 1: total and ratio only, the
+ * spread null (Others); 2: all null (not applicable: a device row's CPU
+ * columns, a summary without steps).
+ */
 static void kv_stat(struct pt_buf *b, int *first, const char *prefix, const struct pt_stat *st,
-		    uint64_t base, int with_avg)
+		    double pct, int mode, const uint64_t *self_ns)
 {
 	char key[32];
 	snprintf(key, sizeof key, "%s_total_ms", prefix);
-	kv_ms(b, first, key, st->total_ns);
-	if (with_avg) {
-		snprintf(key, sizeof key, "%s_avg_ms", prefix);
-		kv_num(b, first, key, avg_ms(st));
-		snprintf(key, sizeof key, "%s_max_ms", prefix);
-		kv_ms(b, first, key, st->max_ns);
-		snprintf(key, sizeof key, "%s_min_ms", prefix);
-		kv_ms(b, first, key, pt_stat_min(st));
-	} else { /* Others: no per-step spread */
-		snprintf(key, sizeof key, "%s_avg_ms", prefix);
-		kv_num(b, first, key, 0);
-		snprintf(key, sizeof key, "%s_max_ms", prefix);
-		kv_num(b, first, key, 0);
-		snprintf(key, sizeof key, "%s_min_ms", prefix);
-		kv_num(b, first, key, 0);
+	if (mode == 2)
+		kv_null(b, first, key);
+	else
+		kv_ms(b, first, key, st->total_ns);
+	if (self_ns) { /* the table rows' "cpu_self_ms" */
+		snprintf(key, sizeof key, "%s_self_ms", prefix);
+		if (mode == 2)
+			kv_null(b, first, key);
+		else
+			kv_ms(b, first, key, *self_ns);
+	}
+	static const char *const spread[3] = {"avg", "max", "min"};
+	for (int i = 0; i < 3; i++) {
+		snprintf(key, sizeof key, "%s_%s_ms", prefix, spread[i]);
+		if (mode != 0 || !st->n)
+			kv_null(b, first, key);
+		else if (i == 0)
+			kv_num(b, first, key, avg_ms(st));
+		else
+			kv_ms(b, first, key, i == 1 ? st->max_ns : st->min_ns);
 	}
 	snprintf(key, sizeof key, "%s_ratio_pct", prefix);
-	kv_num(b, first, key, pt_pct(st->total_ns, base));
+	if (mode == 2)
+		kv_null(b, first, key);
+	else
+		kv_num(b, first, key, pct);
 }
 
 static void j_model(struct pt_buf *b, const struct pt_summary *s)
@@ -191,12 +218,24 @@ static void j_model(struct pt_buf *b, const struct pt_summary *s)
 	for (int r = 0; r < PT_MS__COUNT; r++) {
 		const struct pt_model_row *m = &s->model[r];
 		int first = 1;
+		/* without steps nothing here applies; Others has no calls or spread */
+		int mode = !s->nsteps ? 2 : r == PT_MS_OTHERS ? 1 : 0;
 		pt_buf_put(b, r ? ",\n    {" : "\n    {", r ? 7 : 6);
 		j_key(b, &first, "name");
 		pt_buf_printf(b, "\"%s\"", ms_names[r]);
-		kv_u64(b, &first, "calls", m->calls);
-		kv_stat(b, &first, "cpu", &m->cpu, cbase, r != PT_MS_OTHERS);
-		kv_stat(b, &first, "gpu", &m->gpu, gbase, r != PT_MS_OTHERS);
+		if (mode)
+			kv_null(b, &first, "calls");
+		else
+			kv_u64(b, &first, "calls", m->calls);
+		kv_stat(b, &first, "cpu", &m->cpu, pt_pct(m->cpu.total_ns, cbase), mode, NULL);
+		kv_stat(b, &first, "gpu", &m->gpu, pt_pct(m->gpu.total_ns, gbase), mode, NULL);
+		if (r == PT_MS_BACKWARD) {
+			/* the span is the figure; what its events take, by its own name */
+			if (mode)
+				kv_null(b, &first, "cpu_busy_ms");
+			else
+				kv_ms(b, &first, "cpu_busy_ms", s->backward_busy_ns);
+		}
 		pt_buf_putc(b, '}');
 	}
 	list_close(b, PT_MS__COUNT);
@@ -219,9 +258,22 @@ static void j_perf(struct pt_buf *b, const struct pt_summary *s)
 	const struct pt_perf *p = &s->perf;
 	int first = 1;
 	pt_buf_put(b, ",\n  \"perf_summary\": {", 21);
-	kv_num(b, &first, "reader_ratio_pct", p->reader_ratio_pct);
-	j_minmax(b, &first, "reader_cost_ms", avg_ms(&p->reader), (double)p->reader.max_ns / 1e6,
-		 (double)pt_stat_min(&p->reader) / 1e6);
+	if (!p->steps) { /* no steps: none of it applies */
+		static const char *const keys[5] = {"reader_ratio_pct", "reader_cost_ms",
+						    "batch_cost_ms", "ips", "ips_unit"};
+		for (int i = 0; i < 5; i++)
+			kv_null(b, &first, keys[i]);
+		pt_buf_putc(b, '}');
+		return;
+	}
+	if (p->has_reader) {
+		kv_num(b, &first, "reader_ratio_pct", p->reader_ratio_pct);
+		j_minmax(b, &first, "reader_cost_ms", avg_ms(&p->reader),
+			 (double)p->reader.max_ns / 1e6, (double)pt_stat_min(&p->reader) / 1e6);
+	} else { /* no Dataloader events: not applicable, not zero */
+		kv_null(b, &first, "reader_ratio_pct");
+		kv_null(b, &first, "reader_cost_ms");
+	}
 	j_minmax(b, &first, "batch_cost_ms", avg_ms(&p->batch), (double)p->batch.max_ns / 1e6,
 		 (double)pt_stat_min(&p->batch) / 1e6);
 	j_minmax(b, &first, "ips", p->ips_avg, p->ips_max, p->ips_min);
@@ -241,13 +293,10 @@ static void j_rows(struct pt_buf *b, const char *key, const struct pt_trace *t,
 		pt_buf_put(b, i ? ",\n    {" : "\n    {", i ? 7 : 6);
 		kv_name(b, &first, t, r->name_id);
 		kv_u64(b, &first, "calls", pt_row_calls(r));
-		kv_ms(b, &first, "cpu_total_ms", r->cpu.total_ns);
-		kv_ms(b, &first, "cpu_self_ms", r->cpu_self_ns);
-		kv_num(b, &first, "cpu_avg_ms", avg_ms(&r->cpu));
-		kv_ms(b, &first, "cpu_max_ms", r->cpu.max_ns);
-		kv_ms(b, &first, "cpu_min_ms", pt_stat_min(&r->cpu));
-		kv_num(b, &first, "cpu_ratio_pct", pt_pct(r->cpu.total_ns, v.cpu_base_ns));
-		kv_stat(b, &first, "gpu", &r->gpu, v.gpu_base_ns, 1);
+		/* a device row has no CPU side: null, as the text's "-" */
+		int cmode = r->is_device ? 2 : 0;
+		kv_stat(b, &first, "cpu", &r->cpu, pt_row_cpu_pct(&v, r), cmode, &r->cpu_self_ns);
+		kv_stat(b, &first, "gpu", &r->gpu, pt_row_gpu_pct(&v, r), 0, NULL);
 		pt_buf_putc(b, '}');
 	}
 	list_close(b, v.n);
@@ -268,7 +317,10 @@ static void j_op_detail(struct pt_buf *b, const struct pt_trace *t, const struct
 		j_key(b, &first, "kind");
 		pt_buf_printf(b, "\"%s\"", pt_kind_name((enum pt_kind)r->kind));
 		kv_u64(b, &first, "calls", pt_row_calls(r));
-		kv_ms(b, &first, "cpu_total_ms", r->cpu.total_ns);
+		if (r->is_device)
+			kv_null(b, &first, "cpu_total_ms");
+		else
+			kv_ms(b, &first, "cpu_total_ms", r->cpu.total_ns);
 		kv_ms(b, &first, "gpu_total_ms", r->gpu.total_ns);
 		pt_buf_putc(b, '}');
 	}
@@ -278,9 +330,6 @@ static void j_op_detail(struct pt_buf *b, const struct pt_trace *t, const struct
 
 static void j_overview(struct pt_buf *b, const struct pt_summary *s)
 {
-	uint64_t base = s->overview[PT_KIND_PROFILE_STEP].union_ns;
-	if (!base)
-		base = s->t1_ns > s->t0_ns ? s->t1_ns - s->t0_ns : 0;
 	pt_buf_put(b, ",\n  \"overview\": {", 17);
 	int n = 0;
 	for (int k = 0; k < PT_KIND__COUNT; k++) {
@@ -291,7 +340,7 @@ static void j_overview(struct pt_buf *b, const struct pt_summary *s)
 		pt_buf_printf(b, "%s\n    \"%s\": {", n++ ? "," : "", pt_kind_name((enum pt_kind)k));
 		kv_u64(b, &first, "calls", r->calls);
 		kv_ms(b, &first, pt_kind_is_device((enum pt_kind)k) ? "gpu_ms" : "cpu_ms", r->union_ns);
-		kv_num(b, &first, "ratio_pct", pt_pct(r->union_ns, base));
+		kv_num(b, &first, "ratio_pct", pt_overview_pct(s, k));
 		pt_buf_putc(b, '}');
 	}
 	pt_buf_put(b, n ? "\n  }" : "}", n ? 4 : 1);
@@ -309,8 +358,28 @@ static void j_distributed(struct pt_buf *b, const struct pt_summary *s)
 	kv_num(b, &first, "communication_pct", pt_pct(d->comm_ns, d->step_ns));
 	kv_num(b, &first, "computation_pct", pt_pct(d->comp_ns, d->step_ns));
 	kv_num(b, &first, "overlap_pct", pt_pct(d->overlap_ns, d->step_ns));
+	/* HTA's overlap ratio: overlapped communication / communication */
+	if (d->comm_ns)
+		kv_num(b, &first, "communication_overlapped_pct",
+		       pt_pct(d->overlap_ns, d->comm_ns));
+	else
+		kv_null(b, &first, "communication_overlapped_pct");
 	j_key(b, &first, "from_host_calls");
 	pt_buf_printf(b, "%s", d->comm_from_host ? "true" : "false");
+	j_key(b, &first, "within_steps");
+	pt_buf_printf(b, "%s", s->nsteps ? "true" : "false");
+	j_key(b, &first, "msprof_overlap_analysis");
+	if (d->has_vendor) {
+		int f = 1;
+		pt_buf_putc(b, '{');
+		kv_ms(b, &f, "computing_ms", d->vendor_comp_ns);
+		kv_ms(b, &f, "communication_ms", d->vendor_comm_ns);
+		kv_ms(b, &f, "communication_not_overlapped_ms", d->vendor_exposed_ns);
+		kv_num(b, &f, "largest_difference_pct", pt_vendor_overlap_diff_pct(d));
+		pt_buf_putc(b, '}');
+	} else {
+		pt_buf_put(b, "null", 4);
+	}
 	pt_buf_putc(b, '}');
 }
 
@@ -402,7 +471,7 @@ void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct
 	int first = 1;
 	pt_buf_putc(b, '{');
 	top_key(b, &first, "schema");
-	pt_buf_put(b, "\"proftop.report/1\"", 18);
+	pt_buf_put(b, "\"proftop.report/2\"", 18);
 	top_key(b, &first, "source");
 	const char *src = t->source ? t->source : "";
 	pt_buf_json_str(b, src, strlen(src));
@@ -411,13 +480,19 @@ void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct
 	top_key(b, &first, "events_seen");
 	pt_buf_printf(b, "%" PRIu64, t->events_seen);
 	/* where events were lost: the text header's "N dropped (A by the source, B by the cap)" */
-	uint64_t by_source = t->warnings[PT_WARN_SOURCE_DROPPED];
+	uint64_t by_source = pt_trace_source_lost(t);
 	uint64_t by_cap = t->warnings[PT_WARN_STORE_DROPPED];
 	uint64_t all = pt_store_count(t->store) + by_source + by_cap;
 	top_key(b, &first, "dropped");
 	pt_buf_printf(b, "{\"by_source\":%" PRIu64 ",\"by_memory_cap\":%" PRIu64 ",\"pct\":",
 		      by_source, by_cap);
 	j_num(b, all ? 100.0 * (double)(by_source + by_cap) / (double)all : 0.0);
+	/* by_source, by cause */
+	pt_buf_printf(b,
+		      ",\"rings_full\":%" PRIu64 ",\"overwritten_while_detached\":%" PRIu64
+		      ",\"missed_by_reader\":%" PRIu64,
+		      t->warnings[PT_WARN_SOURCE_DROPPED], t->warnings[PT_WARN_SOURCE_OVERWRITTEN],
+		      t->warnings[PT_WARN_READER_MISSED]);
 	pt_buf_putc(b, '}');
 	top_key(b, &first, "notes");
 	pt_buf_putc(b, '[');
@@ -469,7 +544,7 @@ void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct
 				      pt_warn_key((enum pt_warn)w), t->warnings[w]);
 	pt_buf_putc(b, '}');
 	top_key(b, &first, "events_dropped");
-	pt_buf_printf(b, "%" PRIu64, t->warnings[PT_WARN_STORE_DROPPED] + t->warnings[PT_WARN_SOURCE_DROPPED]);
+	pt_buf_printf(b, "%" PRIu64, t->warnings[PT_WARN_STORE_DROPPED] + pt_trace_source_lost(t));
 	pt_buf_put(b, "\n}", 2);
 }
 

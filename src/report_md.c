@@ -56,12 +56,17 @@ static void md_head(FILE *out, const char *const *cols, int n)
 	fputs("|\n", out);
 }
 
-/* Total / Avg / Max / Min / Ratio(%) as five cells. */
-static void md_stat(FILE *out, const struct pt_stat *st, uint64_t base)
+/* Total / Avg / Max / Min / Ratio(%) as five cells; "-" where nothing was
+ * counted (not applicable), as the text report. */
+static void md_stat(FILE *out, const struct pt_stat *st, double pct)
 {
-	double avg = st->n ? ms_of(st->total_ns) / (double)st->n : 0.0;
+	if (!st->n) {
+		fprintf(out, "| %.2f | - | - | - | %.2f ", ms_of(st->total_ns), pct);
+		return;
+	}
+	double avg = ms_of(st->total_ns) / (double)st->n;
 	fprintf(out, "| %.2f | %.2f | %.2f | %.2f | %.2f ", ms_of(st->total_ns), avg,
-		ms_of(st->max_ns), ms_of(pt_stat_min(st)), pt_pct(st->total_ns, base));
+		ms_of(st->max_ns), ms_of(pt_stat_min(st)), pct);
 }
 
 static void md_header(FILE *out, const struct pt_trace *t, const struct pt_summary *s)
@@ -70,10 +75,15 @@ static void md_header(FILE *out, const struct pt_trace *t, const struct pt_summa
 	fputs("# proftop report: ", out);
 	md_text(out, source, strlen(source));
 	fputs("\n\n", out);
-	uint64_t by_source = t->warnings[PT_WARN_SOURCE_DROPPED];
+	uint64_t by_source = pt_trace_source_lost(t);
 	uint64_t by_cap = t->warnings[PT_WARN_STORE_DROPPED];
 	fprintf(out, "- Events: %" PRIu64 " kept of %" PRIu64 " seen, %" PRIu64 " dropped\n",
 		pt_store_count(t->store), t->events_seen, by_source + by_cap);
+	if (by_source) {
+		char causes[200];
+		pt_trace_loss_causes(t, causes, sizeof causes, 0);
+		fprintf(out, "- Lost by the source: %s\n", causes);
+	}
 	for (uint32_t i = 0; i < t->nnotes; i++) {
 		const char *n = pt_trace_note_text(t, i);
 		fputs("- Note: ", out);
@@ -120,12 +130,17 @@ static void md_perf(FILE *out, const struct pt_summary *s)
 		return;
 	}
 	double rr = p->reader_ratio_pct;
-	fprintf(out, "Reader Ratio: %.3f%%. Time unit: s, IPS unit: %s.\n\n", rr == rr ? rr : 0.0,
-		p->ips_samples ? "samples/s" : "steps/s");
+	if (p->has_reader)
+		fprintf(out, "Reader Ratio: %.3f%%. ", rr == rr ? rr : 0.0);
+	else
+		fputs("Reader Ratio: n/a (no Dataloader events in the steps). ", out);
+	fprintf(out, "Time unit: s, IPS unit: %s.\n\n", p->ips_samples ? "samples/s" : "steps/s");
 	md_head(out, (const char *const[]){"", "avg", "max", "min"}, 4);
 	const struct pt_stat *st[2] = {&p->reader, &p->batch};
 	const char *names[2] = {"reader_cost", "batch_cost"};
-	for (int i = 0; i < 2; i++)
+	if (!p->has_reader)
+		fputs("| reader_cost | n/a | n/a | n/a |\n", out);
+	for (int i = !p->has_reader; i < 2; i++)
 		fprintf(out, "| %s | %.5f | %.5f | %.5f |\n", names[i],
 			st[i]->n ? (double)st[i]->total_ns / 1e9 / (double)st[i]->n : 0.0,
 			(double)st[i]->max_ns / 1e9, (double)pt_stat_min(st[i]) / 1e9);
@@ -161,8 +176,8 @@ static void md_model(FILE *out, const struct pt_summary *s)
 			continue;
 		}
 		fprintf(out, "| %s | %" PRIu64 " ", names[r], m->calls);
-		md_stat(out, &m->cpu, cbase);
-		md_stat(out, &m->gpu, gbase);
+		md_stat(out, &m->cpu, pt_pct(m->cpu.total_ns, cbase));
+		md_stat(out, &m->gpu, pt_pct(m->gpu.total_ns, gbase));
 		fputs("|\n", out);
 	}
 	putc('\n', out);
@@ -190,12 +205,12 @@ static void md_overview(FILE *out, const struct pt_summary *s)
 		host[j] = k;
 	}
 	int has_step = s->overview[PT_KIND_PROFILE_STEP].calls > 0;
-	uint64_t base = has_step ? s->overview[PT_KIND_PROFILE_STEP].union_ns
-				 : (s->t1_ns > s->t0_ns ? s->t1_ns - s->t0_ns : 0);
 	fputs("## Overview Summary\n\n", out);
-	fputs(has_step ? "Time unit: ms; ratios of ProfileStep time; overlapping events of a "
-			 "type merged.\n\n"
-		       : "Time unit: ms; no ProfileStep: ratios of the trace's span.\n\n",
+	fputs(has_step ? "Time unit: ms; times within the steps, ratios of ProfileStep time; "
+			 "overlapping events of a type merged; the phases are the Model "
+			 "Summary's figures.\n\n"
+		       : "Time unit: ms; no ProfileStep: times and ratios over the profiled "
+			 "span.\n\n",
 	      out);
 	md_head(out, (const char *const[]){"Event Type", "Calls", "Time", "Ratio (%)"}, 4);
 	for (int i = -1; i < nh; i++) {
@@ -204,7 +219,7 @@ static void md_overview(FILE *out, const struct pt_summary *s)
 			continue;
 		fprintf(out, "| %s (CPU) | %" PRIu64 " | %.2f | %.2f |\n",
 			pt_kind_name((enum pt_kind)k), s->overview[k].calls,
-			ms_of(s->overview[k].union_ns), pt_pct(s->overview[k].union_ns, base));
+			ms_of(s->overview[k].union_ns), pt_overview_pct(s, k));
 	}
 	static const int dev_kinds[] = {PT_KIND_KERNEL, PT_KIND_MEMCPY, PT_KIND_MEMSET,
 					PT_KIND_COMMUNICATION};
@@ -213,8 +228,7 @@ static void md_overview(FILE *out, const struct pt_summary *s)
 		if (s->overview[k].calls)
 			fprintf(out, "| %s (GPU) | %" PRIu64 " | %.2f | %.2f |\n",
 				pt_kind_name((enum pt_kind)k), s->overview[k].calls,
-				ms_of(s->overview[k].union_ns),
-				pt_pct(s->overview[k].union_ns, base));
+				ms_of(s->overview[k].union_ns), pt_overview_pct(s, k));
 	}
 	putc('\n', out);
 }
@@ -231,6 +245,8 @@ static void md_distributed(FILE *out, const struct pt_summary *s)
 	for (int i = 0; i < 4; i++)
 		fprintf(out, "| %s | %.2f | %.2f |\n", names[i], ms_of(vals[i]),
 			pt_pct(vals[i], d->step_ns));
+	fprintf(out, "\nOverlap is %.2f%% of Communication (HTA's overlap ratio).\n",
+		pt_pct(d->overlap_ns, d->comm_ns));
 	if (d->comm_from_host)
 		fputs("\nNo communication kernels on a device; Communication is the time of "
 		      "host-side communication calls.\n",
@@ -258,9 +274,9 @@ static void md_ranks(FILE *out, const struct pt_ranks *r)
 	}
 	fprintf(out, "## Rank Summary\n\nTime unit: ms; IPS in %s.\n\n",
 		samples ? "samples/s" : "steps/s");
-	static const char *const head[] = {"Rank",	 "Host",     "Steps",	    "Avg",
-					   "P50",	 "Max",	     "IPS",	    "Reader (%)",
-					   "Comm (%)", "Overlap (%)", "GPU Util (%)"};
+	static const char *const head[] = {"Rank",     "Host",	      "Steps",	     "Avg",
+					   "P50",      "Max",	      "IPS",	     "Reader (%)",
+					   "Comm (%)", "CommOvl (%)", "GPU Util (%)"};
 	if (hosts) {
 		md_head(out, head, 11);
 	} else { /* no host names: no Host column */
@@ -326,9 +342,9 @@ static void md_table(FILE *out, const struct pt_trace *t, const struct pt_table 
 			if (r->is_device)
 				fputs("| - | - | - | - | - ", out);
 			else
-				md_stat(out, &r->cpu, v.cpu_base_ns);
+				md_stat(out, &r->cpu, pt_row_cpu_pct(&v, r));
 		}
-		md_stat(out, &r->gpu, v.gpu_base_ns);
+		md_stat(out, &r->gpu, pt_row_gpu_pct(&v, r));
 		fputs("|\n", out);
 	}
 	putc('\n', out);

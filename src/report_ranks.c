@@ -94,7 +94,7 @@ void pt_report_ranks_text(FILE *out, const struct pt_ranks *r)
 		return;
 	static const char *const head[RANK_COLS] = {
 	    "Rank", "Host",	 "Steps",   "Avg(ms)",	  "P50(ms)",	"Max(ms)",
-	    "IPS",  "Reader(%)", "Comm(%)", "Overlap(%)", "GPU Util(%)"};
+	    "IPS",  "Reader(%)", "Comm(%)", "CommOvl(%)", "GPU Util(%)"};
 	int w[RANK_COLS] = {8, 4, 6, 10, 10, 10, 10, 9, 8, 10, 11};
 	int samples = ips_in_samples(r), hosts = 0;
 	char(*cells)[RANK_COLS][RCELL] = pt_xcalloc(r->n, sizeof *cells);
@@ -111,7 +111,10 @@ void pt_report_ranks_text(FILE *out, const struct pt_ranks *r)
 			snprintf(c[4], RCELL, "%.2f", s->step_p50_ms);
 			snprintf(c[5], RCELL, "%.2f", s->step_max_ms);
 			snprintf(c[6], RCELL, "%.2f", samples ? s->samples_per_s : s->ips);
-			fmt_pct(c[7], s->reader_ratio);
+			if (!s->summary || s->summary->perf.has_reader)
+				fmt_pct(c[7], s->reader_ratio);
+			else
+				snprintf(c[7], RCELL, "n/a");
 		} else {
 			for (int k = 3; k < 8; k++)
 				snprintf(c[k], RCELL, "-");
@@ -144,7 +147,10 @@ void pt_report_ranks_text(FILE *out, const struct pt_ranks *r)
 		ww[j] = w[cols[j]];
 	int tw = width_of(ww, nc);
 	put_title(out, "Rank Summary", tw);
-	fprintf(out, "Time unit: ms; IPS in %s\n", samples ? "samples/s" : "steps/s");
+	fprintf(out,
+		"Time unit: ms; IPS in %s; Comm(%%) of step time, CommOvl(%%): its share "
+		"overlapped by computation\n",
+		samples ? "samples/s" : "steps/s");
 	put_sep(out, ww, nc);
 	for (int j = 0; j < nc; j++)
 		snprintf(row[j], RCELL, "%s", head[cols[j]]);
@@ -181,7 +187,7 @@ void pt_report_ranks_dist_text(FILE *out, const struct pt_ranks *r)
 		return;
 	static const char *const head[DIST_COLS] = {"Rank",	   "ProfileStep", "Communication",
 						    "Computation", "Overlap",	  "Comm(%)",
-						    "Overlap(%)"};
+						    "CommOvl(%)"};
 	int w[DIST_COLS] = {10, 12, 14, 12, 10, 8, 10};
 	char(*cells)[DIST_COLS][RCELL] = pt_xcalloc(r->n, sizeof *cells);
 	for (size_t i = 0; i < r->n; i++) {
@@ -202,7 +208,9 @@ void pt_report_ranks_dist_text(FILE *out, const struct pt_ranks *r)
 	}
 	char row[DIST_COLS][RCELL];
 	put_title(out, "Distributed Summary per Rank", width_of(w, DIST_COLS));
-	fputs("Time unit: ms; Comm(%) of ProfileStep, Overlap(%) of Communication\n", out);
+	fputs("Time unit: ms; Comm(%) of ProfileStep, CommOvl(%): Overlap / Communication "
+	      "(HTA's overlap ratio)\n",
+	      out);
 	put_sep(out, w, DIST_COLS);
 	for (int k = 0; k < DIST_COLS; k++)
 		snprintf(row[k], RCELL, "%s", head[k]);
@@ -286,7 +294,9 @@ void pt_report_ranks_json(struct pt_buf *b, const struct pt_ranks *r)
 		kv(b, "step_max_ms", s->step_max_ms);
 		kv(b, "ips", s->ips);
 		kv(b, "samples_per_s", s->samples_per_s);
-		kv(b, "reader_ratio_pct", s->reader_ratio * 100.0);
+		/* not applicable without steps or without Dataloader events */
+		kv_or_null(b, "reader_ratio_pct", s->reader_ratio * 100.0,
+			   s->steps && (!s->summary || s->summary->perf.has_reader));
 		PUTS(b, ",\"phase_pct\":{");
 		for (int p = 0; p < PT_RANK__PHASES; p++) {
 			pt_buf_printf(b, "%s\"%s\":", p ? "," : "", phase[p]);
@@ -294,7 +304,10 @@ void pt_report_ranks_json(struct pt_buf *b, const struct pt_ranks *r)
 		}
 		pt_buf_putc(b, '}');
 		kv(b, "communication_pct", s->comm_share * 100.0);
-		kv(b, "overlap_pct", s->comm_overlap * 100.0);
+		/* overlapped communication / communication (HTA's overlap ratio),
+		 * named as in "distributed"; null without communication */
+		kv_or_null(b, "communication_overlapped_pct", s->comm_overlap * 100.0,
+			   s->comm_share > 0);
 		kv_or_null(b, "gpu_util_pct", s->gpu_util_pct, s->gpu_util_pct >= 0);
 		kv_or_null(b, "cpu_util_pct", s->cpu_util_pct, s->cpu_util_pct >= 0);
 		if (s->summary) {

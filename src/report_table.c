@@ -197,6 +197,7 @@ struct pt_table pt_table_view(const struct pt_table *src, enum pt_sort_key key, 
 	struct pt_table v = {0};
 	v.cpu_base_ns = src->cpu_base_ns;
 	v.gpu_base_ns = src->gpu_base_ns;
+	v.threads = src->threads;
 	if (!src->n || !src->rows)
 		return v;
 	uint32_t *order = pt_xmalloc(src->n * sizeof *order);

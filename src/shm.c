@@ -28,6 +28,53 @@ uint64_t pt_shm_segment_bytes(uint32_t nrings, uint32_t ring_slots, uint32_t str
 	return PT_SHM_HEADER_BYTES + (uint64_t)nrings * stride + ((strings_bytes + 4095u) & ~4095u);
 }
 
+static int slot_fresh(const struct pt_shm_reader *rd, uint64_t now_ns)
+{
+	if (!__atomic_load_n(&rd->pid, __ATOMIC_ACQUIRE))
+		return 0;
+	uint64_t hb = __atomic_load_n(&rd->heartbeat_ns, __ATOMIC_ACQUIRE);
+	return hb && (int64_t)(now_ns - hb) < (int64_t)PT_SHM_READER_TIMEOUT_NS;
+}
+
+int pt_shm_readers_attached(const struct pt_shm_header *h, uint64_t now_ns)
+{
+	int n = 0;
+	for (uint32_t k = 0; k < PT_SHM_MAX_READERS; k++)
+		n += slot_fresh(&h->readers[k], now_ns);
+	return n;
+}
+
+uint64_t pt_shm_readers_min_cursor(const struct pt_shm_header *h, const struct pt_shm_ring *r,
+				   uint64_t now_ns, uint64_t tail, uint64_t head, int *attached)
+{
+	uint64_t m = head;
+	*attached = 0;
+	for (uint32_t k = 0; k < PT_SHM_MAX_READERS; k++) {
+		if (!slot_fresh(&h->readers[k], now_ns))
+			continue;
+		uint64_t c = __atomic_load_n(&r->cursor[k], __ATOMIC_ACQUIRE);
+		if (c < tail)
+			c = tail; /* behind what is left: it missed those already */
+		if (c < m)
+			m = c;
+		*attached = 1;
+	}
+	return m;
+}
+
+uint64_t pt_shm_readers_max_cursor(const struct pt_shm_header *h, const struct pt_shm_ring *r)
+{
+	uint64_t m = 0;
+	for (uint32_t k = 0; k < PT_SHM_MAX_READERS; k++) {
+		if (!__atomic_load_n(&h->readers[k].pid, __ATOMIC_ACQUIRE))
+			continue;
+		uint64_t c = __atomic_load_n(&r->cursor[k], __ATOMIC_ACQUIRE);
+		if (c > m)
+			m = c;
+	}
+	return m;
+}
+
 /* The directory that holds the session directory: a world-writable one
  * without the sticky bit, or one owned by another user (not root), lets
  * someone else swap our directory for theirs between our check and our use

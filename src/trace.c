@@ -338,6 +338,9 @@ static const char *const warn_keys[PT_WARN__COUNT] = {
 	[PT_WARN_BAD_DEVICE_RECORD] = "bad_device_record",
 	[PT_WARN_STORE_DROPPED] = "dropped_by_memory_cap",
 	[PT_WARN_SOURCE_DROPPED] = "dropped_by_source",
+	[PT_WARN_PROFILER_RANGE] = "cupti_profiler_range",
+	[PT_WARN_SOURCE_OVERWRITTEN] = "overwritten_while_detached",
+	[PT_WARN_READER_MISSED] = "missed_by_reader",
 };
 
 static const char *const warn_texts[PT_WARN__COUNT] = {
@@ -354,7 +357,12 @@ static const char *const warn_texts[PT_WARN__COUNT] = {
 	[PT_WARN_CHILD_OVERHANG] = "children ending after their parent (rounding), nested anyway",
 	[PT_WARN_BAD_DEVICE_RECORD] = "device records with start 0 or end before start skipped",
 	[PT_WARN_STORE_DROPPED] = "oldest events dropped by the memory cap (--max-mem)",
-	[PT_WARN_SOURCE_DROPPED] = "events lost by the source (full rings)",
+	[PT_WARN_SOURCE_DROPPED] = "events dropped by the probe (rings full while a reader read)",
+	[PT_WARN_PROFILER_RANGE] = "kernel ranges of CUPTI's profiler mode (counters, not kernel "
+				   "times): not counted as device activity",
+	[PT_WARN_SOURCE_OVERWRITTEN] = "events the probe overwrote while no reader was attached",
+	[PT_WARN_READER_MISSED] = "events this reader missed (other readers had read them, "
+				  "before it attached or while it was stalled)",
 };
 
 const char *pt_warn_key(enum pt_warn w)
@@ -365,6 +373,37 @@ const char *pt_warn_key(enum pt_warn w)
 const char *pt_warn_text(enum pt_warn w)
 {
 	return (unsigned)w < PT_WARN__COUNT ? warn_texts[w] : "unknown";
+}
+
+uint64_t pt_trace_source_lost(const struct pt_trace *t)
+{
+	return t->warnings[PT_WARN_SOURCE_DROPPED] + t->warnings[PT_WARN_SOURCE_OVERWRITTEN] +
+	       t->warnings[PT_WARN_READER_MISSED];
+}
+
+void pt_trace_loss_causes(const struct pt_trace *t, char *buf, size_t len, int brief)
+{
+	static const struct {
+		int w;
+		const char *text, *brief;
+	} causes[3] = {
+	    {PT_WARN_SOURCE_DROPPED, "dropped (rings full)", "full"},
+	    {PT_WARN_SOURCE_OVERWRITTEN, "overwritten while detached", "overwr."},
+	    {PT_WARN_READER_MISSED, "missed (read by another reader)", "missed"},
+	};
+	size_t n = 0;
+	if (len)
+		buf[0] = 0;
+	for (int i = 0; i < 3 && n < len; i++) {
+		uint64_t v = t->warnings[causes[i].w];
+		if (!v)
+			continue;
+		int k = snprintf(buf + n, len - n, "%s%llu %s", n ? ", " : "", (unsigned long long)v,
+				 brief ? causes[i].brief : causes[i].text);
+		if (k < 0)
+			break;
+		n += (size_t)k;
+	}
 }
 
 uint64_t pt_trace_warn_total(const struct pt_trace *t)

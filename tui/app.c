@@ -238,16 +238,26 @@ static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rec
 			     strlen(a->st.describe),
 			     tui_st(TUI_C_DEFAULT, TUI_A_BOLD));
 	/* most important first: a narrow terminal cuts the line from the right */
-	snprintf(line, sizeof line, " %s%s %s | %llu steps | ips %.1f | reader %.1f%%", a->st.state,
+	char rr[32] = "reader n/a"; /* no Dataloader events: not applicable */
+	if (s->perf.has_reader)
+		snprintf(rr, sizeof rr, "reader %.1f%%", s->perf.reader_ratio_pct);
+	snprintf(line, sizeof line, " %s%s %s | %llu steps | ips %.1f | %s", a->st.state,
 		 a->paused ? " [PAUSED]" : "", el, (unsigned long long)s->perf.steps,
-		 s->perf.ips_avg, s->perf.reader_ratio_pct);
+		 s->perf.ips_avg, rr);
 	x = tui_put_str(c, x, r.y, r.x + r.w, line, tui_st(TUI_C_DEFAULT, 0));
 	/* both kinds; the cap's count includes a re-read export's earlier drops */
-	uint64_t dropped = t->warnings[PT_WARN_SOURCE_DROPPED] + t->warnings[PT_WARN_STORE_DROPPED];
-	if (dropped)
+	uint64_t lost = pt_trace_source_lost(t);
+	uint64_t dropped = lost + t->warnings[PT_WARN_STORE_DROPPED];
+	if (dropped) {
 		x = tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_WARN, TUI_A_BOLD), " | %llu dropped",
 			       (unsigned long long)dropped);
-	else if (strcmp(a->st.state, "file") != 0) /* a file has nothing in flight to lose */
+		if (lost) { /* the source's causes: rings full, overwritten, missed */
+			char causes[120];
+			pt_trace_loss_causes(t, causes, sizeof causes, 1);
+			x = tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_WARN, 0), " (%s)",
+				       causes);
+		}
+	} else if (strcmp(a->st.state, "file") != 0) /* a file has nothing in flight to lose */
 		x = tui_put_str(c, x, r.y, r.x + r.w, " | 0 dropped", tui_st(TUI_C_DIM, 0));
 	/* how far back the data reaches once the cap (--max-mem) dropped the
 	 * oldest: complete for the last N before the newest event */

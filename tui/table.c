@@ -122,8 +122,9 @@ static uint64_t col_value(const struct pt_row *r, int col)
 	case TUI_COL_CALLS:
 		return calls_of(r);
 	case TUI_COL_CPU_TOTAL:
-	case TUI_COL_CPU_RATIO:
 		return r->is_device ? 0 : r->cpu.total_ns;
+	case TUI_COL_CPU_RATIO: /* the report's numerator (struct pt_row) */
+		return r->is_device ? 0 : r->cpu_ratio_ns;
 	case TUI_COL_CPU_AVG:
 		return r->cpu.n && !r->is_device ? r->cpu.total_ns / r->cpu.n : 0;
 	case TUI_COL_CPU_MAX:
@@ -131,8 +132,9 @@ static uint64_t col_value(const struct pt_row *r, int col)
 	case TUI_COL_CPU_MIN:
 		return r->cpu.n && !r->is_device ? r->cpu.min_ns : 0;
 	case TUI_COL_GPU_TOTAL:
-	case TUI_COL_GPU_RATIO:
 		return r->gpu.total_ns;
+	case TUI_COL_GPU_RATIO:
+		return r->gpu_ratio_ns;
 	case TUI_COL_GPU_AVG:
 		return r->gpu.n ? r->gpu.total_ns / r->gpu.n : 0;
 	case TUI_COL_GPU_MAX:

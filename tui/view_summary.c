@@ -114,14 +114,22 @@ void tui_summary_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 		fmt_opt_ns(v[5], sizeof v[5], &m->gpu, 1);
 		double cr = step_cpu ? 100.0 * (double)m->cpu.total_ns / (double)step_cpu : 0;
 		double gr = step_gpu ? 100.0 * (double)m->gpu.total_ns / (double)step_gpu : 0;
+		char calls[24] = "-"; /* Others (the remainder) has no calls and no spread */
+		if (i == PT_MS_OTHERS) {
+			static const int spread[4] = {1, 2, 3, 5}; /* CPU avg/max/min, GPU avg */
+			for (int k = 0; k < 4; k++)
+				snprintf(v[spread[k]], sizeof v[spread[k]], "-");
+		} else
+			snprintf(calls, sizeof calls, "%llu", (unsigned long long)m->calls);
 		if (wide)
-			snprintf(line, sizeof line, "%-14s %6llu %10s %10s %10s %10s %7.2f %10s %10s %7.2f",
-				 pt_ms_row_name((enum pt_ms_row)i), (unsigned long long)m->calls, v[0],
-				 v[1], v[2], v[3], cr, v[4], v[5], gr);
+			snprintf(line, sizeof line,
+				 "%-14s %6s %10s %10s %10s %10s %7.2f %10s %10s %7.2f",
+				 pt_ms_row_name((enum pt_ms_row)i), calls, v[0], v[1], v[2], v[3],
+				 cr, v[4], v[5], gr);
 		else
-			snprintf(line, sizeof line, "%-13s %5llu %10s %10s %6.2f %10s %6.2f",
-				 pt_ms_row_name((enum pt_ms_row)i), (unsigned long long)m->calls, v[0],
-				 v[1], cr, v[4], gr);
+			snprintf(line, sizeof line, "%-13s %5s %10s %10s %6.2f %10s %6.2f",
+				 pt_ms_row_name((enum pt_ms_row)i), calls, v[0], v[1], cr, v[4],
+				 gr);
 		if (tui_base_on(a)) {
 			char dcell[64];
 			tui_base_model_cell(a, i, dcell, sizeof dcell);

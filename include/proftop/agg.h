@@ -57,7 +57,7 @@ enum pt_ms_row {
 const char *pt_ms_row_name(enum pt_ms_row r); /* "ProfileStep", ..., "Others" */
 
 struct pt_model_row {
-	uint64_t calls;      /* steps in which the phase occurred */
+	uint64_t calls;      /* steps in which the phase occurred (ProfileStep, Others: steps) */
 	struct pt_stat cpu;  /* per-step CPU time of the phase */
 	struct pt_stat gpu;  /* per-step GPU time launched from the phase */
 };
@@ -74,6 +74,7 @@ struct pt_step {
 
 struct pt_perf {
 	uint64_t steps;
+	int has_reader;          /* some step had Dataloader time; else reader figures are n/a */
 	double reader_ratio_pct;
 	struct pt_stat reader;   /* per-step dataloader time */
 	struct pt_stat batch;    /* per-step step time */
@@ -92,6 +93,11 @@ struct pt_row {
 	uint64_t cpu_self_ns;/* CPU time minus direct children's */
 	struct pt_stat gpu;  /* device time: per call of the row (host rows: GPU time
 	                        launched from inside each call; device rows: each activity) */
+	/* Numerators of the Ratio columns: the CPU and GPU time of the row's
+	 * outermost calls (a call nested in a call of the same row, as
+	 * aten::cudnn_convolution_backward in itself, counts once; a child's
+	 * overhang past its parent is cut). Device rows: gpu.total_ns. */
+	uint64_t cpu_ratio_ns, gpu_ratio_ns;
 };
 
 struct pt_table {
@@ -99,19 +105,38 @@ struct pt_table {
 	size_t n;
 	uint64_t cpu_base_ns; /* denominator of the CPU Ratio column */
 	uint64_t gpu_base_ns; /* denominator of the GPU Ratio column */
+	uint32_t threads;     /* host threads with rows of the table (cpu_base_ns is
+	                         their wall time for UserDefined and Memory) */
 };
 
+/*
+ * Overview rows. With steps: time within the steps (each kind's intervals
+ * merged across threads/streams, then cut to the steps' union), a share of
+ * the steps' union; the phase kinds (Dataloader..Optimization) carry the
+ * Model Summary's figures instead (calls = steps with the phase, time = its
+ * total, base = the steps' summed time). Without steps: over the profiled
+ * span (first to last event, the profiler's own spans left out).
+ */
 struct pt_overview_row {
-	uint64_t calls;
-	uint64_t union_ns;   /* intervals of this kind merged across threads/streams */
+	uint64_t calls;      /* events of the kind (phase kinds with steps: see above) */
+	uint64_t union_ns;   /* merged time (see above) */
+	uint64_t ratio_base_ns; /* denominator of its ratio */
 };
 
+/*
+ * Distributed: with steps, everything within the steps' union (so every
+ * share is of step_ns and none exceeds it); without, over the span.
+ */
 struct pt_distributed {
-	uint64_t step_ns;        /* ProfileStep union (or trace span) */
+	uint64_t step_ns;        /* ProfileStep union (or the profiled span) */
 	uint64_t comm_ns;        /* communication, merged */
 	uint64_t comp_ns;        /* computation kernels (non-communication), merged */
 	uint64_t overlap_ns;     /* |comm ∩ comp| */
 	int comm_from_host;      /* 1 when no device communication: host comm calls used */
+	/* msprof's own Overlap Analysis in the same file (same window), to
+	 * cross-check comp_ns, comm_ns and comm_ns - overlap_ns */
+	int has_vendor;
+	uint64_t vendor_comp_ns, vendor_comm_ns, vendor_exposed_ns;
 };
 
 struct pt_device_row {
@@ -133,6 +158,9 @@ struct pt_summary {
 	struct pt_model_row model[PT_MS__COUNT];
 	struct pt_perf perf;
 	struct pt_overview_row overview[PT_KIND__COUNT];
+	/* Backward as a span (Model Summary) vs the time its events take:
+	 * the union of each step's backward events, summed over the steps */
+	uint64_t backward_busy_ns;
 	struct pt_distributed dist;
 	struct pt_device_row *devices;
 	size_t ndevices;

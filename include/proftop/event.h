@@ -43,6 +43,9 @@ enum pt_kind {
 #define PT_EVF_FLOW_DST 0x10u /* corr came from a flow end ("f") */
 #define PT_EVF_AUTOGRAD 0x20u /* autograd node (AddmmBackward0, CudnnConvolutionBackward):
                                  an operator that also marks the Backward phase */
+#define PT_EVF_INTERNAL 0x40u /* the profiler's own span or mark ("PyTorch Profiler (0)",
+                                 "Record Window End"): timeline only, in no summary and
+                                 not in the profiled span */
 
 /*
  * One event, 40 bytes. start_ns is on the session clock (for imported

@@ -31,6 +31,8 @@ struct pt_session_stats {
 	uint64_t bad_rings;     /* head/tail out of range (clamped) */
 	uint64_t torn;          /* copied records overwritten while copying */
 	uint64_t source_dropped;/* producer drops (rings + no ring + no string) */
+	uint64_t overwritten;   /* overwritten by the producer while no reader was attached */
+	uint64_t missed;        /* freed while this reader was stalled, read by others */
 };
 
 /*
@@ -50,8 +52,13 @@ int pt_session_from_mem(void *base, size_t size, struct pt_session **out, char *
 void pt_session_close(struct pt_session *s);
 
 /*
- * Drains every claimed ring into t, updates the heartbeat, frees drained
- * rings of exited threads, adds source drops to PT_WARN_SOURCE_DROPPED.
+ * Drains every claimed ring into t with this reader's own cursors (a reader
+ * slot is claimed at the first drain), updates the heartbeat, frees rings of
+ * exited threads once every attached reader has drained them, and adds what
+ * was lost to the trace by cause: PT_WARN_SOURCE_DROPPED (rings full while
+ * attached; no ring; no room for a name), PT_WARN_SOURCE_OVERWRITTEN (the
+ * flight recorder, with no reader attached), PT_WARN_READER_MISSED (this
+ * reader was stalled while others read on).
  * now_ns: CLOCK_MONOTONIC. Returns the number of events added.
  */
 uint64_t pt_session_drain(struct pt_session *s, struct pt_trace *t, uint64_t now_ns);

@@ -12,16 +12,26 @@
  *   [nrings x struct pt_shm_ring, each followed by ring_slots x struct pt_shm_rec]
  *   [string area, strings_bytes]
  *
- * Rings: one single-producer/single-consumer ring per producing thread,
- * claimed on the thread's first event. head is written only by the producer,
- * tail by the consumer (and, in flight-recorder mode, by the producer with a
- * CAS), each on its own cache line; C11 atomics, release/acquire.
+ * Rings: one ring per producing thread, claimed on the thread's first
+ * event, read by up to PT_SHM_MAX_READERS readers at once, each with a cursor
+ * of its own, so two readers (the screen in one pane, `record -p` in
+ * another) each get every record. head and tail are written only by the
+ * producer: records [tail, head) are valid. A reader claims a slot in
+ * header->readers (CAS on pid), keeps its heartbeat there and publishes, per
+ * ring, how far it has read in ring->cursor[slot]; C11 atomics,
+ * release/acquire.
  *
- * Full ring: while a reader is attached (its heartbeat is younger than
- * PT_SHM_READER_TIMEOUT_NS) the producer drops the newest record and counts
- * it in ring->dropped; otherwise it overwrites the oldest (CAS tail forward),
- * so attaching shows the recent past. A reader validates a copied range by
- * re-reading tail afterwards and discarding indices below it (possibly torn).
+ * Full ring: while some reader is attached (its slot's heartbeat is younger
+ * than PT_SHM_READER_TIMEOUT_NS) the producer moves tail up to the lowest
+ * cursor of the attached readers (what all of them have read) and, when that
+ * frees nothing, drops the newest record and counts it in ring->dropped;
+ * with no reader attached it overwrites the oldest (tail forward), so
+ * attaching shows the recent past, and counts in ring->overwritten the
+ * records no reader had read (those below every occupied slot's cursor were).
+ * A reader whose cursor is below tail when it comes back (stalled, or
+ * detached while others read on) missed [cursor, tail): it counts them
+ * itself. A reader validates a copied range by re-reading tail afterwards
+ * and discarding indices below it (possibly torn).
  *
  * Records are 32 bytes. Event records carry a pt_kind (< 0x80). Control
  * records (kind >= 0x80) define strings, name threads and extend the record
@@ -38,7 +48,7 @@
 #include <stdint.h>
 
 #define PT_SHM_MAGIC 0x3150544f46545250ull /* "PRFTOTP1" little-endian */
-#define PT_SHM_ABI 1u
+#define PT_SHM_ABI 2u /* 2: per-reader slots and cursors */
 #define PT_SHM_HEADER_BYTES 4096u
 #define PT_SHM_CACHELINE 64u
 #define PT_SHM_READER_TIMEOUT_NS (2ull * 1000000000ull)
@@ -65,6 +75,20 @@ enum pt_shm_ring_state {
 };
 
 #define PT_SHM_CMDLINE_BYTES 1024u
+#define PT_SHM_MAX_READERS 8u
+
+/*
+ * One reader's slot. Free: pid 0. A reader claims it with a CAS on pid (a
+ * slot whose pid is gone may be taken over), bumps gen, sets every ring's
+ * cursor[slot] to the ring's tail, then starts its heartbeat; it clears pid
+ * (and the heartbeat) when it detaches. A reader that finds pid or gen
+ * changed under it lost its slot and claims another.
+ */
+struct pt_shm_reader {
+	uint64_t heartbeat_ns; /* CLOCK_MONOTONIC of its last drain, 0 = not attached */
+	int32_t pid;           /* 0 = free */
+	uint32_t gen;          /* bumped at each claim */
+};
 
 struct pt_shm_header {
 	uint64_t magic;
@@ -103,11 +127,16 @@ struct pt_shm_header {
 	 * its hot path, timed once the clock has settled), in picoseconds;
 	 * 0 = not measured yet. Written once, relaxed. */
 	uint64_t event_cost_ps;
-	/* Added within ABI 1: PROFTOP_LAUNCH_ID of the process's environment
-	 * (hex; 0 = none). `proftop run|record|serve -- CMD` sets it for CMD, and
-	 * every process below CMD inherits it, so proftop finds the sessions of
-	 * the job it started (a wrapper script's python, torchrun's ranks) and
-	 * no others. Written once before the magic. */
+
+	/* ABI 2: the attached readers (reader_heartbeat_ns and reader_pid above
+	 * keep the latest reader's, for listings) */
+	struct pt_shm_reader readers[PT_SHM_MAX_READERS];
+
+	/* PROFTOP_LAUNCH_ID of the process's environment (hex; 0 = none).
+	 * `proftop run|record|serve -- CMD` sets it for CMD, and every process
+	 * below CMD inherits it, so proftop finds the sessions of the job it
+	 * started (a wrapper script's python, torchrun's ranks) and no others.
+	 * Written once before the magic. */
 	uint64_t launch_id;
 	int32_t ppid; /* getppid() when the probe started */
 	uint32_t reserved2;
@@ -116,16 +145,17 @@ struct pt_shm_header {
 struct pt_shm_ring {
 	uint64_t head;               /* producer: next index to write */
 	char pad0[PT_SHM_CACHELINE - 8];
-	uint64_t tail;               /* consumer: next index to read */
+	uint64_t tail;               /* producer: oldest valid record */
 	char pad1[PT_SHM_CACHELINE - 8];
 	uint64_t dropped;            /* producer: records dropped while a reader was attached */
-	uint64_t overwritten;        /* producer: records overwritten with no reader */
+	uint64_t overwritten;        /* producer: records overwritten unread, with no reader */
 	uint32_t state;              /* enum pt_shm_ring_state */
 	int32_t tid;                 /* gettid() of the owner */
 	uint32_t generation;         /* bumped on every claim */
 	uint32_t reserved;
 	char thread_name[32];        /* pthread name at claim time, NUL-terminated */
 	char pad2[PT_SHM_CACHELINE - 8 - 8 - 16 - 32 + PT_SHM_CACHELINE];
+	uint64_t cursor[PT_SHM_MAX_READERS]; /* reader in slot k: next index it reads */
 	/* followed by ring_slots records */
 };
 
@@ -182,6 +212,20 @@ static inline struct pt_shm_rec *pt_shm_ring_recs(struct pt_shm_ring *r)
 {
 	return (struct pt_shm_rec *)(r + 1);
 }
+
+/*
+ * The readers' side of the protocol, for the producer (lock-free, safe in
+ * a signal handler). attached: readers whose heartbeat is younger than
+ * PT_SHM_READER_TIMEOUT_NS at now_ns.
+ */
+int pt_shm_readers_attached(const struct pt_shm_header *h, uint64_t now_ns);
+/* The lowest cursor of r among the attached readers, at least tail and at
+ * most head; head when none is attached (*attached = 0). */
+uint64_t pt_shm_readers_min_cursor(const struct pt_shm_header *h, const struct pt_shm_ring *r,
+				   uint64_t now_ns, uint64_t tail, uint64_t head, int *attached);
+/* The highest cursor of r among the occupied slots, attached or not (every
+ * record below it was read by some reader); 0 when no slot is occupied. */
+uint64_t pt_shm_readers_max_cursor(const struct pt_shm_header *h, const struct pt_shm_ring *r);
 
 /* Bytes of a segment with these parameters (0 when they are out of range). */
 uint64_t pt_shm_segment_bytes(uint32_t nrings, uint32_t ring_slots, uint32_t strings_bytes);

@@ -38,6 +38,10 @@ enum pt_warn {
 	PT_WARN_BAD_DEVICE_RECORD, /* device record with start 0 or end < start */
 	PT_WARN_STORE_DROPPED, /* events dropped by the memory cap */
 	PT_WARN_SOURCE_DROPPED,/* events the source itself lost (full rings) */
+	PT_WARN_PROFILER_RANGE,/* CUPTI profiler-mode kernel ranges (counters, no times) */
+	PT_WARN_SOURCE_OVERWRITTEN, /* overwritten by the probe while no reader was attached */
+	PT_WARN_READER_MISSED, /* freed after other readers read them (before this one
+				  attached, or while it was stalled) */
 	PT_WARN__COUNT
 };
 
@@ -146,5 +150,15 @@ void pt_trace_track_label(const struct pt_trace *t, uint32_t track, char *buf, s
 const char *pt_warn_key(enum pt_warn w);  /* "bad_event", ... */
 const char *pt_warn_text(enum pt_warn w); /* "events with missing or mistyped fields" */
 uint64_t pt_trace_warn_total(const struct pt_trace *t);
+/* Events the source lost before proftop read them, every cause: dropped
+ * (rings or string area full while a reader was attached), overwritten
+ * while no reader was attached, missed by this reader (other readers had
+ * read them before it attached or while it was stalled). */
+uint64_t pt_trace_source_lost(const struct pt_trace *t);
+/* The causes with a count, e.g. "5 dropped (rings full), 12 overwritten while
+ * detached, 3 missed (read by another reader)"; brief: "5 full, 12 overwr.,
+ * 3 missed".
+ * Empty when nothing was lost. */
+void pt_trace_loss_causes(const struct pt_trace *t, char *buf, size_t len, int brief);
 
 #endif

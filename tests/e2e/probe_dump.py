@@ -8,7 +8,7 @@ import sys
 
 HDR = struct.Struct('<QIIQiIQQQIIQQQIIqqqIIQQiIQQQ1024s')
 REC = struct.Struct('<QQQIBBH')
-RING_BYTES = 256
+RING_BYTES = 320  # head, tail, counters and name, per-reader cursors (shm.h, ABI 2)
 MAGIC = 0x3150544F46545250
 
 

@@ -169,8 +169,9 @@ n = d["otherData"]["events_dropped"]
 assert n > 0, d["otherData"]
 print("# events_dropped", n)
 PY
-check_out "the report warns about the events lost by the source" \
-	'[1-9][0-9]* events lost by the source' "$PROFTOP" report "$TMP/stop.json"
+check_out "the report warns about the events lost by the source, by cause" \
+	'^Note: the source lost [1-9][0-9]* events .* before proftop read them: [1-9][0-9]* (dropped|overwritten)' \
+	"$PROFTOP" report "$TMP/stop.json"
 
 # The screen: a shorter stop, then the header's drop count.
 if command -v tmux >/dev/null; then

@@ -62,7 +62,9 @@ else
 	# one record a line in an export; otherData is on the first line
 	head -n 1 "$TMP/fl.json" | sed 's/"traceEvents":\[$/"traceEvents":[]}/' >"$TMP/fl.head.json"
 	kept_probe=$(grep -c '^{"ph":"X"' "$TMP/fl.json")
-	read -r by_src total <<<"$(jget "$TMP/fl.head.json" "d['otherData']['warnings'].get('dropped_by_source',0), d['otherData']['events_dropped']")"
+	# the source's causes (rings full; overwritten while detached; missed) summed
+	src_sum="sum(d['otherData']['warnings'].get(k,0) for k in ('dropped_by_source','overwritten_while_detached','missed_by_reader'))"
+	read -r by_src total <<<"$(jget "$TMP/fl.head.json" "$src_sum, d['otherData']['events_dropped']")"
 	if [ "$by_src" -gt 0 ]; then ok "the flood overran the rings: $by_src dropped by the source"
 	else not_ok "the flood overran the rings" "no source drops: $(head -c 300 "$TMP/fl.json")"; fi
 	if [ $((kept_probe + by_src)) -eq "$produced" ]; then
@@ -84,7 +86,7 @@ else
 		jget "$TMP/fl.rep.json" "d['dropped']['by_source'], d['dropped']['by_memory_cap'], d['events_dropped']"
 	# the flooded file re-exported under a memory cap: both kinds, summed
 	"$BIN" export "$TMP/fl.json" --max-mem 1M -o "$TMP/fl2.json" 2>/dev/null
-	read -r k2 s2 c2 t2 <<<"$(jget "$TMP/fl2.json" "sum(1 for e in d['traceEvents'] if e.get('ph') in ('X','C','i')), d['otherData']['warnings'].get('dropped_by_source',0), d['otherData']['warnings'].get('dropped_by_memory_cap',0), d['otherData']['events_dropped']")"
+	read -r k2 s2 c2 t2 <<<"$(jget "$TMP/fl2.json" "sum(1 for e in d['traceEvents'] if e.get('ph') in ('X','C','i')), $src_sum, d['otherData']['warnings'].get('dropped_by_memory_cap',0), d['otherData']['events_dropped']")"
 	k1=$(grep -c '^{"ph":"[XCi]"' "$TMP/fl.json")
 	if [ "$s2" = "$by_src" ] && [ "$c2" -gt 0 ] && [ "$t2" -eq $((s2 + c2)) ] && [ $((k2 + c2)) -eq "$k1" ]; then
 		ok "re-export under --max-mem: source drops carried, cap drops added ($s2 + $c2 = $t2; $k2 kept)"

@@ -572,10 +572,15 @@ static void test_paddle_steps_and_perf(void **state)
 	assert_int_equal(p->reader.min_ns, US(10));
 	assert_int_equal(p->batch.max_ns, US(200));
 	assert_int_equal(p->batch.min_ns, US(100));
-	/* Overview Forward: merged across the two threads */
+	/* Overview Forward: the Model Summary's figure (merged across the two
+	 * threads within each step), calls = steps with a Forward */
 	assert_int_equal(s->overview[PT_KIND_FORWARD].union_ns, US(40 + 50));
-	assert_int_equal(s->overview[PT_KIND_FORWARD].calls, 3);
-	assert_int_equal(s->memory.cpu_base_ns, US(300));
+	assert_int_equal(s->overview[PT_KIND_FORWARD].calls, 2);
+	assert_int_equal(s->overview[PT_KIND_FORWARD].ratio_base_ns, US(300));
+	assert_int_equal(s->overview[PT_KIND_DATALOADER].calls, s->model[PT_MS_DATALOADER].calls);
+	/* no thread made memory calls: no CPU base for that table */
+	assert_int_equal(s->memory.threads, 0);
+	assert_int_equal(s->memory.cpu_base_ns, 0);
 	pt_summary_free(s);
 	pt_trace_free(t);
 }
@@ -813,7 +818,8 @@ static void test_no_steps(void **state)
 	assert_int_equal(s->perf.steps, 0);
 	assert_int_equal(s->dist.step_ns, US(25));
 	assert_int_equal(s->overview[PT_KIND_DATALOADER].union_ns, US(5));
-	assert_int_equal(s->memory.cpu_base_ns, US(25));
+	assert_int_equal(s->overview[PT_KIND_DATALOADER].ratio_base_ns, US(25));
+	assert_int_equal(s->perf.has_reader, 0);
 	pt_summary_free(s);
 	pt_trace_free(t);
 }
@@ -882,6 +888,152 @@ static void test_autograd_nodes_mark_backward(void **state)
 	pt_trace_free(t);
 }
 
+/* A legacy export rounds start and duration apart: an aten::empty_like
+ * that starts 1 µs before its neighbour aten::empty ends and ends 1 µs
+ * after it is the neighbour's sibling (as much of it lies outside as
+ * inside), under the batch_norm that contains both exactly; a child that
+ * only overhangs its parent's end by a rounding stays its child. */
+static void test_overhang_picks_the_right_parent(void **state)
+{
+	(void)state;
+	struct pt_trace *t = new_trace();
+	uint32_t h = tu_track(t, 1, 1, -1);
+	tu_ev(t, h, PT_KIND_OPERATOR, "aten::batch_norm", 100, 50, 0);
+	tu_ev(t, h, PT_KIND_OPERATOR, "aten::empty", 102, 2, 0);
+	tu_ev(t, h, PT_KIND_OPERATOR, "aten::empty_like", 103, 2, 0);
+	tu_ev(t, h, PT_KIND_OPERATOR, "aten::empty_strided", 103, 1, 0);
+	tu_ev(t, h, PT_KIND_OPERATOR, "aten::linear", 200, 50, 0);
+	tu_ev(t, h, PT_KIND_OPERATOR, "aten::addmm", 210, 41, 0); /* 1 µs past its parent */
+	struct pt_summary *s = summarize_all(t);
+	assert_int_equal(find_row(t, &s->operators, "aten::empty", 0)->cpu_self_ns, US(2));
+	assert_int_equal(find_row(t, &s->operators, "aten::batch_norm", 0)->cpu_self_ns, US(46));
+	assert_int_equal(find_row(t, &s->operators, "aten::empty_like", 0)->cpu_self_ns, US(1));
+	assert_int_equal(find_row(t, &s->operators, "aten::linear", 0)->cpu_self_ns, US(9));
+	/* op detail: empty_like sits under batch_norm, next to empty */
+	const struct pt_table *d = &s->op_detail;
+	for (size_t i = 0; i < d->n; i++) {
+		const char *n = row_name(t, &d->rows[i]);
+		if (!strcmp(n, "aten::empty_like") || !strcmp(n, "aten::empty"))
+			assert_string_equal(row_name(t, &d->rows[d->rows[i].parent]),
+					    "aten::batch_norm");
+		if (!strcmp(n, "aten::addmm"))
+			assert_string_equal(row_name(t, &d->rows[d->rows[i].parent]),
+					    "aten::linear");
+	}
+	/* the overhang is cut for the ratio: addmm is 40 of linear's 50 µs */
+	assert_int_equal(find_row(t, &s->operators, "aten::addmm", 0)->cpu_ratio_ns, US(40));
+	pt_summary_free(s);
+	pt_trace_free(t);
+}
+
+/* A call nested in a call of its own name (the legacy API records
+ * aten::cudnn_convolution_backward twice, one inside the other) counts once
+ * in the row's ratio, so no ratio can pass 100%. */
+static void test_ratio_counts_nested_same_name_once(void **state)
+{
+	(void)state;
+	struct pt_trace *t = new_trace();
+	uint32_t h = tu_track(t, 1, 1, -1), g = tu_track(t, 0, 7, 0);
+	tu_ev(t, h, PT_KIND_OPERATOR, "conv_bwd", 0, 100, 0);
+	tu_ev(t, h, PT_KIND_OPERATOR, "conv_bwd", 10, 80, 0);
+	tu_ev(t, h, PT_KIND_CUDA_RUNTIME, "cudaLaunchKernel", 20, 2, 5);
+	tu_ev(t, g, PT_KIND_KERNEL, "wgrad", 30, 60, 5);
+	struct pt_summary *s = summarize_all(t);
+	const struct pt_row *r = find_row(t, &s->operators, "conv_bwd", 0);
+	assert_int_equal(r->cpu.n, 2);
+	assert_int_equal(r->cpu.total_ns, US(180)); /* per call, as key_averages */
+	assert_int_equal(r->gpu.total_ns, US(120));
+	assert_int_equal(r->cpu_ratio_ns, US(100));
+	assert_int_equal(r->gpu_ratio_ns, US(60));
+	assert_int_equal(s->operators.cpu_base_ns, US(100));
+	assert_int_equal(s->operators.gpu_base_ns, US(60));
+	pt_summary_free(s);
+	pt_trace_free(t);
+}
+
+/* read_batch on four loader threads, each busy the whole span: a share of
+ * four threads' wall time (100%), not of one (400%). */
+static void test_user_defined_over_threads(void **state)
+{
+	(void)state;
+	struct pt_trace *t = new_trace();
+	uint32_t m = tu_track(t, 1, 1, -1);
+	tu_ev(t, m, PT_KIND_PROFILE_STEP, "ProfilerStep#1", 0, 100, 0);
+	for (int i = 0; i < 4; i++) {
+		uint32_t w = tu_track(t, 1, 10 + i, -1);
+		tu_ev(t, w, PT_KIND_USER_DEFINED, "read_batch", 0, 100, 0);
+	}
+	struct pt_summary *s = summarize_all(t);
+	assert_int_equal(s->user_defined.threads, 4);
+	assert_int_equal(s->user_defined.cpu_base_ns, US(400));
+	const struct pt_row *r = find_row(t, &s->user_defined, "read_batch", 0);
+	assert_int_equal(r->cpu_ratio_ns, US(400));
+	pt_summary_free(s);
+	pt_trace_free(t);
+}
+
+/*
+ * Events outside the steps count in neither the numerator nor the
+ * denominator of the Overview and the Distributed Summary: a kernel still
+ * running after the step, a collective between steps, and Kineto's span of
+ * the whole profiling session (an internal event, in no summary at all).
+ */
+static void test_outside_steps_consistent(void **state)
+{
+	(void)state;
+	struct pt_trace *t = new_trace();
+	uint32_t m = tu_track(t, 1, 1, -1), o = tu_track(t, 1, 2, -1);
+	uint32_t g = tu_track(t, 0, 7, 0), sp = tu_track(t, 1, 99, -1);
+	ev_full(t, sp, PT_KIND_OTHER, "PyTorch Profiler (0)", 0, 1000, 0, PT_EVF_INTERNAL, 0);
+	tu_ev(t, m, PT_KIND_PROFILE_STEP, "ProfilerStep#1", 100, 100, 0);
+	tu_ev(t, m, PT_KIND_CUDA_RUNTIME, "cudaLaunchKernel", 150, 2, 3);
+	tu_ev(t, g, PT_KIND_KERNEL, "k", 160, 90, 3); /* 40 µs in the step, 50 after */
+	ev_full(t, o, PT_KIND_USER_DEFINED, "gloo:all_reduce", 50, 300, 0, PT_EVF_COMM, 0);
+	struct pt_summary *s = summarize_all(t);
+	/* the internal span is not in the profiled span */
+	assert_int_equal(s->t0_ns, US(50));
+	assert_int_equal(s->t1_ns, US(350));
+	assert_int_equal(s->overview[PT_KIND_OTHER].calls, 0);
+	assert_int_equal(s->overview[PT_KIND_KERNEL].union_ns, US(40));
+	assert_int_equal(s->overview[PT_KIND_KERNEL].ratio_base_ns, US(100));
+	assert_int_equal(s->overview[PT_KIND_KERNEL].calls, 1);
+	assert_int_equal(s->overview[PT_KIND_USER_DEFINED].union_ns, US(100));
+	assert_int_equal(s->dist.step_ns, US(100));
+	assert_int_equal(s->dist.comm_ns, US(100));
+	assert_int_equal(s->dist.comp_ns, US(40));
+	assert_int_equal(s->dist.overlap_ns, US(40));
+	assert_true(s->dist.comm_from_host);
+	/* the kernel's whole time still goes to the step that launched it */
+	assert_int_equal(s->model[PT_MS_STEP].gpu.total_ns, US(90));
+	/* UserDefined: its whole 300 µs of the one thread's 300 µs span */
+	assert_int_equal(s->user_defined.cpu_base_ns, US(300));
+	pt_summary_free(s);
+	pt_trace_free(t);
+}
+
+/* Backward is a span per step (as Paddle times it); the time its events
+ * take is the other figure, Backward busy. No Dataloader: the reader
+ * figures are not applicable. */
+static void test_backward_span_and_busy(void **state)
+{
+	(void)state;
+	struct pt_trace *t = new_trace();
+	uint32_t m = tu_track(t, 1, 1, -1), bw = tu_track(t, 1, 2, -1);
+	tu_ev(t, m, PT_KIND_PROFILE_STEP, "ProfilerStep#1", 0, 100, 0);
+	tu_ev(t, m, PT_KIND_OPERATOR, "aten::mm", 5, 10, 0);
+	tu_ev(t, bw, PT_KIND_BACKWARD, "autograd::engine::evaluate_function: A", 20, 10, 0);
+	tu_ev(t, bw, PT_KIND_BACKWARD, "autograd::engine::evaluate_function: B", 40, 10, 0);
+	tu_ev(t, bw, PT_KIND_BACKWARD, "autograd::engine::evaluate_function: C", 45, 15, 0);
+	struct pt_summary *s = summarize_all(t);
+	assert_int_equal(s->model[PT_MS_BACKWARD].cpu.total_ns, US(40)); /* [20, 60) */
+	assert_int_equal(s->backward_busy_ns, US(30));			 /* 10 + [40, 60) */
+	assert_int_equal(s->overview[PT_KIND_BACKWARD].union_ns, US(40));
+	assert_int_equal(s->overview[PT_KIND_BACKWARD].calls, 1);
+	assert_int_equal(s->perf.has_reader, 0);
+	pt_summary_free(s);
+	pt_trace_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -903,6 +1055,11 @@ int main(void)
 	    cmocka_unit_test(test_empty_trace),
 	    cmocka_unit_test(test_no_steps),
 	    cmocka_unit_test(test_union_random),
+	    cmocka_unit_test(test_overhang_picks_the_right_parent),
+	    cmocka_unit_test(test_ratio_counts_nested_same_name_once),
+	    cmocka_unit_test(test_user_defined_over_threads),
+	    cmocka_unit_test(test_outside_steps_consistent),
+	    cmocka_unit_test(test_backward_span_and_busy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

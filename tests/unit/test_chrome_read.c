@@ -672,15 +672,22 @@ static void test_dialects(void **state)
 
 	/* msprof */
 	t = load_file(DIALECT("msprof.json"), 1);
-	assert_int_equal(t->events_seen, 6);
+	assert_int_equal(t->events_seen, 13);
 	assert_int_equal(count_kind(t, PT_KIND_CUDA_RUNTIME, NULL), 1);
 	assert_int_equal(count_kind(t, PT_KIND_KERNEL, NULL), 1);
-	assert_int_equal(count_kind(t, PT_KIND_COMMUNICATION, NULL), 1);
+	/* NOTIFY_WAIT on the hardware stream and the HCCL collective; the
+	 * HCCL plane's copy of the wait (Notify_Wait) is timeline only */
+	assert_int_equal(count_kind(t, PT_KIND_COMMUNICATION, NULL), 2);
+	assert_int_equal(count_kind(t, PT_KIND_COMMUNICATION, "NOTIFY_WAIT"), 1);
+	assert_int_equal(count_kind(t, PT_KIND_OTHER, "Notify_Wait"), 1);
 	assert_int_equal(count_kind(t, PT_KIND_PROFILE_STEP, "Iteration 1"), 1);
-	assert_int_equal(count_kind(t, PT_KIND_OTHER, NULL), 2); /* Computing, FP_BP */
+	assert_int_equal(count_kind(t, PT_KIND_FORWARD, "FP_BP Time 1"), 1);
+	assert_int_equal(count_kind(t, PT_KIND_OPTIMIZATION, "Iteration Refresh 1"), 1);
 	const struct pt_track *hw = track_named(t, NULL, 3, 2);
 	assert_int_equal(hw->device, 3);
 	assert_int_equal(track_named(t, NULL, 3, 10036)->device, -1);
+	/* the HCCL lane is no device of its own: its collective runs on NPU 3 */
+	assert_int_equal(track_named(t, NULL, 1003611, 70000)->device, 3);
 	assert_int_equal(track_events(t, (uint32_t)(hw - t->tracks), ev, 1), 1);
 	assert_true(ev[0].corr >= 0x80000000u);
 	assert_int_equal(track_events(t, find_track(t, 1003602, 16027), ev, 1), 1);

@@ -24,7 +24,27 @@ static void test_rule1_names(void **state)
 	assert_int_equal(K("user_annotation", "ProfilerStep#12"), PT_KIND_PROFILE_STEP);
 	assert_int_equal(K(NULL, "ProfileStep#3"), PT_KIND_PROFILE_STEP);
 	assert_int_equal(K("Iteration Time", "Iteration 7"), PT_KIND_PROFILE_STEP);
-	assert_int_equal(K("Iteration Refresh", "Iteration Refresh 7"), PT_KIND_OTHER);
+	/* msprof's step trace points: FP_BP is Forward, Iteration Refresh is
+	 * Optimization; Reduce_N_M marks host communication */
+	assert_int_equal(K("Iteration Refresh", "Iteration Refresh 7"), PT_KIND_OPTIMIZATION);
+	assert_int_equal(K("FP_BP Time", "FP_BP Time 7"), PT_KIND_FORWARD);
+	assert_int_equal(cls(NULL, "FP_BP Time 1", PT_LANE_DEVICE, NULL), PT_KIND_FORWARD);
+	assert_int_equal(K("cpu_op", "FP_BP Time x"), PT_KIND_OPERATOR);
+	uint8_t rf;
+	assert_int_equal(cls("Reduce", "Reduce_1_0", PT_LANE_HOST, &rf), PT_KIND_OTHER);
+	assert_int_equal(rf, PT_EVF_COMM);
+	assert_int_equal(cls(NULL, "Reduce_1_0", PT_LANE_DEVICE, &rf), PT_KIND_OTHER);
+	assert_int_equal(K("cpu_op", "Reduce_1_x"), PT_KIND_OPERATOR);
+	/* the profiler's own spans and marks */
+	assert_int_equal(cls("Trace", "PyTorch Profiler (0)", PT_LANE_HOST, &rf), PT_KIND_OTHER);
+	assert_int_equal(rf, PT_EVF_INTERNAL);
+	assert_int_equal(cls("Other", "PyTorch Profiler (12)", PT_LANE_HOST, &rf), PT_KIND_OTHER);
+	assert_int_equal(rf, PT_EVF_INTERNAL);
+	assert_true(pt_classify_internal("Record Window End", 17));
+	assert_true(pt_classify_internal("Iteration Start: PyTorch Profiler", 33));
+	assert_false(pt_classify_internal("PyTorch Profiler (0", 19));
+	assert_int_equal(cls("cpu_op", "PyTorch Profilers", PT_LANE_HOST, &rf), PT_KIND_OPERATOR);
+	assert_int_equal(rf, 0);
 	assert_int_equal(K("cpu_op", "ProfilerStepX"), PT_KIND_OPERATOR);
 	/* the GPU lane copy of a step annotation is not a second step */
 	assert_int_equal(cls("gpu_user_annotation", "ProfilerStep#5", PT_LANE_DEVICE, NULL),
@@ -106,9 +126,30 @@ static void test_rule4_comm_kernels(void **state)
 	assert_int_equal(K("kernel", "hcclReduceScatter"), PT_KIND_COMMUNICATION);
 	assert_int_equal(K("kernel", "my_AllReduce_kernel"), PT_KIND_KERNEL);
 	assert_int_equal(K("kernel", "volta_sgemm"), PT_KIND_KERNEL);
-	/* msprof HCCL lanes: everything there is communication */
-	assert_int_equal(cls(NULL, "Notify_Wait", PT_LANE_COMM, NULL), PT_KIND_COMMUNICATION);
+	/* msprof's HCCL lane: its collectives are communication; its per-plane
+	 * task copies (Notify_Wait = the hardware's NOTIFY_WAIT) count once, on
+	 * the hardware lane, where HCCL's waits are communication, not compute */
+	assert_int_equal(cls(NULL, "Default/AllReduce-op534_0", PT_LANE_COMM, NULL),
+			 PT_KIND_COMMUNICATION);
+	assert_int_equal(cls(NULL, "hcom_allReduce__394_0_1", PT_LANE_COMM, NULL),
+			 PT_KIND_COMMUNICATION);
+	assert_int_equal(cls(NULL, "Notify_Wait", PT_LANE_COMM, NULL), PT_KIND_OTHER);
+	assert_int_equal(cls(NULL, "Reduce_Inline", PT_LANE_COMM, NULL), PT_KIND_OTHER);
+	assert_int_equal(cls(NULL, "Memcpy", PT_LANE_COMM, NULL), PT_KIND_OTHER);
 	assert_int_equal(cls(NULL, "Notify_Wait", PT_LANE_HOST, NULL), PT_KIND_OPERATOR);
+	assert_int_equal(cls(NULL, "NOTIFY_WAIT", PT_LANE_DEVICE, NULL), PT_KIND_COMMUNICATION);
+	assert_int_equal(cls(NULL, "NOTIFY_RECORD", PT_LANE_DEVICE, NULL), PT_KIND_COMMUNICATION);
+	assert_int_equal(cls(NULL, "REDUCE_ASYNC_V2", PT_LANE_DEVICE, NULL), PT_KIND_COMMUNICATION);
+	assert_int_equal(cls(NULL, "EVENT_WAIT", PT_LANE_DEVICE, NULL), PT_KIND_OTHER);
+	assert_int_equal(cls(NULL, "MEMCPY_ASYNC", PT_LANE_DEVICE, NULL), PT_KIND_MEMCPY);
+	assert_int_equal(cls(NULL, "Default/network/Conv2D-op1", PT_LANE_DEVICE, NULL),
+			 PT_KIND_KERNEL);
+	/* memory "kernels" are memory (HTA: "Memcpy"/"Memset" in the name; MTIA DMAs) */
+	assert_int_equal(K("mtia_ccp_events", "dma_request"), PT_KIND_MEMCPY);
+	assert_int_equal(K("kernel", "Memset (Device)"), PT_KIND_MEMSET);
+	assert_int_equal(K("kernel", "void fused_Memcpy_kernel"), PT_KIND_MEMCPY);
+	assert_int_equal(K("mtia_ccp_events", "dmaish_op"), PT_KIND_KERNEL);
+	assert_int_equal(K("kernel", "memcpy_like_kernel"), PT_KIND_KERNEL);
 	/* a host call named nccl... stays what its category says */
 	assert_int_equal(K("cpu_op", "nccl:all_reduce"), PT_KIND_OPERATOR);
 }

@@ -532,7 +532,7 @@ static void test_export_embeds_summary(void **state)
 	cJSON *j = cJSON_Parse(text);
 	assert_non_null(j);
 	cJSON *p = cJSON_GetObjectItem(j, "proftop");
-	assert_string_equal(cJSON_GetObjectItem(p, "schema")->valuestring, "proftop.report/1");
+	assert_string_equal(cJSON_GetObjectItem(p, "schema")->valuestring, "proftop.report/2");
 	assert_int_equal(cJSON_GetObjectItem(p, "steps")->valueint, 1);
 	cJSON_Delete(j);
 	free(text);

@@ -43,18 +43,22 @@ static struct pt_shm_ring *my_ring(void)
 	return pt_probe_tls->ring;
 }
 
-/* Acts as the reader: copies the ring's unread records and consumes them. */
+/* Acts as the reader in slot 0: copies the ring's records from its cursor
+ * (or the tail, when it fell behind) and publishes how far it has read. */
 static int drain(struct pt_shm_ring *r, struct pt_shm_rec *out, int max)
 {
 	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
 	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-	if (head - tail > G.slots)
-		tail = head - G.slots;
+	uint64_t c = __atomic_load_n(&r->cursor[0], __ATOMIC_ACQUIRE);
+	if (c < tail)
+		c = tail;
+	if (head - c > G.slots)
+		c = head - G.slots;
 	int n = 0;
-	for (uint64_t i = tail; i < head; i++, n++)
+	for (uint64_t i = c; i < head; i++, n++)
 		if (n < max)
 			out[n] = pt_shm_ring_recs(r)[i & (G.slots - 1)];
-	__atomic_store_n(&r->tail, head, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->cursor[0], head, __ATOMIC_RELEASE);
 	return n;
 }
 
@@ -66,8 +70,12 @@ static const char *nm(uint32_t off)
 	return e->bytes;
 }
 
+/* Slot 0 attached (a fresh heartbeat) or free. */
 static void set_reader(int attached)
 {
+	struct pt_shm_reader *rd = &G.hdr->readers[0];
+	__atomic_store_n(&rd->pid, attached ? (int32_t)getpid() : 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&rd->heartbeat_ns, attached ? pt_clock_mono_ns() : 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&G.hdr->reader_heartbeat_ns, attached ? pt_clock_mono_ns() : 0,
 			 __ATOMIC_RELEASE);
 }
@@ -222,6 +230,54 @@ static void test_full_ring_flight_recorder(void **state)
 		memcpy(&v, &rec[i].arg, sizeof v);
 		assert_true(v == (double)(200 - n + i)); /* the newest, in order */
 	}
+}
+
+/*
+ * Two readers: the producer frees a ring only up to the lower of their
+ * cursors (the newest records are dropped while one is behind); once that
+ * one's heartbeat is stale, up to the other's; with none attached it
+ * overwrites, counting only records no reader had read.
+ */
+static void test_two_readers_min_cursor(void **state)
+{
+	struct pt_shm_ring *r = my_ring();
+	struct pt_shm_rec rec[128];
+	drain(r, rec, 128);
+	set_reader(1);
+	struct pt_shm_reader *r1 = &G.hdr->readers[1];
+	uint64_t start = r->head;
+	__atomic_store_n(&r->cursor[1], start, __ATOMIC_RELEASE);
+	__atomic_store_n(&r1->pid, (int32_t)getpid(), __ATOMIC_RELEASE);
+	__atomic_store_n(&r1->heartbeat_ns, pt_clock_mono_ns(), __ATOMIC_RELEASE);
+	fill(64);
+	assert_int_equal(drain(r, rec, 128), 64); /* reader 0 read them, reader 1 not */
+	uint64_t dropped = r->dropped;
+	fill(10);
+	assert_int_equal(r->dropped - dropped, 10); /* held back by reader 1 */
+	/* reader 1 catches up: room again */
+	__atomic_store_n(&r->cursor[1], r->head, __ATOMIC_RELEASE);
+	fill(10);
+	assert_int_equal(r->dropped - dropped, 10);
+	assert_int_equal(drain(r, rec, 128), 10);
+	/* reader 1 stalls (stale heartbeat): reader 0's cursor frees the ring */
+	__atomic_store_n(&r1->heartbeat_ns, pt_clock_mono_ns() - 3 * PT_SHM_READER_TIMEOUT_NS,
+			 __ATOMIC_RELEASE);
+	uint64_t stalled_at = r->cursor[1];
+	fill(60);
+	assert_int_equal(drain(r, rec, 128), 60);
+	fill(30);
+	assert_int_equal(r->dropped - dropped, 10); /* nothing more dropped */
+	assert_true(r->tail > stalled_at);	    /* freed past what reader 1 read */
+	assert_int_equal(drain(r, rec, 128), 30);
+	/* no reader attached (reader 1, stale, had read everything so far):
+	 * overwrites count only what nobody read */
+	set_reader(0);
+	__atomic_store_n(&r->cursor[1], r->head, __ATOMIC_RELEASE);
+	uint64_t over = r->overwritten;
+	fill(64 + 20);
+	assert_true(r->overwritten - over >= 20 && r->overwritten - over <= 20 + 64 / 16);
+	__atomic_store_n(&r1->pid, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&r1->heartbeat_ns, 0, __ATOMIC_RELEASE);
 }
 
 static void *one_range(void *arg)
@@ -590,21 +646,22 @@ int main(int argc, char **argv)
 	if (strchr(argv[0], '/'))
 		g_self = argv[0];
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_header),
-		cmocka_unit_test(test_ranges),
-		cmocka_unit_test(test_steps_marks_counters),
-		cmocka_unit_test(test_full_ring_reader_attached),
-		cmocka_unit_test(test_full_ring_flight_recorder),
-		cmocka_unit_test(test_threads_and_exit),
-		cmocka_unit_test(test_more_threads_than_rings),
-		cmocka_unit_test(test_fork_child_disabled),
-		cmocka_unit_test(test_clock),
-		cmocka_unit_test(test_disable_env),
-		cmocka_unit_test(test_depth_overflow),
-		cmocka_unit_test(test_nvtx),
-		cmocka_unit_test(test_torch_nvtx_len),
-		cmocka_unit_test(test_step_span),
-		cmocka_unit_test(test_strings_full),
+	    cmocka_unit_test(test_header),
+	    cmocka_unit_test(test_ranges),
+	    cmocka_unit_test(test_steps_marks_counters),
+	    cmocka_unit_test(test_full_ring_reader_attached),
+	    cmocka_unit_test(test_two_readers_min_cursor),
+	    cmocka_unit_test(test_full_ring_flight_recorder),
+	    cmocka_unit_test(test_threads_and_exit),
+	    cmocka_unit_test(test_more_threads_than_rings),
+	    cmocka_unit_test(test_fork_child_disabled),
+	    cmocka_unit_test(test_clock),
+	    cmocka_unit_test(test_disable_env),
+	    cmocka_unit_test(test_depth_overflow),
+	    cmocka_unit_test(test_nvtx),
+	    cmocka_unit_test(test_torch_nvtx_len),
+	    cmocka_unit_test(test_step_span),
+	    cmocka_unit_test(test_strings_full),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[1200];

@@ -44,8 +44,10 @@ static struct pt_row host_row(struct pt_trace *t, const char *name, uint64_t n, 
 	r.parent = UINT32_MAX;
 	r.cpu = st(n, total, max, min);
 	r.cpu_self_ns = total / 2;
+	r.cpu_ratio_ns = total;
 	if (gpu_total)
 		r.gpu = st(n, gpu_total, gpu_total, gpu_total / (n ? n : 1));
+	r.gpu_ratio_ns = gpu_total;
 	return r;
 }
 
@@ -58,6 +60,7 @@ static struct pt_row dev_row(struct pt_trace *t, const char *name, uint64_t n, u
 	r.is_device = 1;
 	r.parent = UINT32_MAX;
 	r.gpu = st(n, total, max, min);
+	r.gpu_ratio_ns = total;
 	return r;
 }
 
@@ -97,7 +100,7 @@ static struct pt_summary *sample_summary(struct pt_trace *t)
 	s->model[PT_MS_STEP] = (struct pt_model_row){11, st(11, MS(293.39), MS(30.42), MS(25.42)),
 						     st(11, MS(13.25), MS(1.21), MS(1.20))};
 	s->model[PT_MS_DATALOADER] = (struct pt_model_row){
-		11, st(11, MS(144.09), MS(15.09), MS(12.05)), st(0, 0, 0, UINT64_MAX)};
+		11, st(11, MS(144.09), MS(15.09), MS(12.05)), st(11, 0, 0, 0)};
 	s->model[PT_MS_FORWARD] = (struct pt_model_row){11, st(11, MS(50.26), MS(5.34), MS(4.22)),
 							st(11, MS(3.96), MS(0.37), MS(0.36))};
 	s->model[PT_MS_BACKWARD] = (struct pt_model_row){11, st(11, MS(20.49), MS(2.26), MS(1.55)),
@@ -107,17 +110,19 @@ static struct pt_summary *sample_summary(struct pt_trace *t)
 	s->model[PT_MS_OTHERS] = (struct pt_model_row){0, st(11, MS(44.03), 0, 0),
 						       st(11, MS(0.52), 0, 0)};
 	s->perf.steps = 2;
+	s->perf.has_reader = 1;
 	s->perf.reader_ratio_pct = 38.304;
 	s->perf.reader = st(2, MS(24.72), MS(12.77), MS(11.95));
 	s->perf.batch = st(2, MS(64.56), MS(33), MS(31.56));
 	s->perf.ips_avg = 30.98171;
 	s->perf.ips_max = 31.68568;
 	s->perf.ips_min = 30.30303;
-	s->overview[PT_KIND_PROFILE_STEP] = (struct pt_overview_row){11, MS(293.39)};
-	s->overview[PT_KIND_OPERATOR] = (struct pt_overview_row){80, MS(100)};
-	s->overview[PT_KIND_CUDA_RUNTIME] = (struct pt_overview_row){300, MS(120)};
-	s->overview[PT_KIND_KERNEL] = (struct pt_overview_row){200, MS(13)};
-	s->dist = (struct pt_distributed){MS(293.39), MS(10), MS(12), MS(2), 0};
+	s->overview[PT_KIND_PROFILE_STEP] = (struct pt_overview_row){11, MS(293.39), MS(293.39)};
+	s->overview[PT_KIND_OPERATOR] = (struct pt_overview_row){80, MS(100), MS(293.39)};
+	s->overview[PT_KIND_CUDA_RUNTIME] = (struct pt_overview_row){300, MS(120), MS(293.39)};
+	s->overview[PT_KIND_KERNEL] = (struct pt_overview_row){200, MS(13), MS(293.39)};
+	s->dist = (struct pt_distributed){.step_ns = MS(293.39), .comm_ns = MS(10),
+					  .comp_ns = MS(12), .overlap_ns = MS(2)};
 	s->ndevices = 1;
 	s->devices = pt_xcalloc(1, sizeof *s->devices);
 	s->devices[0] = (struct pt_device_row){0, MS(13.25), MS(300), 4.42, 200, 3, 1, 4096};
@@ -354,7 +359,7 @@ static void check_schema(cJSON *j)
 	for (size_t i = 0; i < sizeof top / sizeof top[0]; i++)
 		if (!cJSON_HasObjectItem(j, top[i]))
 			fail_msg("missing key %s", top[i]);
-	assert_string_equal(cJSON_GetObjectItem(j, "schema")->valuestring, "proftop.report/1");
+	assert_string_equal(cJSON_GetObjectItem(j, "schema")->valuestring, "proftop.report/2");
 	cJSON *ms = cJSON_GetObjectItem(j, "model_summary");
 	const char *names[] = {"ProfileStep", "Dataloader", "Forward", "Backward", "Optimization",
 			       "Others"};
@@ -384,8 +389,9 @@ static void check_schema(cJSON *j)
 	cJSON *d = cJSON_GetObjectItem(j, "distributed");
 	const char *dk[] = {"step_ms",          "communication_ms", "computation_ms",
 			    "overlap_ms",       "communication_pct", "computation_pct",
-			    "overlap_pct",      "from_host_calls"};
-	for (size_t i = 0; i < 8; i++)
+			    "overlap_pct",      "from_host_calls", "communication_overlapped_pct",
+			    "within_steps",     "msprof_overlap_analysis"};
+	for (size_t i = 0; i < sizeof dk / sizeof dk[0]; i++)
 		assert_true(cJSON_HasObjectItem(d, dk[i]));
 }
 
@@ -411,6 +417,11 @@ static void test_json_schema(void **state)
 	assert_float_equal(cJSON_GetObjectItem(step, "cpu_ratio_pct")->valuedouble, 100, 1e-9);
 	cJSON *dl = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "model_summary"), 1);
 	assert_float_equal(cJSON_GetObjectItem(dl, "gpu_min_ms")->valuedouble, 0, 0);
+	assert_float_equal(cJSON_GetObjectItem(dl, "gpu_total_ms")->valuedouble, 0, 0);
+	cJSON *others = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "model_summary"), 5);
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(others, "calls")));
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(others, "cpu_avg_ms")));
+	assert_float_equal(cJSON_GetObjectItem(others, "cpu_total_ms")->valuedouble, 44.03, 1e-9);
 	cJSON *perf = cJSON_GetObjectItem(j, "perf_summary");
 	assert_float_equal(cJSON_GetObjectItem(perf, "reader_ratio_pct")->valuedouble, 38.304, 1e-9);
 	assert_float_equal(
@@ -569,9 +580,13 @@ static void test_empty_summary(void **state)
 	cJSON *r;
 	cJSON_ArrayForEach(r, ms)
 	{
-		assert_float_equal(cJSON_GetObjectItem(r, "cpu_min_ms")->valuedouble, 0, 0);
-		assert_float_equal(cJSON_GetObjectItem(r, "cpu_ratio_pct")->valuedouble, 0, 0);
+		/* no steps: nothing of the Model Summary applies (null, not 0) */
+		assert_true(cJSON_IsNull(cJSON_GetObjectItem(r, "calls")));
+		assert_true(cJSON_IsNull(cJSON_GetObjectItem(r, "cpu_min_ms")));
+		assert_true(cJSON_IsNull(cJSON_GetObjectItem(r, "cpu_ratio_pct")));
 	}
+	cJSON *perf = cJSON_GetObjectItem(j, "perf_summary");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(perf, "reader_ratio_pct")));
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "operators")), 0);
 	assert_int_equal(cJSON_GetObjectItem(j, "events_dropped")->valueint, 0);
 	cJSON_Delete(j);

@@ -170,8 +170,15 @@ static void test_drain_basic(void **state)
 	assert_int_equal(pt_session_drain(s, t, 12345), 4);
 	assert_int_equal(g.h->reader_heartbeat_ns, 12345);
 	assert_int_equal(g.h->reader_pid, getpid());
-	assert_int_equal(r0->tail, 3);
-	assert_int_equal(r1->tail, 2);
+	/* a reader slot of its own, its cursors published there; tails are the
+	 * producer's and stay */
+	int slot = pt_session_reader_slot(s);
+	assert_int_equal(slot, 0);
+	assert_int_equal(g.h->readers[0].pid, getpid());
+	assert_int_equal(g.h->readers[0].heartbeat_ns, 12345);
+	assert_int_equal(r0->cursor[0], 3);
+	assert_int_equal(r1->cursor[0], 2);
+	assert_int_equal(r0->tail, 0);
 	assert_int_equal(t->ntracks, 2);
 	assert_int_equal(t->tracks[0].key.pid, getpid());
 	assert_int_equal(t->tracks[0].key.tid, 100);
@@ -205,6 +212,8 @@ static void test_drain_basic(void **state)
 	pt_session_close(s);
 	assert_int_equal(g.h->reader_pid, 0); /* detached */
 	assert_int_equal(g.h->reader_heartbeat_ns, 0);
+	assert_int_equal(g.h->readers[0].pid, 0); /* its slot is free again */
+	assert_int_equal(g.h->readers[0].heartbeat_ns, 0);
 	pt_trace_free(t);
 	seg_free(&g);
 }
@@ -294,21 +303,28 @@ static void test_overwrite_and_ranges(void **state)
 	struct pt_event ev[16];
 	assert_int_equal(track_events(t, 0, ev, 16), 8);
 	assert_int_equal(ev[0].start_ns, 120); /* the oldest kept is index 12 */
-	assert_int_equal(t->warnings[PT_WARN_SOURCE_DROPPED], 12);
-	assert_int_equal(r->tail, 20);
+	/* the 12 before it: overwritten while no reader was attached */
+	assert_int_equal(t->warnings[PT_WARN_SOURCE_OVERWRITTEN], 12);
+	assert_int_equal(t->warnings[PT_WARN_SOURCE_DROPPED], 0);
+	assert_int_equal(pt_trace_source_lost(t), 12);
+	/* (its owner is gone: no slot, the cursor is the reader's own) */
+	assert_int_equal(pt_session_reader_slot(s), -1);
+	assert_int_equal(s->rings[0].cursor, 20);
 
 	/* a corrupt head far beyond tail + slots: clamped to one ring, counted */
 	r->head = 1000003;
 	assert_int_equal(pt_session_drain(s, t, 2), 8);
 	assert_int_equal(pt_session_stats(s)->bad_rings, 1);
-	assert_int_equal(r->tail, 1000003);
-	/* head below tail (tail moved on meanwhile): nothing, and tail never goes back */
+	assert_int_equal(s->rings[0].cursor, 1000003);
+	assert_int_equal(pt_trace_source_lost(t), 12); /* corrupt indices are no records */
+	/* head below our cursor: nothing, and the cursor never goes back */
 	r->head = 5;
 	assert_int_equal(pt_session_drain(s, t, 3), 0);
-	assert_int_equal(r->tail, 1000003);
+	assert_int_equal(s->rings[0].cursor, 1000003);
 
 	/* unknown kinds and huge durations are skipped and counted */
 	r->head = r->tail = 0;
+	s->rings[0].cursor = 0; /* as a reader of a new segment would be */
 	seg_push(&g, r, 0x7f, n, 1, 1, 0);
 	seg_push(&g, r, 0x9f, n, 1, 1, 0);
 	seg_push(&g, r, PT_KIND_OPERATOR, n, 1, PT_MAX_DUR_NS + 1, 0);
@@ -321,10 +337,11 @@ static void test_overwrite_and_ranges(void **state)
 	g.h->dropped_no_ring = 2;
 	g.h->dropped_no_string = 1;
 	pt_session_drain(s, t, 5);
-	assert_int_equal(t->warnings[PT_WARN_SOURCE_DROPPED], 12 + 8);
+	assert_int_equal(t->warnings[PT_WARN_SOURCE_DROPPED], 8);
 	r->dropped = 6;
 	pt_session_drain(s, t, 6);
-	assert_int_equal(t->warnings[PT_WARN_SOURCE_DROPPED], 12 + 9);
+	assert_int_equal(t->warnings[PT_WARN_SOURCE_DROPPED], 9);
+	assert_int_equal(pt_trace_source_lost(t), 12 + 9);
 
 	/* an exited thread's ring is freed once drained */
 	seg_push(&g, r, PT_KIND_OPERATOR, n, 50, 5, 0);
@@ -573,14 +590,17 @@ static void test_head_tail_out_of_range(void **state)
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		r->head = cases[i].head;
 		r->tail = cases[i].tail;
+		s->rings[0].cursor = cases[i].tail; /* the reader was there */
+		s->rings[0].seen = 1;
 		uint64_t got = pt_session_drain(s, t, i + 1);
 		if (got != cases[i].events)
 			print_message("# case %zu: %llu events\n", i, (unsigned long long)got);
 		assert_int_equal(got, cases[i].events);
 		assert_int_equal(pt_session_stats(s)->bad_rings - bad0, cases[i].bad);
 		bad0 = pt_session_stats(s)->bad_rings;
-		uint64_t want_tail = cases[i].head > cases[i].tail ? cases[i].head : cases[i].tail;
-		assert_int_equal(r->tail, want_tail);
+		uint64_t want = cases[i].head > cases[i].tail ? cases[i].head : cases[i].tail;
+		assert_int_equal(s->rings[0].cursor, want);
+		assert_int_equal(r->tail, cases[i].tail); /* the producer's, untouched */
 	}
 	/* rings_claimed beyond nrings, a ring state out of the enum */
 	g.h->rings_claimed = UINT32_MAX;
@@ -590,6 +610,7 @@ static void test_head_tail_out_of_range(void **state)
 	assert_int_equal(pt_session_drain(s, t, 100), 3); /* its 3 zeroed records */
 	/* an end past INT64_MAX: skipped as a bad timestamp, like the Chrome reader's */
 	r->head = r->tail = 0;
+	s->rings[0].cursor = 0;
 	seg_push(&g, r, PT_KIND_OPERATOR, n, UINT64_MAX - 5, 10, 0);
 	seg_push(&g, r, PT_KIND_OPERATOR, n, (uint64_t)INT64_MAX - 10, 11, 0);
 	seg_push(&g, r, PT_KIND_OPERATOR, n, (uint64_t)INT64_MAX - 10, 10, 0);
@@ -898,6 +919,170 @@ static double counter_at(struct pt_trace *t, const char *name)
 	return cs.n ? cs.avg : -1;
 }
 
+/* Count of a trace's events. */
+static uint64_t trace_events(struct pt_trace *t)
+{
+	return pt_store_count(t->store);
+}
+
+/*
+ * Two readers on one live session (the screen in one pane, `record -p` in
+ * another): each has a slot and a cursor of its own, so each gets every
+ * record, whatever the order of their drains. The producer frees a ring
+ * only up to what both have read; an exited thread's ring is freed by the
+ * last of them to drain it.
+ */
+static void test_two_readers_each_get_all(void **state)
+{
+	struct seg g;
+	seg_make(&g, getpid(), 2, 64, 4096);
+	uint32_t op = seg_str(&g, "op");
+	struct pt_shm_ring *r = seg_ring(&g, 0, 1, "t");
+	struct pt_session *a, *b;
+	assert_int_equal(open_seg(&g, &a), 0);
+	assert_int_equal(open_seg(&g, &b), 0);
+	struct pt_trace *ta = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+	struct pt_trace *tb = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+	uint64_t now = pt_now_ns();
+	for (int round = 0; round < 10; round++) {
+		for (int i = 0; i < 5; i++)
+			seg_push(&g, r, PT_KIND_OPERATOR, op, (uint64_t)(round * 10 + i) * 100, 5,
+				 0);
+		pt_session_drain(a, ta, now + (uint64_t)round); /* a every round */
+		if (round % 3 == 2)
+			pt_session_drain(b, tb, now + (uint64_t)round); /* b now and then */
+	}
+	pt_session_drain(b, tb, now + 20);
+	assert_int_equal(trace_events(ta), 50);
+	assert_int_equal(trace_events(tb), 50);
+	assert_int_equal(pt_trace_source_lost(ta), 0);
+	assert_int_equal(pt_trace_source_lost(tb), 0);
+	int sa = pt_session_reader_slot(a), sb = pt_session_reader_slot(b);
+	assert_true(sa >= 0 && sb >= 0 && sa != sb);
+	assert_int_equal(r->cursor[sa], 50);
+	assert_int_equal(r->cursor[sb], 50);
+	/* both attached: the producer may free up to the slower one only */
+	int att;
+	seg_push(&g, r, PT_KIND_OPERATOR, op, 9000, 5, 0);
+	pt_session_drain(a, ta, now + 21);
+	assert_int_equal(pt_shm_readers_attached(g.h, now + 22), 2);
+	assert_int_equal(pt_shm_readers_min_cursor(g.h, r, now + 22, 0, r->head, &att), 50);
+	assert_int_equal(att, 1);
+	assert_int_equal(pt_shm_readers_max_cursor(g.h, r), 51);
+	/* an exited thread's ring: a alone drained it, so it stays until b has */
+	seg_push(&g, r, PT_KIND_OPERATOR, op, 9100, 5, 0);
+	r->state = PT_SHM_RING_EXITED;
+	pt_session_drain(a, ta, now + 23);
+	assert_int_equal(r->state, PT_SHM_RING_EXITED);
+	pt_session_drain(b, tb, now + 23);
+	assert_int_equal(r->state, PT_SHM_RING_FREE);
+	assert_int_equal(trace_events(ta), 52);
+	assert_int_equal(trace_events(tb), 52);
+	pt_session_close(a);
+	pt_session_close(b);
+	assert_int_equal(pt_shm_readers_attached(g.h, now + 24), 0);
+	pt_trace_free(ta);
+	pt_trace_free(tb);
+	seg_free(&g);
+}
+
+/*
+ * A reader that stalls: what others read meanwhile and the producer freed
+ * is counted as missed by it; what the producer overwrote with no reader
+ * attached is counted as overwritten; a reader attaching late counts what
+ * went before it the same way. For every reader, kept + counted = produced.
+ */
+static void test_stalled_reader_counts(void **state)
+{
+	struct seg g;
+	seg_make(&g, getpid(), 1, 16, 4096);
+	uint32_t op = seg_str(&g, "op");
+	struct pt_shm_ring *r = seg_ring(&g, 0, 1, "t");
+	struct pt_session *a, *b;
+	assert_int_equal(open_seg(&g, &a), 0);
+	assert_int_equal(open_seg(&g, &b), 0);
+	struct pt_trace *ta = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+	struct pt_trace *tb = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+	uint64_t now = pt_now_ns(), produced = 0;
+	for (int i = 0; i < 10; i++, produced++)
+		seg_push(&g, r, PT_KIND_OPERATOR, op, (uint64_t)i, 1, 0);
+	pt_session_drain(a, ta, now);
+	pt_session_drain(b, tb, now);
+	/* a stalls; b reads on; the producer (as make_room would) frees what
+	 * the attached reader b has read */
+	for (int round = 0; round < 5; round++) {
+		for (int i = 0; i < 12; i++, produced++)
+			seg_push(&g, r, PT_KIND_OPERATOR, op, 100 + produced, 1, 0);
+		pt_session_drain(b, tb, now + 10);
+		r->tail = r->cursor[pt_session_reader_slot(b)];
+	}
+	/* then no reader at all: the producer overwrites 8 unread records */
+	for (int i = 0; i < 16; i++, produced++)
+		seg_push(&g, r, PT_KIND_OPERATOR, op, 1000 + produced, 1, 0);
+	r->overwritten += 8;
+	r->tail += 8;
+	pt_session_drain(a, ta, now + 20); /* a is back */
+	pt_session_drain(b, tb, now + 20);
+	uint64_t ka = trace_events(ta), kb = trace_events(tb);
+	print_message("# a kept %llu, lost %llu (missed %llu, overwritten %llu); b kept %llu\n",
+		      (unsigned long long)ka, (unsigned long long)pt_trace_source_lost(ta),
+		      (unsigned long long)ta->warnings[PT_WARN_READER_MISSED],
+		      (unsigned long long)ta->warnings[PT_WARN_SOURCE_OVERWRITTEN],
+		      (unsigned long long)kb);
+	assert_int_equal(ka + pt_trace_source_lost(ta), produced);
+	assert_int_equal(kb + pt_trace_source_lost(tb), produced);
+	assert_int_equal(ta->warnings[PT_WARN_SOURCE_OVERWRITTEN], 8);
+	assert_int_equal(tb->warnings[PT_WARN_SOURCE_OVERWRITTEN], 8);
+	assert_true(ta->warnings[PT_WARN_READER_MISSED] > 0); /* b read them, a did not */
+	assert_int_equal(tb->warnings[PT_WARN_READER_MISSED], 0);
+	/* a third reader attaching now: what went before it, counted */
+	struct pt_session *c;
+	struct pt_trace *tc = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+	assert_int_equal(open_seg(&g, &c), 0);
+	pt_session_drain(c, tc, now + 30);
+	assert_int_equal(trace_events(tc) + pt_trace_source_lost(tc), produced);
+	pt_session_close(c);
+	pt_session_close(a);
+	pt_session_close(b);
+	pt_trace_free(ta);
+	pt_trace_free(tb);
+	pt_trace_free(tc);
+	seg_free(&g);
+}
+
+/* Every slot taken: the ninth reader still reads (and counts), without a
+ * slot; a slot of a dead reader is taken over. */
+static void test_reader_slots_run_out(void **state)
+{
+	struct seg g;
+	seg_make(&g, getpid(), 1, 16, 4096);
+	struct pt_session *s;
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+	uint64_t now = pt_now_ns();
+	for (uint32_t k = 0; k < PT_SHM_MAX_READERS; k++) { /* live readers elsewhere */
+		g.h->readers[k].pid = getppid();
+		g.h->readers[k].heartbeat_ns = now;
+	}
+	assert_int_equal(open_seg(&g, &s), 0);
+	pt_session_drain(s, t, now);
+	assert_int_equal(pt_session_reader_slot(s), -1);
+	char desc[PT_SHM_CMDLINE_BYTES + 64];
+	pt_session_describe(s, desc, sizeof desc);
+	pt_session_close(s);
+	/* one of them is gone: its slot is ours */
+	pid_t dead = fork();
+	if (dead == 0)
+		_exit(0);
+	waitpid(dead, NULL, 0);
+	g.h->readers[5].pid = dead;
+	assert_int_equal(open_seg(&g, &s), 0);
+	pt_session_drain(s, t, now + 1);
+	assert_int_equal(pt_session_reader_slot(s), 5);
+	pt_session_close(s);
+	pt_trace_free(t);
+	seg_free(&g);
+}
+
 static void test_procstat(void **state)
 {
 	char root[300], sub[400];
@@ -960,22 +1145,25 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_drain_basic),
-		cmocka_unit_test(test_ext_and_device),
-		cmocka_unit_test(test_overwrite_and_ranges),
-		cmocka_unit_test(test_bad_strings),
-		cmocka_unit_test(test_refusals),
-		cmocka_unit_test(test_garbage),
-		cmocka_unit_test(test_corrupt_header),
-		cmocka_unit_test(test_header_rewritten_after_attach),
-		cmocka_unit_test(test_head_tail_out_of_range),
-		cmocka_unit_test(test_lying_lengths),
-		cmocka_unit_test(test_truncated_after_attach),
-		cmocka_unit_test(test_truncated_during_copy),
-		cmocka_unit_test(test_guard_leaves_other_faults),
-		cmocka_unit_test(test_exit_detection),
-		cmocka_unit_test(test_list_and_clean),
-		cmocka_unit_test(test_procstat),
+	    cmocka_unit_test(test_drain_basic),
+	    cmocka_unit_test(test_ext_and_device),
+	    cmocka_unit_test(test_overwrite_and_ranges),
+	    cmocka_unit_test(test_bad_strings),
+	    cmocka_unit_test(test_refusals),
+	    cmocka_unit_test(test_garbage),
+	    cmocka_unit_test(test_corrupt_header),
+	    cmocka_unit_test(test_header_rewritten_after_attach),
+	    cmocka_unit_test(test_head_tail_out_of_range),
+	    cmocka_unit_test(test_lying_lengths),
+	    cmocka_unit_test(test_truncated_after_attach),
+	    cmocka_unit_test(test_truncated_during_copy),
+	    cmocka_unit_test(test_guard_leaves_other_faults),
+	    cmocka_unit_test(test_exit_detection),
+	    cmocka_unit_test(test_list_and_clean),
+	    cmocka_unit_test(test_procstat),
+	    cmocka_unit_test(test_two_readers_each_get_all),
+	    cmocka_unit_test(test_stalled_reader_counts),
+	    cmocka_unit_test(test_reader_slots_run_out),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
