@@ -36,6 +36,7 @@ struct chunk {
 	uint32_t n, cap;
 	uint32_t sorted; /* events [0, sorted) are in order; == n when clean */
 	uint64_t seq;    /* creation order, breaks ties between chunks */
+	uint64_t first;  /* the track's append count at its first event */
 	uint64_t min_start, max_end;
 	struct pt_event ev[];
 };
@@ -43,6 +44,7 @@ struct chunk {
 struct tslot {
 	struct chunk *head, *tail;
 	uint64_t count;    /* kept */
+	uint64_t appended; /* ever appended (kept + dropped) */
 	uint32_t created;  /* chunks ever created, picks the next size */
 };
 
@@ -52,6 +54,7 @@ struct pt_store {
 	struct chunk *ghead, *gtail;
 	uint64_t next_seq;
 	uint64_t count, dropped;
+	uint64_t dropped_steps; /* ProfileStep events among the dropped */
 	uint64_t complete_from;
 	size_t mem, max_mem;
 	size_t budget; /* bytes the chunks may use: the cap less the summaries' share */
@@ -110,6 +113,8 @@ static void drop_oldest(struct pt_store *st)
 	ts->count -= c->n;
 	st->count -= c->n;
 	st->dropped += c->n;
+	for (uint32_t i = 0; i < c->n; i++)
+		st->dropped_steps += c->ev[i].kind == PT_KIND_PROFILE_STEP;
 	if (c->n && c->max_end > st->complete_from)
 		st->complete_from = c->max_end;
 	st->mem -= chunk_bytes(c->cap);
@@ -150,6 +155,7 @@ static struct chunk *new_chunk(struct pt_store *st, uint32_t track)
 	c->cap = cap;
 	c->sorted = 0;
 	c->seq = st->next_seq++;
+	c->first = ts->appended;
 	c->min_start = UINT64_MAX;
 	c->max_end = 0;
 	if (ts->tail)
@@ -180,6 +186,7 @@ void pt_store_append(struct pt_store *st, const struct pt_event *ev)
 	if (end > c->max_end)
 		c->max_end = end;
 	st->tracks[ev->track_id].count++;
+	st->tracks[ev->track_id].appended++;
 	st->count++;
 }
 
@@ -191,6 +198,27 @@ uint64_t pt_store_count(const struct pt_store *st)
 uint64_t pt_store_dropped(const struct pt_store *st)
 {
 	return st->dropped;
+}
+
+uint64_t pt_store_dropped_steps(const struct pt_store *st)
+{
+	return st->dropped_steps;
+}
+
+uint64_t pt_store_track_appended(const struct pt_store *st, uint32_t track)
+{
+	return track < st->ntracks ? st->tracks[track].appended : 0;
+}
+
+uint64_t pt_store_track_start_since(const struct pt_store *st, uint32_t track, uint64_t since)
+{
+	uint64_t m = UINT64_MAX;
+	if (track >= st->ntracks)
+		return m;
+	for (const struct chunk *c = st->tracks[track].head; c; c = c->next_in_track)
+		if (c->n && c->first + c->n > since && c->min_start < m)
+			m = c->min_start;
+	return m;
 }
 
 uint64_t pt_store_complete_from_ns(const struct pt_store *st)

@@ -37,6 +37,17 @@ void pt_store_append(struct pt_store *st, const struct pt_event *ev);
 
 uint64_t pt_store_count(const struct pt_store *st);   /* events kept */
 uint64_t pt_store_dropped(const struct pt_store *st); /* events dropped by the cap */
+/* ProfileStep events among the dropped ones (real step ordinals stay real). */
+uint64_t pt_store_dropped_steps(const struct pt_store *st);
+/*
+ * For readers that index a track incrementally: the events ever appended to
+ * it (kept + dropped), and the earliest start among its kept events that
+ * were appended at or after position `since` of that count (UINT64_MAX when
+ * none). The answer is at chunk granularity: it may be earlier than the
+ * exact one (never later), so re-reading from there finds every new event.
+ */
+uint64_t pt_store_track_appended(const struct pt_store *st, uint32_t track);
+uint64_t pt_store_track_start_since(const struct pt_store *st, uint32_t track, uint64_t since);
 /* Complete from here on: the latest end of any dropped event (0 if none). */
 uint64_t pt_store_complete_from_ns(const struct pt_store *st);
 /* Earliest start / latest end among kept events (0/0 when empty). */
