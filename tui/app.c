@@ -41,7 +41,7 @@ static int table_view_action(struct tui_app *a, const struct tui_binding *b)
 }
 
 static const struct tui_view_ops view_ops[TUI_V__COUNT] = {
-	[TUI_V_SUMMARY] = {tui_summary_draw, NULL},
+	[TUI_V_SUMMARY] = {tui_summary_draw, tui_summary_action},
 	[TUI_V_OPERATORS] = {draw_table_view, table_view_action},
 	[TUI_V_KERNELS] = {draw_table_view, table_view_action},
 	[TUI_V_TIMELINE] = {tui_tl_draw, tui_tl_action},
@@ -67,6 +67,8 @@ void tui_app_init(struct tui_app *a, struct pt_trace *t, const struct tui_opts *
 		tui_table_init(&a->tables[v], v);
 	a->st.describe = t->source ? t->source : "";
 	a->st.state = "file";
+	a->steps.at_end = 1; /* the step list follows the newest step */
+	a->tl.max_depth = TUI_TL_DEPTH_DEFAULT;
 	tui_model_build(a, 1);
 }
 
@@ -75,6 +77,7 @@ void tui_app_free(struct tui_app *a)
 	for (int v = 0; v < TUI_V__COUNT; v++)
 		tui_table_free(&a->tables[v]);
 	tui_tl_free(&a->tl);
+	tui_steps_free(&a->steps);
 	tui_ranks_free(&a->rv);
 	tui_base_free(&a->base);
 	pt_diff_side_free(a->snap_base);
@@ -272,10 +275,19 @@ static int view_shown(const struct tui_app *a, int v)
 	return v != TUI_V_RANKS || tui_nranks(a) || a->view == TUI_V_RANKS;
 }
 
+/* A view's short name, for a tab bar that has no room for the full ones. */
+static const char *view_short(int v)
+{
+	static const char *const names[TUI_V__COUNT] = {"Sum", "Ops", "Kern", "Time", "Mem",
+							 "Dist", "User", "Ranks", "Adv"};
+	return v >= 0 && v < TUI_V__COUNT ? names[v] : "?";
+}
+
 static void draw_tabs(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 {
 	/* the right side is measured first: the rank filter stays visible
-	 * while the tabs fold to their numbers */
+	 * while the tabs fold to short names, then to their numbers (the
+	 * current one always keeps its full name) */
 	char w[64], rk[64] = "";
 	snprintf(w, sizeof w, "[W] %s", a->model.window_label);
 	if (tui_nranks(a)) {
@@ -285,26 +297,36 @@ static void draw_tabs(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 	}
 	int wlen = (int)strlen(w), rlen = (int)strlen(rk);
 	int end = r.x + r.w, limit = end - (rlen ? rlen + 2 : 0);
-	/* a tab keeps its name while the tabs after it still fit folded (the
-	 * current one always named) */
-	int rest[TUI_V__COUNT + 1];
-	rest[TUI_V__COUNT] = 0;
-	for (int v = TUI_V__COUNT - 1; v >= 0; v--)
-		rest[v] = rest[v + 1] + (!view_shown(a, v) ? 0
-					 : v == a->view ? (int)strlen(tui_view_name(v)) + 3
-							: 2);
+	int form = 0; /* 0 full names, 1 short, 2 numbers */
+	for (; form < 2; form++) {
+		int need = 0;
+		for (int v = 0; v < TUI_V__COUNT; v++) {
+			if (!view_shown(a, v))
+				continue;
+			const char *nm = v == a->view || form == 0 ? tui_view_name(v) : view_short(v);
+			need += 2 + (int)strlen(nm) + 1;
+		}
+		if (r.x + need <= limit - (form == 0 ? wlen + 1 : 0))
+			break;
+	}
 	int x = r.x;
 	for (int v = 0; v < TUI_V__COUNT; v++) {
+		a->tab_x0[v] = a->tab_x1[v] = -1;
 		if (!view_shown(a, v))
 			continue;
 		char lab[32];
-		snprintf(lab, sizeof lab, "%d %s", v + 1, tui_view_name(v));
 		int cur = v == a->view;
+		if (cur || form == 0)
+			snprintf(lab, sizeof lab, "%d %s", v + 1, tui_view_name(v));
+		else if (form == 1)
+			snprintf(lab, sizeof lab, "%d %s", v + 1, view_short(v));
+		else
+			snprintf(lab, sizeof lab, "%d", v + 1);
 		struct tui_style s = cur ? tui_st(TUI_C_HEADER, TUI_A_REVERSE | TUI_A_BOLD)
 					 : tui_st(TUI_C_DIM, 0);
-		if (x + (int)strlen(lab) + 2 + rest[v + 1] > limit && !cur)
-			snprintf(lab, sizeof lab, "%d", v + 1);
+		a->tab_x0[v] = x;
 		x = tui_put_str(c, x, r.y, end, lab, s);
+		a->tab_x1[v] = x;
 		x = tui_put_str(c, x, r.y, end, " ", tui_st(TUI_C_DEFAULT, 0));
 	}
 	if (rlen && x + rlen <= end) {
@@ -396,11 +418,7 @@ static void draw_help(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 				strncat(keys, " ", sizeof keys - strlen(keys) - 1);
 			strncat(keys, k, sizeof keys - strlen(keys) - 1);
 		}
-		const char *where = b->views == TUI_VM_TL ? "timeline" : b->views == TUI_VM_TABLES ? "tables"
-				    : b->views == TUI_VM_SORTABLE ? "tables, ranks"
-				    : b->views == TUI_VM(TUI_V_OPERATORS) ? "operators"
-				    : b->views == TUI_VM(TUI_V_RANKS) ? "ranks"
-				    : b->views ? "some views" : "";
+		const char *where = tui_binding_where(b);
 		int x = r.x + col * colw;
 		tui_printf(c, x, y, x + colw, tui_st(TUI_C_KEY, TUI_A_BOLD), "%-16s", keys);
 		tui_printf(c, x + 17, y, x + colw - 1, tui_st(TUI_C_DEFAULT, 0), "%s%s%s%s", b->help,
@@ -456,32 +474,40 @@ static void do_export(struct tui_app *a)
 				(unsigned long long)pt_store_count(a->t->store), path);
 }
 
-/* Typing into the search line: printable bytes extend the pattern. */
+/* Typing into the search line: printable bytes extend the pattern (the
+ * table's, or the Timeline's). */
 static int search_key(struct tui_app *a, int key)
 {
+	int tl = a->view == TUI_V_TIMELINE;
 	struct tui_table *tb = &a->tables[a->view];
+	char *pat = tl ? a->tl.pat : tb->pat;
+	size_t *plen = tl ? &a->tl.plen : &tb->plen, cap = tl ? sizeof a->tl.pat : sizeof tb->pat;
+	int taken = 1;
 	if (key == TUI_KEY_ESC) {
-		tb->plen = 0;
-		memset(tb->pat, 0, sizeof tb->pat);
+		*plen = 0;
+		memset(pat, 0, cap);
 		a->searching = 0;
-		return 1;
-	}
-	if (key == TUI_KEY_ENTER) {
+	} else if (key == TUI_KEY_ENTER) {
 		a->searching = 0;
+		if (tl && *plen) { /* Enter: to the first match after the cursor */
+			const struct tui_binding *b = tui_key_lookup('n', TUI_V_TIMELINE);
+			if (b)
+				tui_tl_action(a, b);
+		}
 		return 1;
+	} else if (key == TUI_KEY_BACKSPACE || key == 127 || key == 8) {
+		if (*plen)
+			pat[--*plen] = 0;
+	} else if (key >= 32 && key < 256 && key != 127 && *plen + 1 < cap) {
+		pat[(*plen)++] = (char)key;
+	} else {
+		taken = 0; /* arrows etc. fall through to the view */
 	}
-	if (key == TUI_KEY_BACKSPACE || key == 127 || key == 8) {
-		if (tb->plen)
-			tb->pat[--tb->plen] = 0;
+	if (taken && !tl)
 		tb->sel = tb->top = 0;
-		return 1;
-	}
-	if (key >= 32 && key < 256 && key != 127 && tb->plen + 1 < sizeof tb->pat) {
-		tb->pat[tb->plen++] = (char)key;
-		tb->sel = tb->top = 0;
-		return 1;
-	}
-	return 0; /* arrows etc. fall through to the table */
+	if (taken && tl)
+		tui_tl_search_changed(a);
+	return taken;
 }
 
 static void set_view(struct tui_app *a, int v)
@@ -492,17 +518,60 @@ static void set_view(struct tui_app *a, int v)
 		tui_model_build(a, 0); /* the per-rank figures, if stale */
 }
 
+/* A click or the wheel (--mouse): tabs switch views; the body is the view's. */
+static void mouse(struct tui_app *a)
+{
+	const struct tui_mouse *m = &a->mouse;
+	a->help = 0;
+	if (m->button == 1 && m->y == a->lay.tabs.y) {
+		for (int v = 0; v < TUI_V__COUNT; v++)
+			if (a->tab_x0[v] >= 0 && m->x >= a->tab_x0[v] && m->x < a->tab_x1[v])
+				set_view(a, v);
+		return;
+	}
+	struct tui_rect b = a->lay.body;
+	if (m->y < b.y || m->y >= b.y + b.h || m->x < b.x || m->x >= b.x + b.w)
+		return;
+	switch (a->view) {
+	case TUI_V_TIMELINE:
+		tui_tl_mouse(a);
+		break;
+	case TUI_V_SUMMARY:
+		tui_summary_mouse(a);
+		break;
+	case TUI_V_OPERATORS:
+	case TUI_V_KERNELS:
+	case TUI_V_MEMORY:
+	case TUI_V_USER:
+		tui_table_mouse(a, &a->tables[a->view]);
+		break;
+	default:
+		if (m->button == 4 || m->button == 5) {
+			const struct tui_binding *bd =
+				tui_key_lookup(m->button == 4 ? TUI_KEY_UP : TUI_KEY_DOWN, a->view);
+			if (bd && view_ops[a->view].action)
+				view_ops[a->view].action(a, bd);
+		}
+	}
+}
+
 /* Handles one key; returns 1 when the app should quit. */
 int tui_app_key(struct tui_app *a, int key)
 {
 	if (key == TUI_KEY_RESIZE)
 		return 0;
+	if (key == TUI_KEY_MOUSE) {
+		mouse(a);
+		return 0;
+	}
 	if (a->help) { /* any key closes the help (q still quits) */
 		a->help = 0;
 		if (key != 'q' && key != TUI_KEY_F(10))
 			return 0;
 	}
 	if (a->searching && search_key(a, key))
+		return 0;
+	if (a->view == TUI_V_TIMELINE && tui_tl_prompt_key(a, key))
 		return 0;
 	const struct tui_binding *b = tui_key_lookup(key, a->view);
 	if (!b)
