@@ -8,7 +8,8 @@
  * zoomed-out row costs a few events per cell.
  *
  * Incremental: a track is re-read from the earliest start among the events
- * appended since it was indexed (pt_store_track_start_since): rows are cut
+ * appended since it was indexed (pt_store_track_start_since, exact from the
+ * checkpoint taken at the last update): rows are cut
  * there, the stack of events still open at that time is rebuilt from the
  * rows' last events (the open ones, in start order, are exactly what a full
  * pass would hold on its stack), and the store's sorted iteration from that
@@ -36,8 +37,10 @@ static void row_free(struct tl_row *r)
 	free(r->name);
 	free(r->corr);
 	free(r->kind);
-	for (int l = 0; l < TL_NLEV; l++)
+	for (int l = 0; l < TL_NLEV; l++) {
 		free(r->best[l]);
+		free(r->bdur[l]);
+	}
 	memset(r, 0, sizeof *r);
 }
 
@@ -49,17 +52,26 @@ static void track_free(struct tl_track *x)
 	memset(x, 0, sizeof *x);
 }
 
-static void row_grow(struct tl_row *r)
+static void row_reserve(struct tl_row *r, uint32_t cap)
 {
-	uint32_t cap = r->cap ? r->cap * 2 : 16;
+	if (cap <= r->cap)
+		return;
 	r->start = pt_xrealloc(r->start, (size_t)cap * sizeof *r->start);
 	r->end = pt_xrealloc(r->end, (size_t)cap * sizeof *r->end);
 	r->name = pt_xrealloc(r->name, (size_t)cap * sizeof *r->name);
 	r->corr = pt_xrealloc(r->corr, (size_t)cap * sizeof *r->corr);
 	r->kind = pt_xrealloc(r->kind, (size_t)cap);
-	for (int l = 0; l < TL_NLEV; l++)
-		r->best[l] = pt_xrealloc(r->best[l], ((size_t)(cap >> lev_shift[l]) + 1) * sizeof(uint32_t));
+	for (int l = 0; l < TL_NLEV; l++) {
+		size_t nb = (size_t)(cap >> lev_shift[l]) + 1;
+		r->best[l] = pt_xrealloc(r->best[l], nb * sizeof(uint32_t));
+		r->bdur[l] = pt_xrealloc(r->bdur[l], nb * sizeof(uint64_t));
+	}
 	r->cap = cap;
+}
+
+static void row_grow(struct tl_row *r)
+{
+	row_reserve(r, r->cap ? r->cap * 2 : 16);
 }
 
 static inline void row_push(struct tl_row *r, const struct pt_event *ev)
@@ -94,6 +106,7 @@ static void row_settle(struct tl_row *r)
 		uint32_t b0 = r->dirty >> s, nb = ((r->n - 1) >> s) + 1;
 		for (uint32_t b = b0; b < nb; b++) {
 			uint32_t best = UINT32_MAX;
+			uint64_t bd = 0;
 			if (l == 0) {
 				uint32_t hi = (b + 1) << s;
 				if (hi > r->n)
@@ -101,16 +114,21 @@ static void row_settle(struct tl_row *r)
 				for (uint32_t i = b << s; i < hi; i++)
 					if (best == UINT32_MAX || longer(r, i, best))
 						best = i;
+				bd = r->end[best] - r->start[best];
 			} else {
 				uint32_t ps = lev_shift[l - 1], per = 1u << (s - ps);
 				uint32_t pnb = ((r->n - 1) >> ps) + 1;
 				for (uint32_t cb = b * per; cb < (b + 1) * per && cb < pnb; cb++) {
 					uint32_t k = r->best[l - 1][cb];
-					if (best == UINT32_MAX || longer(r, k, best))
+					uint64_t kd = r->bdur[l - 1][cb];
+					if (best == UINT32_MAX || kd > bd || (kd == bd && k < best)) {
 						best = k;
+						bd = kd;
+					}
 				}
 			}
 			r->best[l][b] = best;
+			r->bdur[l][b] = bd;
 		}
 	}
 	r->dirty = r->n;
@@ -204,6 +222,41 @@ static size_t reindex_from(struct tl_track *x, struct pt_store *st, uint32_t tra
 		qsort(stack, sn, sizeof *stack, open_cmp);
 	size_t got = 0;
 	struct pt_store_iter it;
+	if (t_min == 0 && !keep_rows && pt_store_track_events(st, track) > 4096) {
+		/* a first build: count each row's events first, so the rows are
+		 * allocated once at their size (no growing copies of big arrays) */
+		uint32_t *cnt = pt_xcalloc(TL_MAX_DEPTH + 1, sizeof *cnt);
+		size_t cn = 0;
+		pt_store_iter_init(&it, st, track, 0, UINT64_MAX);
+		struct pt_event *e0;
+		while ((e0 = pt_store_iter_next(&it))) {
+			uint64_t s0 = e0->start_ns;
+			while (cn && stack[cn - 1].end <= s0)
+				cn--;
+			if (cn >= 64) {
+				size_t k = 0;
+				for (size_t j = 0; j < cn; j++)
+					if (stack[j].end > s0)
+						stack[k++] = stack[j];
+				cn = k;
+			}
+			uint32_t d = cn ? stack[cn - 1].depth + 1 : 0;
+			if (d > TL_MAX_DEPTH)
+				d = TL_MAX_DEPTH;
+			cnt[d]++;
+			if (cn == scap) {
+				scap *= 2;
+				stack = pt_xrealloc(stack, scap * sizeof *stack);
+			}
+			stack[cn++] = (struct open_ev){s0, pt_event_end(e0), d};
+		}
+		pt_store_iter_done(&it);
+		for (uint32_t d = 0; d <= TL_MAX_DEPTH; d++)
+			if (cnt[d])
+				row_reserve(track_row(x, d), cnt[d]);
+		x->nrows = 0; /* track_row counted them; the pass below fills them */
+		free(cnt);
+	}
 	pt_store_iter_init(&it, st, track, t_min, UINT64_MAX);
 	struct pt_event *ev;
 	while ((ev = pt_store_iter_next(&it))) {
@@ -293,7 +346,7 @@ uint64_t pt_timeline_generation(const struct pt_timeline_cache *c)
 /* Brings one track up to date; returns events indexed, *changed set when anything moved. */
 static size_t track_update(struct tl_track *x, struct pt_store *st, uint32_t track, int *changed)
 {
-	uint64_t app = pt_store_track_appended(st, track);
+	uint64_t app = pt_store_track_appended(st, track); /* before the checkpoint below */
 	uint64_t cf = pt_store_complete_from_ns(st);
 	size_t got = 0;
 	uint64_t t_min = UINT64_MAX;
@@ -306,7 +359,8 @@ static size_t track_update(struct tl_track *x, struct pt_store *st, uint32_t tra
 		*changed = 1;
 	}
 	x->built = 1;
-	x->sig_app = app;
+	/* a checkpoint: the next update knows exactly where new events start */
+	x->sig_app = pt_store_track_checkpoint(st, track);
 	if (cf > x->trim_ns) {
 		trim(x, cf);
 		x->trim_ns = cf;
@@ -407,24 +461,42 @@ static size_t bucket_row(const struct tl_row *r, unsigned depth, uint64_t t0, ui
 	while (i < r->n && r->start[i] < t1) {
 		while (r->start[i] >= b[c + 1])
 			c++;
-		int done = 0;
-		if ((i & ((1u << lev_shift[0]) - 1)) == 0) {
-			for (int l = TL_NLEV - 1; l >= 0 && !done; l--) {
-				uint32_t sz = 1u << lev_shift[l];
-				if (i % sz || (uint64_t)i + sz > r->n)
-					continue;
-				/* disjoint and sorted: the block lies in [start[i], end[last]] */
-				if (r->start[i + sz - 1] < b[c + 1] && r->end[i + sz - 1] <= b[c + 1]) {
-					uint32_t k = r->best[l][i >> lev_shift[l]];
-					offer(&bc, c, k, r->end[k] - r->start[k]);
-					i += sz;
-					done = 1;
-				}
-			}
+		/* the events starting in cell c: [i, e), found by galloping from i */
+		uint64_t bound = b[c + 1];
+		uint32_t lo = i, step = 1;
+		while (lo + step < r->n && r->start[lo + step] < bound) {
+			lo += step;
+			step *= 2;
 		}
-		if (!done)
-			spread(&bc, c, i++);
-		visited++;
+		uint32_t hi = lo + step < r->n ? lo + step : r->n;
+		while (lo + 1 < hi) { /* start[lo] < bound; the answer is in (lo, hi] */
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (r->start[mid] < bound)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		uint32_t e = lo + 1;
+		while (i < e) {
+			/* the largest aligned block inside the cell: disjoint and sorted,
+			 * so only the cell's last event may reach past its end */
+			int done = 0;
+			for (int l = TL_NLEV - 1; l >= 0 && (i & ((1u << lev_shift[0]) - 1)) == 0; l--) {
+				uint32_t sz = 1u << lev_shift[l];
+				if (i % sz || i + sz > e)
+					continue;
+				if (i + sz == e && r->end[e - 1] > bound)
+					continue;
+				uint32_t blk = i >> lev_shift[l];
+				offer(&bc, c, r->best[l][blk], r->bdur[l][blk]);
+				i += sz;
+				done = 1;
+				break;
+			}
+			if (!done)
+				spread(&bc, c, i++);
+			visited++;
+		}
 	}
 	for (c = 0; c < width; c++) {
 		uint32_t k = win[c];

@@ -20,6 +20,7 @@ struct tl_row {
 	uint32_t *name, *corr;
 	uint8_t *kind;
 	uint32_t *best[TL_NLEV]; /* per block of 4 .. 4096 events: its longest event */
+	uint64_t *bdur[TL_NLEV]; /* ... and that event's duration (no lookup when bucketing) */
 	uint32_t dirty;          /* block summaries are stale from this index on */
 	uint32_t nsteps;         /* ProfileStep events in [base, n) */
 };

@@ -395,36 +395,82 @@ static int draw_help_anomalies(struct tui_app *a, struct tui_canvas *c, struct t
 	return rows;
 }
 
+/* The help's lines: the current view's own keys, then every view's (the
+ * view keys 1-9 folded into one line); -1 and -2 are section titles, -3 the
+ * folded view keys. Returns the count. */
+static int help_lines(const struct tui_app *a, int *out, int max)
+{
+	int n = 0, views_done = 0;
+	if (n < max)
+		out[n++] = -1;
+	for (size_t i = 0; i < tui_nbindings && n < max; i++)
+		if (tui_bindings[i].views & TUI_VM(a->view))
+			out[n++] = (int)i;
+	if (n < max)
+		out[n++] = -2;
+	for (size_t i = 0; i < tui_nbindings && n < max; i++) {
+		const struct tui_binding *b = &tui_bindings[i];
+		if (b->views)
+			continue;
+		if (b->act == TUI_ACT_VIEW) {
+			if (!views_done)
+				out[n++] = -3;
+			views_done = 1;
+			continue;
+		}
+		out[n++] = (int)i;
+	}
+	return n;
+}
+
 static void draw_help(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 {
 	int y = r.y;
-	tui_put_str(c, r.x, y++, r.x + r.w, "Keys (any key closes this help)",
-		    tui_st(TUI_C_HEADER, TUI_A_BOLD));
-	int colw = r.w >= 120 ? r.w / 2 : r.w, col = 0;
-	int y0 = y;
+	char title[96];
+	snprintf(title, sizeof title, "Keys in %s (Up/Down/PgDn scroll, any other key closes this help)",
+		 tui_view_name(a->view));
+	tui_put_str(c, r.x, y++, r.x + r.w, title, tui_st(TUI_C_HEADER, TUI_A_BOLD));
 	r.h -= draw_help_anomalies(a, c, r);
-	for (size_t i = 0; i < tui_nbindings; i++) {
-		const struct tui_binding *b = &tui_bindings[i];
-		if (y >= r.y + r.h) {
-			if (colw == r.w || col == 1)
-				break;
-			col = 1;
-			y = y0;
+	int lines[TUI_BIND_MAX + 8];
+	int n = help_lines(a, lines, (int)(sizeof lines / sizeof lines[0]));
+	int colw = r.w >= 120 ? r.w / 2 : r.w, cols = colw == r.w ? 1 : 2;
+	int per = r.y + r.h - y;
+	if (per < 1)
+		return;
+	int max_top = n - per * cols > 0 ? n - per * cols : 0;
+	if (a->help_top > max_top)
+		a->help_top = max_top;
+	if (a->help_top < 0)
+		a->help_top = 0;
+	for (int k = 0; k < per * cols && a->help_top + k < n; k++) {
+		int li = lines[a->help_top + k];
+		int x = r.x + (k / per) * colw, yy = y + k % per;
+		if (li == -1 || li == -2) {
+			tui_printf(c, x, yy, x + colw - 1, tui_st(TUI_C_HEADER, TUI_A_BOLD | TUI_A_UNDERLINE),
+				   "%s", li == -1 ? tui_view_name(a->view) : "Every view");
+			continue;
 		}
-		char keys[48] = "", k[16];
+		if (li == -3) {
+			tui_printf(c, x, yy, x + colw, tui_st(TUI_C_KEY, TUI_A_BOLD), "%-16s", "1 .. 9");
+			int vx = x + 17;
+			for (int v = 0; v < TUI_V__COUNT; v++)
+				vx = tui_printf(c, vx, yy, x + colw - 1, tui_st(TUI_C_DEFAULT, 0), "%s%s",
+						v ? ", " : "the views: ", tui_view_name(v));
+			continue;
+		}
+		const struct tui_binding *b = &tui_bindings[li];
+		char keys[48] = "", kn[16];
 		for (int j = 0; j < TUI_BIND_KEYS && b->keys[j]; j++) {
-			tui_key_name(b->keys[j], k, sizeof k);
+			tui_key_name(b->keys[j], kn, sizeof kn);
 			if (j)
 				strncat(keys, " ", sizeof keys - strlen(keys) - 1);
-			strncat(keys, k, sizeof keys - strlen(keys) - 1);
+			strncat(keys, kn, sizeof keys - strlen(keys) - 1);
 		}
-		const char *where = tui_binding_where(b);
-		int x = r.x + col * colw;
-		tui_printf(c, x, y, x + colw, tui_st(TUI_C_KEY, TUI_A_BOLD), "%-16s", keys);
-		tui_printf(c, x + 17, y, x + colw - 1, tui_st(TUI_C_DEFAULT, 0), "%s%s%s%s", b->help,
-			   where[0] ? " (" : "", where, where[0] ? ")" : "");
-		y++;
+		tui_printf(c, x, yy, x + colw, tui_st(TUI_C_KEY, TUI_A_BOLD), "%-16s", keys);
+		tui_put_str(c, x + 17, yy, x + colw - 1, b->help, tui_st(TUI_C_DEFAULT, 0));
 	}
+	if (a->help_top + per * cols < n)
+		tui_put_str(c, r.x + r.w - 10, r.y, r.x + r.w, "(more ...)", tui_st(TUI_C_DIM, 0));
 }
 
 void tui_app_draw(struct tui_app *a, struct tui_canvas *c)
@@ -564,7 +610,16 @@ int tui_app_key(struct tui_app *a, int key)
 		mouse(a);
 		return 0;
 	}
-	if (a->help) { /* any key closes the help (q still quits) */
+	if (a->help) { /* arrows scroll the help, any other key closes it (q still quits) */
+		int step = key == TUI_KEY_UP ? -1 : key == TUI_KEY_DOWN ? 1
+			   : key == TUI_KEY_PGUP ? -10 : key == TUI_KEY_PGDN || key == ' ' ? 10
+			   : key == TUI_KEY_HOME ? -1000 : key == TUI_KEY_END ? 1000 : 0;
+		if (step) {
+			a->help_top += step;
+			if (a->help_top < 0)
+				a->help_top = 0;
+			return 0;
+		}
 		a->help = 0;
 		if (key != 'q' && key != TUI_KEY_F(10))
 			return 0;
@@ -584,6 +639,7 @@ int tui_app_key(struct tui_app *a, int key)
 		return 1;
 	case TUI_ACT_HELP:
 		a->help = 1;
+		a->help_top = 0;
 		break;
 	case TUI_ACT_VIEW:
 		set_view(a, b->arg);

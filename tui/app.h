@@ -244,6 +244,7 @@ struct tui_app {
 	struct tui_model model;
 	int view;
 	int help;
+	int help_top;             /* the help's first line shown */
 	int paused;
 	int searching;            /* typing into the search line */
 	int window;               /* enum tui_window */

@@ -204,23 +204,26 @@ int tui_put_name(struct tui_canvas *c, int x, int y, int cols, const char *s, si
 		return tui_put_str(c, x, y, x + cols, buf, st);
 	}
 	/* too long: the head and the tail around an ellipsis; each escaped from
-	 * at most 1 KiB of the name (enough for 300 columns) */
+	 * at most 1000 bytes of the name (at least 250 columns, more than the
+	 * 150 each side needs) into 4 KiB (an escape takes at most 4 bytes per
+	 * byte of the name) */
+	static char part[4096];
 	int head = (cols - 1) / 2, tail = cols - 1 - head, got;
-	size_t hn = len < 1024 ? len : 1024;
-	pt_escape_term(buf, sizeof buf, s, hn, 0, fl);
-	buf[cols_prefix(buf, head, &got)] = 0;
-	int nx = tui_put_str(c, x, y, x + head, buf, st);
+	size_t hn = len < 1000 ? len : 1000;
+	pt_escape_term(part, sizeof part, s, hn, 0, fl);
+	part[cols_prefix(part, head, &got)] = 0;
+	int nx = tui_put_str(c, x, y, x + head, part, st);
 	nx = tui_put_str(c, nx, y, nx + 1, c->ascii ? "~" : "\xe2\x80\xa6", st);
-	size_t from = len > 1024 ? len - 1024 : 0;
+	size_t from = len > 1000 ? len - 1000 : 0;
 	while (from > 0 && from < len && ((unsigned char)s[from] & 0xc0) == 0x80)
 		from++; /* start at a character */
-	pt_escape_term(buf, sizeof buf, s + from, len - from, 0, fl);
+	pt_escape_term(part, sizeof part, s + from, len - from, 0, fl);
 	int total;
-	cols_prefix(buf, 1 << 30, &total);
-	size_t skip = cols_prefix(buf, total > tail ? total - tail : 0, &got);
+	cols_prefix(part, 1 << 30, &total);
+	size_t skip = cols_prefix(part, total > tail ? total - tail : 0, &got);
 	if (got < total - tail) /* a wide character straddles the cut */
-		skip = cols_prefix(buf, got + 2, &got);
-	return tui_put_str(c, nx, y, x + cols, buf + skip, st);
+		skip = cols_prefix(part, got + 2, &got);
+	return tui_put_str(c, nx, y, x + cols, part + skip, st);
 }
 
 static const uint32_t glyph_utf8[TUI_G__COUNT] = {0x2588, 0x2500, 0x2502, 0x25bc, 0x2026,

@@ -108,6 +108,7 @@ enum tui_action {
 };
 
 #define TUI_BIND_KEYS 4
+#define TUI_BIND_MAX 96 /* bindings in the table at most (the help's line list) */
 
 struct tui_binding {
 	enum tui_action act;

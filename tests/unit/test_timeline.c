@@ -382,6 +382,31 @@ static void test_incremental_equals_full(void **state)
 	pt_trace_free(full);
 }
 
+/* The store says where new events start: exactly from a checkpoint, at
+ * chunk granularity (earlier, never later) from anywhere else. */
+static void test_store_checkpoints(void **state)
+{
+	struct pt_trace *t = pt_trace_new(0);
+	uint32_t h = tu_track(t, 1, 1, -1);
+	for (int i = 0; i < 100; i++)
+		tu_ev(t, h, PT_KIND_OPERATOR, "op", 1000 + i, 0.5, 0);
+	struct pt_store *st = t->store;
+	assert_int_equal(pt_store_track_appended(st, h), 100);
+	uint64_t cp = pt_store_track_checkpoint(st, h);
+	assert_int_equal(cp, 100);
+	assert_int_equal(pt_store_track_start_since(st, h, cp), UINT64_MAX);
+	tu_ev(t, h, PT_KIND_OPERATOR, "late", 2000, 1, 0);
+	tu_ev(t, h, PT_KIND_PROFILE_STEP, "step", 1500, 600, 0); /* ends last, starts earlier */
+	assert_int_equal(pt_store_track_start_since(st, h, cp), US(1500));
+	uint64_t cp2 = pt_store_track_checkpoint(st, h);
+	tu_ev(t, h, PT_KIND_OPERATOR, "later", 3000, 1, 0);
+	assert_int_equal(pt_store_track_start_since(st, h, cp2), US(3000));
+	assert_int_equal(pt_store_track_start_since(st, h, cp), US(1500)); /* both stretches */
+	/* not a checkpoint: the chunk's earliest start (the first event's) */
+	assert_true(pt_store_track_start_since(st, h, 50) <= US(1000));
+	pt_trace_free(t);
+}
+
 /* ---- lanes, cursor, steps, correlation, search ---- */
 
 static void test_lanes_order(void **state)
@@ -705,6 +730,7 @@ int main(void)
 		cmocka_unit_test(test_bucket_width_one_and_empty),
 		cmocka_unit_test(test_bucket_random_vs_reference),
 		cmocka_unit_test(test_incremental_equals_full),
+		cmocka_unit_test(test_store_checkpoints),
 		cmocka_unit_test(test_lanes_order),
 		cmocka_unit_test(test_event_at),
 		cmocka_unit_test(test_steps),

@@ -267,10 +267,12 @@ static void test_views(void **state)
 	keys(&a, "W");
 	s = render(&a, &c);
 	assert_non_null(strstr(s, "last 30 s"));
-	/* help lists the key table */
-	keys(&a, "?");
+	/* help lists the key table: the view's own keys and every view's */
+	keys(&a, "4?");
 	s = render(&a, &c);
 	assert_non_null(strstr(s, "zoom in around the cursor"));
+	assert_non_null(strstr(s, "the views: Summary, Operators"));
+	assert_true(tui_nbindings <= TUI_BIND_MAX);
 	assert_int_equal(tui_app_key(&a, 'x'), 0); /* closes help */
 	assert_int_equal(tui_app_key(&a, 'q'), 1);
 	tui_canvas_free(&c);
