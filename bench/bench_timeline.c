@@ -42,7 +42,7 @@ static void add(struct pt_trace *t, uint32_t track, uint8_t kind, uint32_t nm, u
 }
 
 #define NHOST 4
-#define NDEV 56
+#define NDEV  56
 
 static struct pt_trace *build(uint64_t target, uint32_t *lanes)
 {
@@ -78,12 +78,16 @@ static struct pt_trace *build(uint64_t target, uint32_t *lanes)
 				uint64_t in = c + 500;
 				while (in + 3000 < c + op) {
 					uint64_t il = 1000 + rnd(2000);
-					add(t, lanes[h], PT_KIND_OPERATOR_INNER, nm[rnd(64)], in, il, 0);
-					add(t, lanes[h], PT_KIND_CUDA_RUNTIME, nm[1], in + 100, 300, corr);
+					add(t, lanes[h], PT_KIND_OPERATOR_INNER, nm[rnd(64)], in,
+					    il, 0);
+					add(t, lanes[h], PT_KIND_CUDA_RUNTIME, nm[1], in + 100, 300,
+					    corr);
 					int d = (int)rnd(NDEV);
-					uint64_t ks = in + 5000 > dev_free[d] ? in + 5000 : dev_free[d];
+					uint64_t ks =
+					    in + 5000 > dev_free[d] ? in + 5000 : dev_free[d];
 					uint64_t kl = 2000 + rnd(30000);
-					add(t, lanes[NHOST + d], PT_KIND_KERNEL, nm[rnd(64)], ks, kl, corr);
+					add(t, lanes[NHOST + d], PT_KIND_KERNEL, nm[rnd(64)], ks,
+					    kl, corr);
 					dev_free[d] = ks + kl + 500;
 					corr++;
 					events += 3;
@@ -154,8 +158,9 @@ int main(int argc, char **argv)
 		const char *what;
 		uint64_t t0, t1;
 	} views[] = {
-		{"zoomed out (all events)", first, last + 1},
-		{"zoomed in (1 ms window)", first + (last - first) / 2, first + (last - first) / 2 + 1000000},
+	    {"zoomed out (all events)", first, last + 1},
+	    {"zoomed in (1 ms window)", first + (last - first) / 2,
+	     first + (last - first) / 2 + 1000000},
 	};
 	for (size_t v = 0; v < 2; v++) {
 		double best = 1e9;
@@ -167,7 +172,8 @@ int main(int argc, char **argv)
 			if (ms < best)
 				best = ms;
 		}
-		printf("%-24s every row (%zu) x %d cells: %.3f ms per frame (%zu events/blocks visited); "
+		printf("%-24s every row (%zu) x %d cells: %.3f ms per frame (%zu events/blocks "
+		       "visited); "
 		       "reference (iterate all events) %.2f ms; ratio %.3fx\n",
 		       views[v].what, rows, W, best, visited, ref, best / ref);
 	}
@@ -177,7 +183,8 @@ int main(int argc, char **argv)
 	for (int r = 0; r < 9; r++) {
 		for (int h = 0; h < NHOST; h++)
 			for (int i = 0; i < 500; i++)
-				add(t, tracks[h], PT_KIND_OPERATOR, 1, now + (uint64_t)i * 2000, 1500, 0);
+				add(t, tracks[h], PT_KIND_OPERATOR, 1, now + (uint64_t)i * 2000,
+				    1500, 0);
 		now += 1000000;
 		uint64_t t0 = pt_now_ns();
 		size_t got = pt_timeline_update(c, t);
@@ -191,7 +198,8 @@ int main(int argc, char **argv)
 			upd[j] = upd[j - 1];
 			upd[j - 1] = x;
 		}
-	printf("incremental update after 2000 new events: median %.3f ms (a rebuild from scratch: see above)\n",
+	printf("incremental update after 2000 new events: median %.3f ms (a rebuild from scratch: "
+	       "see above)\n",
 	       upd[4]);
 	pt_timeline_cache_free(c);
 	pt_trace_free(t);

@@ -121,7 +121,8 @@ static void row_settle(struct tl_row *r)
 				for (uint32_t cb = b * per; cb < (b + 1) * per && cb < pnb; cb++) {
 					uint32_t k = r->best[l - 1][cb];
 					uint64_t kd = r->bdur[l - 1][cb];
-					if (best == UINT32_MAX || kd > bd || (kd == bd && k < best)) {
+					if (best == UINT32_MAX || kd > bd ||
+					    (kd == bd && k < best)) {
 						best = k;
 						bd = kd;
 					}
@@ -160,7 +161,8 @@ void tl_row_event(const struct tl_row *r, uint32_t i, uint32_t track, struct pt_
 
 uint32_t tl_row_find(const struct tl_row *r, const struct pt_event *ev)
 {
-	for (uint32_t i = tl_lower(r, ev->start_ns, 0); i < r->n && r->start[i] == ev->start_ns; i++)
+	for (uint32_t i = tl_lower(r, ev->start_ns, 0); i < r->n && r->start[i] == ev->start_ns;
+	     i++)
 		if (r->name[i] == ev->name_id && r->end[i] - r->start[i] == ev->dur_ns)
 			return i;
 	return UINT32_MAX;
@@ -214,7 +216,8 @@ static size_t reindex_from(struct tl_track *x, struct pt_store *st, uint32_t tra
 		if (r->n > r->base) {
 			keep_rows = d + 1;
 			if (r->end[r->n - 1] > t_min)
-				stack[sn++] = (struct open_ev){r->start[r->n - 1], r->end[r->n - 1], d};
+				stack[sn++] =
+				    (struct open_ev){r->start[r->n - 1], r->end[r->n - 1], d};
 		}
 	}
 	x->nrows = keep_rows;
@@ -251,9 +254,9 @@ static size_t reindex_from(struct tl_track *x, struct pt_store *st, uint32_t tra
 			stack[cn++] = (struct open_ev){s0, pt_event_end(e0), d};
 		}
 		pt_store_iter_done(&it);
-		for (uint32_t d = 0; d <= TL_MAX_DEPTH; d++)
+		for (uint32_t d = 0; d <= TL_MAX_DEPTH; d++) /* a quarter more: room to grow live */
 			if (cnt[d])
-				row_reserve(track_row(x, d), cnt[d]);
+				row_reserve(track_row(x, d), cnt[d] + cnt[d] / 4 + 64);
 		x->nrows = 0; /* track_row counted them; the pass below fills them */
 		free(cnt);
 	}
@@ -318,6 +321,8 @@ static void cache_reset(struct pt_timeline_cache *c)
 		track_free(&c->tr[i]);
 	free(c->tr);
 	free(c->steps);
+	free(c->step_num);
+	free(c->st_since);
 	free(c->by_dur);
 	free(c->corr);
 	uint64_t gen = c->gen;
@@ -369,12 +374,17 @@ static size_t track_update(struct tl_track *x, struct pt_store *st, uint32_t tra
 	return got;
 }
 
-size_t pt_timeline_update(struct pt_timeline_cache *c, struct pt_trace *t)
+void tl_cache_bind(struct pt_timeline_cache *c, const struct pt_trace *t)
 {
 	if (c->t != t) {
 		cache_reset(c);
 		c->t = t;
 	}
+}
+
+size_t pt_timeline_update(struct pt_timeline_cache *c, struct pt_trace *t)
+{
+	tl_cache_bind(c, t);
 	uint32_t n = pt_store_track_count(t->store);
 	if (n > c->ntr) {
 		c->tr = pt_xrealloc(c->tr, (size_t)n * sizeof *c->tr);
@@ -481,7 +491,8 @@ static size_t bucket_row(const struct tl_row *r, unsigned depth, uint64_t t0, ui
 			/* the largest aligned block inside the cell: disjoint and sorted,
 			 * so only the cell's last event may reach past its end */
 			int done = 0;
-			for (int l = TL_NLEV - 1; l >= 0 && (i & ((1u << lev_shift[0]) - 1)) == 0; l--) {
+			for (int l = TL_NLEV - 1; l >= 0 && (i & ((1u << lev_shift[0]) - 1)) == 0;
+			     l--) {
 				uint32_t sz = 1u << lev_shift[l];
 				if (i % sz || i + sz > e)
 					continue;
@@ -570,9 +581,8 @@ static uint32_t row_at(const struct tl_row *r, uint64_t t, int dir, int *contain
 	return t - r->start[hi - 1] <= r->start[hi] - t ? hi - 1 : hi;
 }
 
-int pt_timeline_event_at(struct pt_timeline_cache *c, struct pt_trace *t, uint32_t track,
-			 int depth, uint64_t t_ns, int dir, struct pt_event *out,
-			 unsigned *out_depth)
+int pt_timeline_event_at(struct pt_timeline_cache *c, struct pt_trace *t, uint32_t track, int depth,
+			 uint64_t t_ns, int dir, struct pt_event *out, unsigned *out_depth)
 {
 	struct tl_track *x = tl_track_of(c, t, track);
 	if (!x || !x->nrows)

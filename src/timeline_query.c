@@ -7,7 +7,9 @@
  * Steps are numbered as the aggregator numbers them: the number in the
  * step's name ("ProfilerStep#552"), else its ordinal among every step
  * event in start order, counting the steps the store's cap dropped, so a
- * number is the job's own whatever part of the data is shown.
+ * number is the job's own whatever part of the data is shown. The step
+ * list does not need the rows' index: asking for steps (the screen's
+ * windows) costs the steps, not an index of every event.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -31,49 +33,100 @@ static int step_cmp(const void *a, const void *b)
 	return x->track < y->track ? -1 : x->track > y->track;
 }
 
+/* Room for one more step at position at (the list stays sorted). */
+static void steps_insert(struct pt_timeline_cache *c, size_t at, const struct pt_tl_step *v,
+			 int64_t name_num)
+{
+	if (c->nsteps == c->steps_cap) {
+		c->steps_cap = c->steps_cap ? c->steps_cap * 2 : 64;
+		c->steps = pt_xrealloc(c->steps, c->steps_cap * sizeof *c->steps);
+		c->step_num = pt_xrealloc(c->step_num, c->steps_cap * sizeof *c->step_num);
+	}
+	memmove(c->steps + at + 1, c->steps + at, (c->nsteps - at) * sizeof *c->steps);
+	memmove(c->step_num + at + 1, c->step_num + at, (c->nsteps - at) * sizeof *c->step_num);
+	c->steps[at] = *v;
+	c->step_num[at] = name_num;
+	c->nsteps++;
+}
+
+/*
+ * The step list, kept apart from the rows' index so that a step query (the
+ * screen's "last 10 steps") does not index every event: each track that has
+ * steps is re-read from where its new events start (at chunk granularity:
+ * this reader leaves the store's checkpoints to the index), its steps from
+ * there replaced; steps before the store's complete-from time go, as the
+ * rows' do. The list stays sorted, so a refresh costs the steps that came.
+ */
 static void make_steps(struct pt_timeline_cache *c, struct pt_trace *t)
 {
-	pt_timeline_update(c, t);
-	if (c->steps && c->steps_gen == c->gen)
-		return;
-	c->nsteps = 0;
-	int sorted = 1, tracks = 0;
-	for (uint32_t k = 0; k < c->ntr; k++) {
-		const struct tl_track *x = &c->tr[k];
-		int any = 0;
-		for (uint32_t d = 0; d < x->nrows; d++) {
-			const struct tl_row *r = &x->rows[d];
-			if (!r->nsteps)
-				continue;
-			any = 1;
-			for (uint32_t i = r->base; i < r->n; i++) {
-				if (r->kind[i] != PT_KIND_PROFILE_STEP)
-					continue;
-				if (c->nsteps == c->steps_cap) {
-					c->steps_cap = c->steps_cap ? c->steps_cap * 2 : 64;
-					c->steps = pt_xrealloc(c->steps, c->steps_cap * sizeof *c->steps);
-				}
-				struct pt_tl_step *s = &c->steps[c->nsteps++];
-				s->start_ns = r->start[i];
-				s->end_ns = r->end[i];
-				s->track = k;
-				s->name_id = r->name[i];
-				if (c->nsteps > 1 && step_cmp(s - 1, s) > 0)
-					sorted = 0;
+	tl_cache_bind(c, t);
+	struct pt_store *st = t->store;
+	if (t->ntracks > c->nst) {
+		c->st_since = pt_xrealloc(c->st_since, t->ntracks * sizeof *c->st_since);
+		for (uint32_t i = c->nst; i < t->ntracks; i++)
+			c->st_since[i] = UINT64_MAX; /* never read */
+		c->nst = t->ntracks;
+	}
+	int changed = 0;
+	for (uint32_t k = 0; k < t->ntracks; k++) {
+		if (!t->tracks[k].steps)
+			continue;
+		uint64_t app = pt_store_track_appended(st, k);
+		if (app == c->st_since[k])
+			continue;
+		uint64_t t_min = c->st_since[k] == UINT64_MAX
+				     ? 0
+				     : pt_store_track_start_since(st, k, c->st_since[k]);
+		c->st_since[k] = app;
+		if (t_min == UINT64_MAX)
+			continue;
+		changed = 1;
+		/* this track's steps from t_min on go; the store has them again */
+		size_t w = 0;
+		for (size_t i = 0; i < c->nsteps; i++)
+			if (c->steps[i].track != k || c->steps[i].start_ns < t_min) {
+				c->steps[w] = c->steps[i];
+				c->step_num[w++] = c->step_num[i];
 			}
+		c->nsteps = w;
+		struct pt_store_iter it;
+		pt_store_iter_init(&it, st, k, t_min, UINT64_MAX);
+		struct pt_event *ev;
+		while ((ev = pt_store_iter_next(&it))) {
+			if (ev->kind != PT_KIND_PROFILE_STEP)
+				continue;
+			struct pt_tl_step v = {ev->start_ns, pt_event_end(ev), k, ev->name_id, 0};
+			size_t at = c->nsteps; /* usually the end: walk back from there */
+			while (at > 0 && step_cmp(&c->steps[at - 1], &v) > 0)
+				at--;
+			steps_insert(c, at, &v, pt_step_number(pt_trace_str(t, ev->name_id)));
 		}
-		tracks += any;
+		pt_store_iter_done(&it);
 	}
-	if (!sorted || tracks > 1)
-		qsort(c->steps, c->nsteps, sizeof *c->steps, step_cmp);
-	int64_t base = (int64_t)pt_store_dropped_steps(t->store);
-	for (size_t i = 0; i < c->nsteps; i++) {
-		int64_t n = pt_step_number(pt_trace_str(t, c->steps[i].name_id));
-		c->steps[i].number = n >= 0 ? n : base + (int64_t)i;
+	uint64_t cf = pt_store_complete_from_ns(st);
+	if (cf > c->steps_trim) {
+		size_t w = 0;
+		for (size_t i = 0; i < c->nsteps; i++)
+			if (c->steps[i].start_ns >= cf) {
+				c->steps[w] = c->steps[i];
+				c->step_num[w++] = c->step_num[i];
+			}
+		changed |= w != c->nsteps;
+		c->nsteps = w;
+		c->steps_trim = cf;
 	}
-	if (!c->steps)
+	int64_t base = (int64_t)pt_store_dropped_steps(st);
+	if (changed || base != c->steps_base) {
+		for (size_t i = 0; i < c->nsteps; i++)
+			c->steps[i].number =
+			    c->step_num[i] >= 0 ? c->step_num[i] : base + (int64_t)i;
+		c->steps_base = base;
+		c->steps_gen++;
+	}
+	if (!c->steps) {
 		c->steps = pt_xmalloc(sizeof *c->steps);
-	c->steps_gen = c->gen;
+		c->step_num = pt_xmalloc(sizeof *c->step_num);
+	}
 }
 
 size_t pt_timeline_steps(struct pt_timeline_cache *c, struct pt_trace *t,
@@ -87,7 +140,8 @@ size_t pt_timeline_steps(struct pt_timeline_cache *c, struct pt_trace *t,
 static const struct pt_tl_step *g_steps;
 static int dur_cmp(const void *a, const void *b)
 {
-	const struct pt_tl_step *x = &g_steps[*(const uint32_t *)a], *y = &g_steps[*(const uint32_t *)b];
+	const struct pt_tl_step *x = &g_steps[*(const uint32_t *)a],
+				*y = &g_steps[*(const uint32_t *)b];
 	uint64_t dx = x->end_ns - x->start_ns, dy = y->end_ns - y->start_ns;
 	if (dx != dy)
 		return dx > dy ? -1 : 1;
@@ -99,14 +153,14 @@ long pt_timeline_step_by_rank(struct pt_timeline_cache *c, struct pt_trace *t, s
 	make_steps(c, t);
 	if (k >= c->nsteps)
 		return -1;
-	if (!c->by_dur || c->by_dur_gen != c->gen) {
+	if (!c->by_dur || c->by_dur_gen != c->steps_gen) {
 		free(c->by_dur);
 		c->by_dur = pt_xmalloc((c->nsteps ? c->nsteps : 1) * sizeof *c->by_dur);
 		for (size_t i = 0; i < c->nsteps; i++)
 			c->by_dur[i] = (uint32_t)i;
 		g_steps = c->steps;
 		qsort(c->by_dur, c->nsteps, sizeof *c->by_dur, dur_cmp);
-		c->by_dur_gen = c->gen;
+		c->by_dur_gen = c->steps_gen;
 	}
 	return (long)c->by_dur[k];
 }
@@ -214,6 +268,7 @@ static void lane_label(char *dst, size_t cap, const char *src)
 size_t pt_timeline_lanes(struct pt_timeline_cache *c, struct pt_trace *t, struct pt_lane *out,
 			 size_t max)
 {
+	pt_timeline_update(c, t);
 	make_steps(c, t);
 	uint64_t *steps = pt_xcalloc(t->ntracks ? t->ntracks : 1, sizeof *steps);
 	for (size_t i = 0; i < c->nsteps; i++)
@@ -284,7 +339,8 @@ static void make_corr(struct pt_timeline_cache *c, struct pt_trace *t)
 					cap = cap ? cap * 2 : 1024;
 					v = pt_xrealloc(v, cap * sizeof *v);
 				}
-				v[n++] = (struct tl_corr){r->corr[i], k, i, (uint16_t)d, (uint8_t)dev};
+				v[n++] =
+				    (struct tl_corr){r->corr[i], k, i, (uint16_t)d, (uint8_t)dev};
 			}
 		}
 	}
@@ -467,7 +523,8 @@ void pt_format_duration(char *buf, size_t len, uint64_t ns)
 		uint64_t whole = ns / unit_scale[u];
 		unsigned decimals = whole >= 100 ? 0 : whole >= 10 ? 1 : 2;
 		uint64_t pow = decimals == 0 ? 1 : decimals == 1 ? 10 : 100;
-		unsigned __int128 v = ((unsigned __int128)ns * pow + unit_scale[u] / 2) / unit_scale[u];
+		unsigned __int128 v =
+		    ((unsigned __int128)ns * pow + unit_scale[u] / 2) / unit_scale[u];
 		uint64_t ip = (uint64_t)(v / pow), fp = (uint64_t)(v % pow);
 		if (u < 3 && ip >= 1000) {
 			u++; /* 999.96 us -> 1 ms */
@@ -478,7 +535,8 @@ void pt_format_duration(char *buf, size_t len, uint64_t ns)
 			decimals--;
 		}
 		if (decimals)
-			snprintf(buf, len, "%" PRIu64 ".%0*" PRIu64 " %s", ip, (int)decimals, fp, unit_name[u]);
+			snprintf(buf, len, "%" PRIu64 ".%0*" PRIu64 " %s", ip, (int)decimals, fp,
+				 unit_name[u]);
 		else
 			snprintf(buf, len, "%" PRIu64 " %s", ip, unit_name[u]);
 		return;
@@ -506,7 +564,8 @@ void pt_timeline_ruler_label(char *buf, size_t len, uint64_t v_ns, uint64_t tick
 	}
 	uint64_t whole = v_ns / unit_scale[u], frac = (v_ns % unit_scale[u]) / (p ? p : 1);
 	if (d)
-		snprintf(buf, len, "%" PRIu64 ".%0*" PRIu64 " %s", whole, (int)d, frac, unit_name[u]);
+		snprintf(buf, len, "%" PRIu64 ".%0*" PRIu64 " %s", whole, (int)d, frac,
+			 unit_name[u]);
 	else
 		snprintf(buf, len, "%" PRIu64 " %s", whole, unit_name[u]);
 }

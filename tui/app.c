@@ -231,8 +231,12 @@ static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rec
 	const struct pt_summary *s = tui_view_sum(a);
 	struct pt_trace *t = a->t;
 	char el[32], line[400];
-	uint64_t elapsed = a->st.started_ns && a->now_ns > a->st.started_ns
-				   ? a->now_ns - a->st.started_ns
+	/* a session that ended: its run time, frozen */
+	if (a->st.started_ns && !a->st.live && !a->ended_ns)
+		a->ended_ns = a->now_ns;
+	uint64_t now = a->ended_ns ? a->ended_ns : a->now_ns;
+	uint64_t elapsed = a->st.started_ns && now > a->st.started_ns
+				   ? now - a->st.started_ns
 				   : (t->last_ns > t->first_ns ? t->last_ns - t->first_ns : 0);
 	tui_fmt_ns(el, sizeof el, elapsed >= 10000000000ull ? elapsed / 1000000000ull * 1000000000ull : elapsed);
 	/* the process gets a third of a wide line, a fifth of a narrow one:
@@ -454,8 +458,8 @@ static void draw_help(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 			tui_printf(c, x, yy, x + colw, tui_st(TUI_C_KEY, TUI_A_BOLD), "%-16s", "1 .. 9");
 			int vx = x + 17;
 			for (int v = 0; v < TUI_V__COUNT; v++)
-				vx = tui_printf(c, vx, yy, x + colw - 1, tui_st(TUI_C_DEFAULT, 0), "%s%s",
-						v ? ", " : "the views: ", tui_view_name(v));
+				vx = tui_printf(c, vx, yy, x + colw - 1, tui_st(TUI_C_DEFAULT, 0), "%s%d %s",
+						v ? ", " : "the views: ", v + 1, view_short(v));
 			continue;
 		}
 		const struct tui_binding *b = &tui_bindings[li];

@@ -266,6 +266,7 @@ struct tui_app {
 	uint64_t msg_until_ns;
 	uint64_t anomalies_seen;  /* anomaly files announced so far (o.anomalies) */
 	uint64_t now_ns;
+	uint64_t ended_ns;        /* when a live session was first seen ended (elapsed stops) */
 };
 
 /* model.c */

@@ -55,11 +55,11 @@ size_t pt_timeline_update(struct pt_timeline_cache *c, struct pt_trace *t);
 uint64_t pt_timeline_generation(const struct pt_timeline_cache *c);
 
 struct pt_lane {
-	uint32_t track;    /* trace track id */
+	uint32_t track; /* trace track id */
 	int is_device;
-	int device;        /* device index, -1 for a host thread */
-	uint16_t nrows;    /* nesting depths present (rows of the flame chart) */
-	char label[64];    /* escaped, printable: "thread 12 (python)", "GPU 0 stream 7" */
+	int device;	/* device index, -1 for a host thread */
+	uint16_t nrows; /* nesting depths present (rows of the flame chart) */
+	char label[64]; /* escaped, printable: "thread 12 (python)", "GPU 0 stream 7" */
 };
 
 /* Lanes in display order: host threads (steps' thread first), then device
@@ -68,10 +68,10 @@ size_t pt_timeline_lanes(struct pt_timeline_cache *c, struct pt_trace *t, struct
 			 size_t max);
 
 struct pt_cell {
-	uint8_t kind;      /* enum pt_kind of the winner; PT_KIND__COUNT = empty */
-	uint8_t starts;    /* 1 when the winner starts inside this cell */
+	uint8_t kind;	/* enum pt_kind of the winner; PT_KIND__COUNT = empty */
+	uint8_t starts; /* 1 when the winner starts inside this cell */
 	uint16_t depth;
-	uint32_t name_id;  /* winner's name */
+	uint32_t name_id; /* winner's name */
 	uint64_t start_ns, dur_ns;
 };
 
@@ -93,9 +93,8 @@ int pt_timeline_any_in(struct pt_timeline_cache *c, struct pt_trace *t, uint32_t
  * Fills *out (arg is 0: the index does not keep it) and *out_depth; 0 or
  * PT_ENOENT.
  */
-int pt_timeline_event_at(struct pt_timeline_cache *c, struct pt_trace *t, uint32_t track,
-			 int depth, uint64_t t_ns, int dir, struct pt_event *out,
-			 unsigned *out_depth);
+int pt_timeline_event_at(struct pt_timeline_cache *c, struct pt_trace *t, uint32_t track, int depth,
+			 uint64_t t_ns, int dir, struct pt_event *out, unsigned *out_depth);
 /* The event one row up containing ev's start (its parent); 0 or PT_ENOENT. */
 int pt_timeline_parent(struct pt_timeline_cache *c, struct pt_trace *t, const struct pt_event *ev,
 		       unsigned depth, struct pt_event *out);
@@ -107,10 +106,11 @@ uint64_t pt_timeline_self_ns(struct pt_timeline_cache *c, struct pt_trace *t,
 struct pt_tl_step {
 	uint64_t start_ns, end_ns;
 	uint32_t track, name_id;
-	int64_t number;    /* the name's number, else the ordinal (dropped steps counted) */
+	int64_t number; /* the name's number, else the ordinal (dropped steps counted) */
 };
 /* The steps in start order (longer first on a tie, as the aggregator
- * numbers them); valid until the next call on the cache. */
+ * numbers them); valid until the next call on the cache. The step list is
+ * kept apart from the rows' index: the step calls do not build it. */
 size_t pt_timeline_steps(struct pt_timeline_cache *c, struct pt_trace *t,
 			 const struct pt_tl_step **out);
 /* Index into the list of the k-th slowest step (k = 0: the slowest), -1 if none. */

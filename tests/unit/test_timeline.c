@@ -129,7 +129,7 @@ static void test_bucket_window_cuts(void **state)
 	assert_int_equal(c[0].starts, 0);
 	assert_int_equal(c[0].start_ns, 0);
 	assert_int_equal(c[0].dur_ns, US(90));
-	assert_int_equal(c[3].starts, 1); /* G starts at 90, inside [90,110) */
+	assert_int_equal(c[3].starts, 1);      /* G starts at 90, inside [90,110) */
 	assert_int_equal(c[3].dur_ns, US(30)); /* the whole event, not the part shown */
 	assert_string_equal(bucket_names(t, h, 1, 30, 110, 4, c), "F|-|-|-");
 	done(t);
@@ -205,7 +205,8 @@ static void ref_bucket(const struct ref_ev *r, size_t n, int depth, uint64_t t0,
 {
 	for (size_t c = 0; c < w; c++) {
 		unsigned __int128 q0 = (unsigned __int128)(t1 - t0) * c, q1 = q0 + (t1 - t0);
-		uint64_t a = t0 + (uint64_t)((q0 + w - 1) / w), b = t0 + (uint64_t)((q1 + w - 1) / w);
+		uint64_t a = t0 + (uint64_t)((q0 + w - 1) / w),
+			 b = t0 + (uint64_t)((q1 + w - 1) / w);
 		long best = -1;
 		uint64_t bc = 0;
 		for (size_t i = 0; i < n; i++) {
@@ -274,8 +275,9 @@ static void test_bucket_random_vs_reference(void **state)
 		ref_bucket(r, n, depth, t0, t0 + len, w, want);
 		for (size_t c = 0; c < w; c++) {
 			if (memcmp(&got[c], &want[c], sizeof got[c])) {
-				print_message("round %d depth %d cell %zu/%zu [%" PRIu64 ",+%" PRIu64
-					      "): got %u@%" PRIu64 " want %u@%" PRIu64 "\n",
+				print_message("round %d depth %d cell %zu/%zu [%" PRIu64
+					      ",+%" PRIu64 "): got %u@%" PRIu64 " want %u@%" PRIu64
+					      "\n",
 					      round, depth, c, w, t0, len, got[c].name_id,
 					      got[c].start_ns, want[c].name_id, want[c].start_ns);
 				fail();
@@ -298,7 +300,8 @@ static void test_bucket_random_vs_reference(void **state)
 			if (d1) {
 				struct pt_event p;
 				assert_int_equal(pt_timeline_parent(cache, t, &e1, d1, &p), 0);
-				assert_true(p.start_ns <= e1.start_ns && pt_event_end(&p) > e1.start_ns);
+				assert_true(p.start_ns <= e1.start_ns &&
+					    pt_event_end(&p) > e1.start_ns);
 			}
 		}
 	}
@@ -463,27 +466,27 @@ static void test_event_at(void **state)
 	struct pt_timeline_cache *c = pt_timeline_cache_new();
 	struct pt_event e;
 	unsigned d;
-#define AT(depth, us, dir, want)                                                              \
-	do {                                                                                   \
-		assert_int_equal(pt_timeline_event_at(c, t, h, depth, US(us), dir, &e, &d), 0); \
-		assert_string_equal(pt_trace_str(t, e.name_id), want);                          \
+#define AT(depth, us, dir, want)                                                                   \
+	do {                                                                                       \
+		assert_int_equal(pt_timeline_event_at(c, t, h, depth, US(us), dir, &e, &d), 0);    \
+		assert_string_equal(pt_trace_str(t, e.name_id), want);                             \
 	} while (0)
-	AT(-1, 25, 0, "C");   /* deepest containing */
+	AT(-1, 25, 0, "C"); /* deepest containing */
 	assert_int_equal(d, 2);
 	AT(-1, 50, 0, "B");
 	AT(-1, 80, 0, "A");
-	AT(-1, 150, 0, "E");  /* none contains: closest start (200, deepest of the two) */
-	AT(-1, 105, 0, "C");  /* closest start is C's (20) rather than D's (200) */
+	AT(-1, 150, 0, "E"); /* none contains: closest start (200, deepest of the two) */
+	AT(-1, 105, 0, "C"); /* closest start is C's (20) rather than D's (200) */
 	AT(-1, 0, 1, "B");
 	AT(-1, 10, 1, "C");
-	AT(-1, 150, 1, "E");  /* next start; deepest of the events sharing it */
+	AT(-1, 150, 1, "E"); /* next start; deepest of the events sharing it */
 	AT(-1, 20, -1, "B");
 	AT(-1, 500, -1, "E");
 	AT(-1, 0, 0, "A");
 	/* one row */
 	AT(0, 25, 0, "A");
 	AT(1, 25, 0, "B");
-	AT(1, 80, 0, "B");    /* past B: the closest start on its row */
+	AT(1, 80, 0, "B"); /* past B: the closest start on its row */
 	AT(0, 50, 1, "D");
 	AT(1, 100, 1, "E");
 	AT(0, 250, -1, "D");
@@ -643,7 +646,8 @@ static void test_find(void **state)
 	assert_string_equal(pt_trace_str(t, e.name_id), "slow_kernel");
 	assert_int_equal(pt_timeline_find(c, t, match, 64, tracks, 2, US(20), 1, &e, &d), 0);
 	assert_int_equal(e.start_ns, US(40));
-	assert_int_equal(pt_timeline_find(c, t, match, 64, tracks, 2, US(40), 1, &e, &d), PT_ENOENT);
+	assert_int_equal(pt_timeline_find(c, t, match, 64, tracks, 2, US(40), 1, &e, &d),
+			 PT_ENOENT);
 	assert_int_equal(pt_timeline_find(c, t, match, 64, tracks, 2, US(40), -1, &e, &d), 0);
 	assert_int_equal(e.start_ns, US(20));
 	assert_int_equal(pt_timeline_find(c, t, match, 64, tracks, 1, US(40), -1, &e, &d), 0);
@@ -668,10 +672,10 @@ static void test_ticks(void **state)
 static void test_ruler_labels(void **state)
 {
 	char b[32];
-#define LBL(v, tick, unit, want)                                                               \
-	do {                                                                                   \
-		pt_timeline_ruler_label(b, sizeof b, v, tick, unit);                            \
-		assert_string_equal(b, want);                                                  \
+#define LBL(v, tick, unit, want)                                                                   \
+	do {                                                                                       \
+		pt_timeline_ruler_label(b, sizeof b, v, tick, unit);                               \
+		assert_string_equal(b, want);                                                      \
 	} while (0)
 	LBL(0, 200000, 2000000, "0");
 	LBL(200000, 200000, 2000000, "0.2 ms");
@@ -697,10 +701,10 @@ static void test_ruler_labels(void **state)
 static void test_format_duration(void **state)
 {
 	char b[32];
-#define FMT(ns, want)                                                                          \
-	do {                                                                                   \
-		pt_format_duration(b, sizeof b, ns);                                           \
-		assert_string_equal(b, want);                                                  \
+#define FMT(ns, want)                                                                              \
+	do {                                                                                       \
+		pt_format_duration(b, sizeof b, ns);                                               \
+		assert_string_equal(b, want);                                                      \
 	} while (0)
 	FMT(0, "0 ns");
 	FMT(999, "999 ns");
@@ -723,23 +727,23 @@ static void test_format_duration(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bucket_nested),
-		cmocka_unit_test(test_bucket_most_coverage),
-		cmocka_unit_test(test_bucket_tiny_and_gaps),
-		cmocka_unit_test(test_bucket_window_cuts),
-		cmocka_unit_test(test_bucket_width_one_and_empty),
-		cmocka_unit_test(test_bucket_random_vs_reference),
-		cmocka_unit_test(test_incremental_equals_full),
-		cmocka_unit_test(test_store_checkpoints),
-		cmocka_unit_test(test_lanes_order),
-		cmocka_unit_test(test_event_at),
-		cmocka_unit_test(test_steps),
-		cmocka_unit_test(test_trim_after_drops),
-		cmocka_unit_test(test_correlated),
-		cmocka_unit_test(test_find),
-		cmocka_unit_test(test_ticks),
-		cmocka_unit_test(test_ruler_labels),
-		cmocka_unit_test(test_format_duration),
+	    cmocka_unit_test(test_bucket_nested),
+	    cmocka_unit_test(test_bucket_most_coverage),
+	    cmocka_unit_test(test_bucket_tiny_and_gaps),
+	    cmocka_unit_test(test_bucket_window_cuts),
+	    cmocka_unit_test(test_bucket_width_one_and_empty),
+	    cmocka_unit_test(test_bucket_random_vs_reference),
+	    cmocka_unit_test(test_incremental_equals_full),
+	    cmocka_unit_test(test_store_checkpoints),
+	    cmocka_unit_test(test_lanes_order),
+	    cmocka_unit_test(test_event_at),
+	    cmocka_unit_test(test_steps),
+	    cmocka_unit_test(test_trim_after_drops),
+	    cmocka_unit_test(test_correlated),
+	    cmocka_unit_test(test_find),
+	    cmocka_unit_test(test_ticks),
+	    cmocka_unit_test(test_ruler_labels),
+	    cmocka_unit_test(test_format_duration),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

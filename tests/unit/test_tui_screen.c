@@ -271,7 +271,7 @@ static void test_views(void **state)
 	keys(&a, "4?");
 	s = render(&a, &c);
 	assert_non_null(strstr(s, "zoom in around the cursor"));
-	assert_non_null(strstr(s, "the views: Summary, Operators"));
+	assert_non_null(strstr(s, "the views: 1 Sum, 2 Ops"));
 	assert_true(tui_nbindings <= TUI_BIND_MAX);
 	assert_int_equal(tui_app_key(&a, 'x'), 0); /* closes help */
 	assert_int_equal(tui_app_key(&a, 'q'), 1);
