@@ -28,8 +28,10 @@ shot "2 Operators" 2
 shot "3 Kernels" 3
 shot "4 Timeline" 4
 shot "Timeline, S: the slowest step" S
-shot "5 Memory" 5
+shot "Timeline, G Right Enter: the details of a kernel" G Right Right Enter
+shot "5 Memory" Escape Escape 5
 shot "6 Distributed" 6
 shot "7 UserDefined" 7
 shot "9 Advice" 9
-TM send-keys -t s q
+shot "Operators, after typing \`/conv\`" 2 / c o n v
+TM send-keys -t s Escape q

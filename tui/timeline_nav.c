@@ -291,7 +291,9 @@ static void make_items(struct tui_app *a)
 				}
 			}
 		}
-	} else {
+	} else if (tl->sel.kind != PT_KIND_PROFILE_STEP && !pt_kind_is_phase((enum pt_kind)tl->sel.kind)) {
+		/* an operator's kernels (a step's or a phase's are too many to list:
+		 * the Kernels view ranks them) */
 		size_t n = pt_timeline_launched(tl->cache, a->t, &tl->sel, tl->sel_depth, v, dv, 16);
 		for (size_t i = 0; i < n; i++)
 			add_item(tl, &v[i], dv[i], "launched");
