@@ -351,20 +351,32 @@ static void draw_help_bar(struct tui_app *a, struct tui_canvas *c, struct tui_re
 		tui_put_str(c, r.x, r.y, r.x + r.w, esc, tui_st(TUI_C_WARN, TUI_A_BOLD));
 		return;
 	}
-	int x = r.x;
-	for (size_t i = 0; i < tui_nbindings && x < r.x + r.w; i++) {
-		const struct tui_binding *b = &tui_bindings[i];
-		if (!b->hint || (b->views && !(b->views & TUI_VM(a->view))))
-			continue;
-		if (b->act == TUI_ACT_RANK_NEXT && !tui_nranks(a))
-			continue; /* one rank: nothing to filter */
-		char k[16];
-		tui_key_name(b->keys[0], k, sizeof k);
-		if (x + (int)strlen(k) + (int)strlen(b->hint) + 1 > r.x + r.w)
-			break;
-		x = tui_put_str(c, x, r.y, r.x + r.w, k, tui_st(TUI_C_KEY, TUI_A_BOLD));
-		x = tui_put_str(c, x, r.y, r.x + r.w, b->hint, tui_st(TUI_C_HEADER, TUI_A_REVERSE));
-		x++;
+	/* the hints in table order; help and quit always, last: room is kept
+	 * for them while the others are laid out */
+	int keep = 0, x = r.x;
+	for (int pass = 0; pass < 3; pass++) {
+		for (size_t i = 0; i < tui_nbindings; i++) {
+			const struct tui_binding *b = &tui_bindings[i];
+			if (!b->hint || (b->views && !(b->views & TUI_VM(a->view))))
+				continue;
+			if (b->act == TUI_ACT_RANK_NEXT && !tui_nranks(a))
+				continue; /* one rank: nothing to filter */
+			int must = b->act == TUI_ACT_HELP || b->act == TUI_ACT_QUIT;
+			char k[16];
+			tui_key_name(b->keys[0], k, sizeof k);
+			int len = (int)strlen(k) + (int)strlen(b->hint) + 1;
+			if (pass == 0) { /* measure */
+				keep += must ? len : 0;
+				continue;
+			}
+			if ((pass == 1) == must)
+				continue;
+			if (x + len > r.x + r.w - (pass == 1 ? keep : 0))
+				break;
+			x = tui_put_str(c, x, r.y, r.x + r.w, k, tui_st(TUI_C_KEY, TUI_A_BOLD));
+			x = tui_put_str(c, x, r.y, r.x + r.w, b->hint, tui_st(TUI_C_HEADER, TUI_A_REVERSE));
+			x++;
+		}
 	}
 	/* the advisor's findings, right-aligned: the session line that also
 	 * shows them is cut first on a narrow terminal */

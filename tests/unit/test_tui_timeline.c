@@ -397,6 +397,10 @@ static void test_tabs_and_sort_at_80(void **state)
 		assert_non_null(strstr(tabs, tui_view_name(v)));
 		assert_non_null(strstr(tabs, "7 User"));
 		assert_null(strstr(tabs, "7 9"));
+		/* the key bar always says how to get help and to quit */
+		const char *bar = row(&c, a.lay.help.y);
+		assert_non_null(strstr(bar, "?Help"));
+		assert_non_null(strstr(bar, "qQuit"));
 	}
 	/* sort by the last column: it stays on screen at 80 columns */
 	keys(&a, "2");
