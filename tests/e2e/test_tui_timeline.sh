@@ -5,6 +5,7 @@
 # labels pairwise different at five zoom levels, ':' go to step N, search
 # in the Timeline; the screen stays when `proftop run` and attached jobs
 # end (and quitting prints the summary; --exit-on-end closes it as before);
+# an idle live screen within its bytes budget;
 # step numbers in "last 10 steps"; a single-process GPU trace is one rank;
 # long names told apart at 80 columns; a CJK name drawn as itself; --mouse
 # clicks a tab. Polls the pane (no fixed sleeps for results) on its own
@@ -144,6 +145,23 @@ if [ -x "$MT" ]; then
 	else
 		not_ok "run: the session line says exited (code 0)" "$(pane j | head -n 5)"
 	fi
+	# an idle screen stays within its budget: about 2000 bytes a second plus
+	# a burst of 6000 (by construction: the bytes are estimated from above)
+	start i 200 50 "PROFTOP_LIB=$ROOT/build/libproftop.so $BIN run --log $TMP/i.log -- $MT --steps 0 --reader-ms 10 --log-every 0"
+	if wait_for i " [1-9][0-9]* steps" 30; then
+		sleep 3
+		: >"$TMP/bytes"
+		TM pipe-pane -t i -o "cat >>$TMP/bytes"
+		sleep 10
+		TM pipe-pane -t i
+		b=$(wc -c <"$TMP/bytes")
+		if [ "$b" -gt 0 ] && [ "$b" -le $((2000 * 11 + 6000)) ]; then ok "an idle screen sent $b bytes in 10 s (budget 2000/s + 6000)"
+		else not_ok "an idle screen stays within 2 KB/s" "$b bytes in 10 s"; fi
+	else
+		not_ok "the idle screen runs" "$(pane i | head -n 5)"
+	fi
+	TM send-keys -t i q
+	expect "the idle screen quits" i "EXIT=" 20
 	# --exit-on-end: the old behaviour
 	start k 120 40 "PROFTOP_LIB=$ROOT/build/libproftop.so $BIN run --exit-on-end --log $TMP/k.log -- $MT --steps 30 --log-every 0"
 	expect "--exit-on-end closes the screen when the job ends" k "EXIT=0" 60
