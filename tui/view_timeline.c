@@ -411,11 +411,20 @@ static void draw_row(struct tui_app *a, struct tui_canvas *c, size_t i, int y, i
 }
 
 /* The status line: the absolute position once, then the selected slice. */
-static void draw_status(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
+static void draw_status(struct tui_app *a, struct tui_canvas *c, struct tui_rect r, size_t shown)
 {
 	struct tui_tl *tl = &a->tl;
 	int sy = r.y + r.h - 1, x = r.x, end = r.x + r.w;
 	tui_fill(c, (struct tui_rect){r.x, sy, r.w, 1}, ' ', tui_st(TUI_C_DEFAULT, 0));
+	if (shown) { /* rows above or below the view: at the right end */
+		char more[80];
+		int n = snprintf(more, sizeof more, " rows %d-%d of %zu", tl->top + 1,
+				 tl->top + (int)shown, tl->nrows);
+		if (n < r.w / 3) {
+			tui_put_str(c, end - n, sy, end, more, tui_st(TUI_C_DIM, 0));
+			end -= n;
+		}
+	}
 	if (tl->prompt) {
 		x = tui_put_str(c, x, sy, end, "Go to step: ", tui_st(TUI_C_KEY, TUI_A_BOLD));
 		x = tui_put_str(c, x, sy, end, tl->num, tui_st(TUI_C_DEFAULT, 0));
@@ -540,13 +549,7 @@ void tui_tl_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 	}
 	for (size_t k = 0; k < nshow; k++)
 		draw_row(a, c, (size_t)tl->top + k, r.y + 2 + (int)k, gx, gw, label_w, r.x);
-	if (tl->nrows > nshow) { /* rows above or below: say so on the ruler's left */
-		char more[80];
-		snprintf(more, sizeof more, "rows %d-%d of %zu", tl->top + 1, tl->top + (int)nshow,
-			 tl->nrows);
-		tui_put_str(c, r.x, r.y + r.h - 2, gx - 1, more, tui_st(TUI_C_DIM, 0));
-	}
-	draw_status(a, c, r);
+	draw_status(a, c, r, tl->nrows > nshow ? nshow : 0);
 	if (tl->details && tl->has_sel)
 		tui_tl_details_draw(a, c, r);
 }
