@@ -6,6 +6,7 @@
 #   make bench        benchmarks, each beside a reference run
 #   make valgrind     the unit tests under valgrind (also part of a full make check)
 #   make golden       regenerate tests/golden/*.txt (review the diff!)
+#   make docs         rewrite the key tables of docs/tui.md and README.md from tui/keys.c
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make deps         apt-get the Debian packages that are missing
 #   make clean
@@ -190,6 +191,14 @@ valgrind: $(UNIT_BIN)
 golden: $(BUILD)/proftop
 	@BUILD=$(BUILD) tests/golden/update.sh
 
+# docs/tui.md's key table comes from the key table itself (tools/keydoc.c).
+$(BUILD)/tools/keydoc: tools/keydoc.c $(BUILD)/tui/keys.o
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itui -o $@ $< $(BUILD)/tui/keys.o
+
+docs: $(BUILD)/tools/keydoc
+	$(BUILD)/tools/keydoc docs/tui.md README.md
+
 bench: all $(BENCH_BIN)
 	@BUILD=$(BUILD) bench/run.sh
 
@@ -225,7 +234,7 @@ format:
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all tests check valgrind golden bench install deps format clean fuzz
+.PHONY: all tests check valgrind golden bench install deps format clean fuzz docs
 .DELETE_ON_ERROR:
 
 -include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(PROBE_OBJ:.o=.d)

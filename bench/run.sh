@@ -36,8 +36,14 @@ echo
 echo "== bench_fuzzy (re-ranking 100,000 operator names per keystroke, vs a strcasestr filter)"
 "$BUILD"/bench/bench_fuzzy
 echo
-echo "== bench_timeline (bucketing 1 M events into 60 lanes x 200 columns, vs iterating them)"
+echo "== bench_timeline (bucketing every row of 1 M events on 60 lanes x 200 columns, vs iterating them)"
 "$BUILD"/bench/bench_timeline
+echo
+echo "== bench_tui_draw (whole frames at 200x60 with terminal output, 1 M events on 60 lanes; targets 5 ms / 2 ms)"
+"$BUILD"/bench/bench_tui_draw
+echo
+echo "== bench_idle_bytes (bytes/s an idle live screen sends, vs the same screen without the budget; target <= 2 KB/s)"
+BUILD=$BUILD bench/bench_idle_bytes.sh
 echo
 echo "== bench_export (1 M and 3 M events to disk, vs fprintf(\"%f\") formatting)"
 "$BUILD"/bench/bench_export 1000000

@@ -37,6 +37,7 @@ void pt_agg_opts_init(struct pt_agg_opts *o)
 	o->t1_ns = UINT64_MAX;
 	o->step_first = INT64_MIN;
 	o->step_last = INT64_MAX;
+	o->step_ordinal0 = -1;
 }
 
 struct pt_agg *pt_agg_new(const struct pt_trace *t, const struct pt_agg_opts *o)

@@ -420,7 +420,9 @@ struct pt_summary *pt_summarize(struct pt_trace *t, const struct pt_agg_opts *o)
 	else
 		pt_agg_opts_init(&opts);
 	pt_store_sort(t->store);
-	int64_t ordinal_base = 0;
+	/* unnumbered steps count from the job's first, dropped ones included */
+	int64_t dropped = (int64_t)pt_store_dropped_steps(t->store);
+	int64_t ordinal_base = opts.step_ordinal0 >= 0 ? opts.step_ordinal0 : dropped;
 	if (opts.step_first != INT64_MIN || opts.step_last != INT64_MAX) {
 		/* A step range becomes a time window: [first selected step's
 		 * start, last selected step's end), within t0/t1. (The fid
@@ -434,11 +436,11 @@ struct pt_summary *pt_summarize(struct pt_trace *t, const struct pt_agg_opts *o)
 		for (size_t i = 0; i < c.n; i++) {
 			int64_t num = step_number(t, c.v[i].fid);
 			if (num < 0)
-				num = (int64_t)i;
+				num = dropped + (int64_t)i;
 			if (num < opts.step_first || num > opts.step_last)
 				continue;
 			if (!any)
-				ordinal_base = (int64_t)i;
+				ordinal_base = dropped + (int64_t)i;
 			w0 = any ? u64_min(w0, c.v[i].start_ns) : c.v[i].start_ns;
 			w1 = any ? u64_max(w1, c.v[i].end_ns) : c.v[i].end_ns;
 			any = 1;

@@ -216,7 +216,12 @@ struct pt_live_result;
 void cli_usage_view(FILE *f);
 int cli_view(int argc, char **argv);
 /* Options every screen command takes: --ascii --no-color --mouse --no-mouse -n N. */
-enum { CLI_OPT_ASCII = 300, CLI_OPT_NOCOLOR, CLI_OPT_MOUSE, CLI_OPT_NOMOUSE };
+enum { CLI_OPT_ASCII = 300, CLI_OPT_NOCOLOR, CLI_OPT_MOUSE, CLI_OPT_NOMOUSE, CLI_OPT_EXIT_ON_END };
+/* run and attach: the screen stays when the job ends, unless --exit-on-end. */
+#define CLI_END_LONGOPT {"exit-on-end", no_argument, NULL, CLI_OPT_EXIT_ON_END}
+#define CLI_END_HELP                                                                         \
+	"      --exit-on-end   close the screen when the job ends (by default it stays,\n"    \
+	"                      browsable, until q; then the final summary is printed)\n"
 #define CLI_SCREEN_LONGOPTS                                                                  \
 	{"ascii", no_argument, NULL, CLI_OPT_ASCII},                                         \
 		{"no-color", no_argument, NULL, CLI_OPT_NOCOLOR},                            \
@@ -227,7 +232,8 @@ enum { CLI_OPT_ASCII = 300, CLI_OPT_NOCOLOR, CLI_OPT_MOUSE, CLI_OPT_NOMOUSE };
 	"  -n, --iterations N  quit the screen after N refreshes (for tests)\n"                \
 	"      --ascii         draw with ASCII only (automatic when the locale is not UTF-8)\n" \
 	"      --no-color      no colours (also when NO_COLOR is set)\n"                        \
-	"      --mouse         enable mouse reporting (off by default)\n"
+	"      --mouse         clicks pick tabs, rows and slices; the wheel scrolls and\n"   \
+	"                      zooms (off by default: it takes the terminal's selection)\n"
 /* 1 when c was a screen option (applied), 0 when not, CLI_USAGE after an error. */
 int cli_screen_opt(struct tui_opts *o, int c, const char *arg);
 /* The live loop's ui_wait: opens the screen on first use (ctx: struct cli_screen). */
@@ -236,9 +242,14 @@ struct cli_screen {
 	struct tui_opts o;
 	uint64_t started_ns;
 	int failed;
+	char state[48];          /* the session line's state ("exited (code 0)") */
+	char describe[512];      /* the session, without the " [exited]" the state says */
 };
 int cli_screen_wait(void *ctx, struct pt_trace *t, const struct pt_live_result *res,
 		    uint64_t wait_ns);
+/* After the live loop: when the job ended on its own and the screen is up
+ * (no --exit-on-end, not quit, no Ctrl-C), keeps it until q (or a signal). */
+void cli_screen_stay(struct cli_screen *s, struct pt_trace *t, const struct pt_live_result *res);
 void cli_screen_close(struct cli_screen *s);
 
 #endif

@@ -43,7 +43,8 @@ void cli_usage_attach(FILE *f)
 	fputs("Usage: proftop [-p PID[,PID...] | --all] [-d SECS] [-o OUT.json]\n"
 	      "\n"
 	      "Attach to running sessions and show their summary, refreshed every -d seconds\n"
-	      "(default 1), until Ctrl-C or the processes exit. Without -p, attach to every\n"
+	      "(default 1), until Ctrl-C or the processes exit (on a terminal the screen\n"
+	      "stays then, until q). Without -p, attach to every\n"
 	      "live session of this user (e.g. all ranks torchrun started on this node),\n"
 	      "including sessions that start later. With several sessions the summary merges\n"
 	      "them and the Rank Summary shows each rank (rank from RANK, else LOCAL_RANK),\n"
@@ -62,6 +63,7 @@ void cli_usage_attach(FILE *f)
 	      CLI_BASELINE_HELP
 	      CLI_ANOMALY_HELP
 	      CLI_SCREEN_HELP
+	      CLI_END_HELP
 	      "  -h, --help          show this help\n",
 	      f);
 }
@@ -225,6 +227,7 @@ int cli_attach(int argc, char **argv)
 		CLI_EVERY_LONGOPT,
 		CLI_INJECT_LONGOPT,
 		CLI_SCREEN_LONGOPTS,
+		CLI_END_LONGOPT,
 		CLI_ANOMALY_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
@@ -362,6 +365,7 @@ int cli_attach(int argc, char **argv)
 	pt_live_signals();
 	cli_anomaly_start(&an, &lo, &scr.o);
 	pt_live_run(t, &lo, &res);
+	cli_screen_stay(&scr, t, &res);
 	cli_screen_close(&scr);
 	pt_trace_set_source(t, res.describe[0] ? res.describe : "live session");
 	pt_live_print(stdout, t, &res, 0, lo.screen);

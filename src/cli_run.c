@@ -36,10 +36,11 @@ void cli_usage_run(FILE *f)
 	fputs("Usage: proftop run [OPTIONS] -- CMD [ARGS...]\n"
 	      "\n"
 	      "Start CMD with the probe (libproftop.so) injected and show its summary while\n"
-	      "it runs: steps, phases, operators, CPU utilization. On a terminal the summary\n"
-	      "is redrawn every -d seconds; otherwise it is printed once at the end. Ctrl-C is\n"
-	      "passed to CMD; proftop waits for it and prints the final summary. The exit\n"
-	      "status is CMD's (128+N when a signal N ended it).\n"
+	      "it runs: steps, phases, operators, CPU utilization. On a terminal the screen\n"
+	      "shows it live and stays when CMD ends (q quits); otherwise the summary is\n"
+	      "printed once at the end. q while CMD runs, or Ctrl-C, passes CMD one SIGINT;\n"
+	      "proftop waits for it and prints the final summary. The exit status is CMD's\n"
+	      "(128+N when a signal N ended it).\n"
 	      "\n"
 	      "Options:\n"
 	      "  -d, --delay SECS    refresh period (default: the screen 0.15, longer\n"
@@ -54,6 +55,7 @@ void cli_usage_run(FILE *f)
 	      CLI_ANOMALY_HELP
 	      CLI_BASELINE_HELP
 	      CLI_SCREEN_HELP
+	      CLI_END_HELP
 	      "  -h, --help          show this help\n"
 	      "\n"
 	      "The library is $PROFTOP_LIB, else libproftop.so next to the proftop binary,\n"
@@ -309,6 +311,7 @@ int cli_run(int argc, char **argv)
 		{"torch-ops", no_argument, NULL, OPT_TORCH_OPS},
 		CLI_EVERY_LONGOPT,
 		CLI_SCREEN_LONGOPTS,
+		CLI_END_LONGOPT,
 		CLI_ANOMALY_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
@@ -410,6 +413,7 @@ int cli_run(int argc, char **argv)
 	}
 	cli_anomaly_start(&an, &lo, &scr.o);
 	pt_live_run(t, &lo, &res);
+	cli_screen_stay(&scr, t, &res);
 	cli_screen_close(&scr);
 	pt_live_print(stdout, t, &res, 0, 0);
 	cli_anomaly_end(&an, t);

@@ -7,7 +7,8 @@
  * (pt_trace_set_proc), and processes with host events. A Kineto/PyTorch
  * file names GPU rows by device index, not by host pid, and adds
  * string-pid pseudo processes ("Spans", "Traces"): such groups (no host
- * events of their own, or a string pid) are attributed to the single host
+ * events of their own, a string pid, or rows that are mostly a device's)
+ * are attributed to the single host
  * process when there is exactly one, so a one-process file is one rank
  * whose figures are exactly pt_summarize's. In a merged trace every track
  * of a rank shares one pid, so nothing needs guessing there.
@@ -32,6 +33,7 @@ struct group {
 	uint32_t pid_str;
 	uint64_t host_events, device_events;
 	int has_steps;
+	uint64_t steps_before; /* step events starting before the window (t0_ns) */
 	const struct pt_proc *proc;
 	uint32_t rank_idx; /* index into the working rank list, NO_RANK: not aggregated */
 	int main;
@@ -97,6 +99,7 @@ struct step_scan {
 	const struct pt_trace *t;
 	const uint32_t *track_group;
 	struct group *g;
+	size_t ng;
 	uint64_t t0_ns, t1_ns;
 	/* with a step range: per group, the steps in the window */
 	struct sstep {
@@ -114,6 +117,8 @@ static int scan_steps(void *ctx, struct pt_event *ev)
 		return 0;
 	uint32_t gi = c->track_group[ev->track_id];
 	c->g[gi].has_steps = 1;
+	if (ev->start_ns < c->t0_ns)
+		c->g[gi].steps_before++;
 	if (!c->collect || ev->start_ns < c->t0_ns || ev->start_ns >= c->t1_ns)
 		return 0;
 	if (c->n == c->cap) {
@@ -164,12 +169,16 @@ static size_t assign_ranks(const struct pt_trace *t, struct group *g, size_t ng,
 		else if (!x->pid_str && x->host_events)
 			/* Without any process table, several host processes of which
 			 * only some step (a helper process beside the trainer) leave
-			 * the stepping ones as the ranks. With one (live sessions, a
-			 * merged trace), a process outside it is a rank only if it
-			 * steps: the CPU samples of a launched wrapper script beside
-			 * the ranks it started are not one. */
+			 * the stepping ones as the ranks; a device's rows with a few
+			 * host-kind markers (Kineto's GPU pid 0 with cuda_sync) are
+			 * the device of a process, not a process. With a process table
+			 * (live sessions, a merged trace), a process outside it is a
+			 * rank only if it steps: the CPU samples of a launched wrapper
+			 * script beside the ranks it started are not one. */
 			x->main = t->nprocs ? x->has_steps
-					    : nstep_host == 0 || nhost_num < 2 || x->has_steps;
+					    : (nstep_host == 0 || nhost_num < 2 || x->has_steps) &&
+						  !(nhost_num >= 2 && !x->has_steps &&
+						    x->device_events >= x->host_events);
 	}
 	for (size_t i = 0; i < ng; i++)
 		nmain += g[i].main;
@@ -215,7 +224,11 @@ static void rank_windows(const struct pt_trace *t, const struct pt_agg_opts *o,
 {
 	for (size_t r = 0; r < nr; r++) {
 		w[r].opts = *o;
+		/* a window from t0: unnumbered steps keep the rank's own ordinals */
 		w[r].ordinal_base = 0;
+		for (size_t i = 0; i < sc->ng; i++)
+			if (g[i].rank_idx == r)
+				w[r].ordinal_base += (int64_t)g[i].steps_before;
 	}
 	if (o->step_first == INT64_MIN && o->step_last == INT64_MAX)
 		return;
@@ -385,10 +398,11 @@ int pt_ranks_compute(struct pt_trace *t, const struct pt_agg_opts *o, struct pt_
 	size_t nhost = 0;
 	for (size_t i = 0; i < ng; i++)
 		nhost += !g[i].pid_str && g[i].host_events;
-	struct step_scan sc = {t, track_group, g, opts.t0_ns, opts.t1_ns, NULL, 0, 0, step_range};
+	struct step_scan sc = {t, track_group, g, ng, opts.t0_ns, opts.t1_ns, NULL, 0, 0, step_range};
 	/* Steps are only needed to tell trainers from helpers among several
-	 * unnamed host processes, or for a step range. */
-	if (step_range || (t->nprocs == 0 && nhost >= 2))
+	 * unnamed host processes, for a step range, or to number the steps of
+	 * a window that starts later than the data. */
+	if (step_range || (t->nprocs == 0 && nhost >= 2) || opts.t0_ns > 0)
 		pt_store_foreach(t->store, scan_steps, &sc);
 	uint32_t *rank_group = NULL;
 	size_t nr = assign_ranks(t, g, ng, &rank_group);

@@ -36,14 +36,25 @@ struct chunk {
 	uint32_t n, cap;
 	uint32_t sorted; /* events [0, sorted) are in order; == n when clean */
 	uint64_t seq;    /* creation order, breaks ties between chunks */
+	uint64_t first;  /* the track's append count at its first event */
 	uint64_t min_start, max_end;
 	struct pt_event ev[];
 };
 
+/* Checkpoints of a track's appends (pt_store_track_checkpoint): cp_at[i] is
+ * the append count when checkpoint i was taken, cp_min[i] the earliest start
+ * among the events appended between checkpoint i-1 and i; acc_min covers
+ * the events since the last one. */
+#define STORE_CPS 4
+
 struct tslot {
 	struct chunk *head, *tail;
 	uint64_t count;    /* kept */
+	uint64_t appended; /* ever appended (kept + dropped) */
 	uint32_t created;  /* chunks ever created, picks the next size */
+	uint32_t ncp;
+	uint64_t acc_min;
+	uint64_t cp_at[STORE_CPS], cp_min[STORE_CPS];
 };
 
 struct pt_store {
@@ -52,6 +63,7 @@ struct pt_store {
 	struct chunk *ghead, *gtail;
 	uint64_t next_seq;
 	uint64_t count, dropped;
+	uint64_t dropped_steps; /* ProfileStep events among the dropped */
 	uint64_t complete_from;
 	size_t mem, max_mem;
 	size_t budget; /* bytes the chunks may use: the cap less the summaries' share */
@@ -110,6 +122,8 @@ static void drop_oldest(struct pt_store *st)
 	ts->count -= c->n;
 	st->count -= c->n;
 	st->dropped += c->n;
+	for (uint32_t i = 0; i < c->n; i++)
+		st->dropped_steps += c->ev[i].kind == PT_KIND_PROFILE_STEP;
 	if (c->n && c->max_end > st->complete_from)
 		st->complete_from = c->max_end;
 	st->mem -= chunk_bytes(c->cap);
@@ -126,6 +140,8 @@ static struct tslot *slot_for(struct pt_store *st, uint32_t track)
 			st->tracks = pt_xrealloc(st->tracks, (size_t)cap * sizeof *st->tracks);
 			memset(st->tracks + st->tracks_cap, 0,
 			       (size_t)(cap - st->tracks_cap) * sizeof *st->tracks);
+			for (uint32_t i = st->tracks_cap; i < cap; i++)
+				st->tracks[i].acc_min = UINT64_MAX;
 			st->mem += (size_t)(cap - st->tracks_cap) * sizeof *st->tracks;
 			st->tracks_cap = cap;
 		}
@@ -150,6 +166,7 @@ static struct chunk *new_chunk(struct pt_store *st, uint32_t track)
 	c->cap = cap;
 	c->sorted = 0;
 	c->seq = st->next_seq++;
+	c->first = ts->appended;
 	c->min_start = UINT64_MAX;
 	c->max_end = 0;
 	if (ts->tail)
@@ -180,6 +197,9 @@ void pt_store_append(struct pt_store *st, const struct pt_event *ev)
 	if (end > c->max_end)
 		c->max_end = end;
 	st->tracks[ev->track_id].count++;
+	st->tracks[ev->track_id].appended++;
+	if (ev->start_ns < st->tracks[ev->track_id].acc_min)
+		st->tracks[ev->track_id].acc_min = ev->start_ns;
 	st->count++;
 }
 
@@ -191,6 +211,60 @@ uint64_t pt_store_count(const struct pt_store *st)
 uint64_t pt_store_dropped(const struct pt_store *st)
 {
 	return st->dropped;
+}
+
+uint64_t pt_store_dropped_steps(const struct pt_store *st)
+{
+	return st->dropped_steps;
+}
+
+uint64_t pt_store_track_appended(const struct pt_store *st, uint32_t track)
+{
+	return track < st->ntracks ? st->tracks[track].appended : 0;
+}
+
+uint64_t pt_store_track_start_since(const struct pt_store *st, uint32_t track, uint64_t since)
+{
+	uint64_t m = UINT64_MAX;
+	if (track >= st->ntracks)
+		return m;
+	const struct tslot *ts = &st->tracks[track];
+	if (since >= ts->appended)
+		return m;
+	/* exact from a checkpoint: the minima of the stretches after it */
+	for (uint32_t i = 0; i < ts->ncp; i++) {
+		if (ts->cp_at[i] != since)
+			continue;
+		m = ts->acc_min;
+		for (uint32_t j = i + 1; j < ts->ncp; j++)
+			if (ts->cp_min[j] < m)
+				m = ts->cp_min[j];
+		return m;
+	}
+	/* else at chunk granularity: every chunk holding an event appended since */
+	for (const struct chunk *c = ts->head; c; c = c->next_in_track)
+		if (c->n && c->first + c->n > since && c->min_start < m)
+			m = c->min_start;
+	return m;
+}
+
+uint64_t pt_store_track_checkpoint(struct pt_store *st, uint32_t track)
+{
+	if (track >= st->ntracks)
+		return 0;
+	struct tslot *ts = &st->tracks[track];
+	if (ts->ncp && ts->cp_at[ts->ncp - 1] == ts->appended)
+		return ts->appended; /* nothing since the last one */
+	if (ts->ncp == STORE_CPS) { /* the oldest goes */
+		memmove(ts->cp_at, ts->cp_at + 1, (STORE_CPS - 1) * sizeof ts->cp_at[0]);
+		memmove(ts->cp_min, ts->cp_min + 1, (STORE_CPS - 1) * sizeof ts->cp_min[0]);
+		ts->ncp--;
+	}
+	ts->cp_at[ts->ncp] = ts->appended;
+	ts->cp_min[ts->ncp] = ts->acc_min;
+	ts->ncp++;
+	ts->acc_min = UINT64_MAX;
+	return ts->appended;
 }
 
 uint64_t pt_store_complete_from_ns(const struct pt_store *st)

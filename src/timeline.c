@@ -1,77 +1,318 @@
 /*
- * timeline.c - the timeline's model: lane order, the bucketing of a time
- * range into cells (which event wins a cell), the cursor queries, the ruler
- * and duration text. The store has no nesting depth and its iterator only
- * finds events by start, so a per-track index (struct pt_timeline_cache) is
- * built on first use from the store's sorted iteration: the events' start,
- * end and depth in start order plus, per block of 4, 16, ... 4096 events,
- * the latest end and the block's best event by the winner rule. A block
- * whose events all start and end inside one cell is then settled in O(1),
- * so a zoomed-out frame touches a few events per cell instead of all of
- * them; the latest ends also let a walk backwards find the events that
- * started before the window and still cover it. A track's index is rebuilt
- * when its event count or the store's drop count changes (its pointers into
- * the store stay valid until then: appends and drops are what move them).
- * The uncached entry points build a throwaway index for one call.
+ * timeline.c - the timeline's index and its row queries (timeline.h). Each
+ * track is split into rows by nesting depth (an event's depth is one more
+ * than that of the latest-started event still open at its start), so a row
+ * is a disjoint, start-sorted list: the event under a time is a binary
+ * search away, and per block of 4, 16, ... 4096 events the longest one is
+ * kept, so a block lying inside one cell is settled in O(1) and a
+ * zoomed-out row costs a few events per cell.
+ *
+ * Incremental: a track is re-read from the earliest start among the events
+ * appended since it was indexed (pt_store_track_start_since, exact from the
+ * checkpoint taken at the last update): rows are cut
+ * there, the stack of events still open at that time is rebuilt from the
+ * rows' last events (the open ones, in start order, are exactly what a full
+ * pass would hold on its stack), and the store's sorted iteration from that
+ * time is indexed again. The result is the same as a full build, at the
+ * cost of what arrived. When the store's cap drops events, rows forget what
+ * starts before the store's complete-from time (trimmed in place, compacted
+ * once half of a row is gone).
  */
-#include "proftop/timeline.h"
-
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "proftop/error.h"
+#include "proftop/store.h"
+#include "timeline_int.h"
 #include "util.h"
 
-#define NLEV 6
-static const uint32_t lev_shift[NLEV] = {2, 4, 6, 8, 10, 12}; /* blocks of 4 .. 4096 events */
+static const uint32_t lev_shift[TL_NLEV] = {2, 4, 6, 8, 10, 12};
 
-struct tl_track {
-	int built;
-	uint64_t sig_events, sig_dropped;
-	uint32_t n;
-	struct pt_event **ev; /* start order (the store's) */
-	uint64_t *start, *end;
-	uint16_t *depth;
-	uint64_t *lmax_end[NLEV]; /* latest end per block */
-	uint32_t *lbest[NLEV];    /* best event per block (cov = dur) */
-	uint64_t *pmax_end;       /* latest end over level-0 blocks [0, b] */
-};
+/* ---------------------------------------------------------------- rows */
 
-struct step_ref {
-	uint64_t start_ns, end_ns;
-	uint32_t track;
-};
-
-struct pt_timeline_cache {
-	const struct pt_trace *t;
-	struct tl_track *tr;
-	uint32_t ntr;
-	uint64_t steps_sig; /* appended + dropped when the step list was made, +1 */
-	struct step_ref *steps;
-	size_t nsteps;
-};
-
-/* ---------------------------------------------------------------- index */
+static void row_free(struct tl_row *r)
+{
+	free(r->start);
+	free(r->end);
+	free(r->name);
+	free(r->corr);
+	free(r->kind);
+	for (int l = 0; l < TL_NLEV; l++) {
+		free(r->best[l]);
+		free(r->bdur[l]);
+	}
+	memset(r, 0, sizeof *r);
+}
 
 static void track_free(struct tl_track *x)
 {
-	free(x->ev);
-	free(x->start);
-	free(x->end);
-	free(x->depth);
-	for (int l = 0; l < NLEV; l++) {
-		free(x->lmax_end[l]);
-		free(x->lbest[l]);
-	}
-	free(x->pmax_end);
+	for (uint32_t d = 0; d < x->rows_cap; d++)
+		row_free(&x->rows[d]);
+	free(x->rows);
 	memset(x, 0, sizeof *x);
 }
 
-struct pt_timeline_cache *pt_timeline_cache_new(void)
+static void row_reserve(struct tl_row *r, uint32_t cap)
 {
-	return pt_xcalloc(1, sizeof(struct pt_timeline_cache));
+	if (cap <= r->cap)
+		return;
+	r->start = pt_xrealloc(r->start, (size_t)cap * sizeof *r->start);
+	r->end = pt_xrealloc(r->end, (size_t)cap * sizeof *r->end);
+	r->name = pt_xrealloc(r->name, (size_t)cap * sizeof *r->name);
+	r->corr = pt_xrealloc(r->corr, (size_t)cap * sizeof *r->corr);
+	r->kind = pt_xrealloc(r->kind, (size_t)cap);
+	for (int l = 0; l < TL_NLEV; l++) {
+		size_t nb = (size_t)(cap >> lev_shift[l]) + 1;
+		r->best[l] = pt_xrealloc(r->best[l], nb * sizeof(uint32_t));
+		r->bdur[l] = pt_xrealloc(r->bdur[l], nb * sizeof(uint64_t));
+	}
+	r->cap = cap;
+}
+
+static void row_grow(struct tl_row *r)
+{
+	row_reserve(r, r->cap ? r->cap * 2 : 16);
+}
+
+static inline void row_push(struct tl_row *r, const struct pt_event *ev)
+{
+	if (r->n == r->cap)
+		row_grow(r);
+	uint32_t i = r->n++;
+	r->start[i] = ev->start_ns;
+	r->end[i] = pt_event_end(ev);
+	r->name[i] = ev->name_id;
+	r->corr[i] = ev->corr;
+	r->kind[i] = ev->kind < PT_KIND__COUNT ? ev->kind : PT_KIND_OTHER;
+	r->nsteps += ev->kind == PT_KIND_PROFILE_STEP;
+}
+
+/* The longer event wins a block; on a tie the earlier. */
+static inline int longer(const struct tl_row *r, uint32_t a, uint32_t b)
+{
+	uint64_t da = r->end[a] - r->start[a], db = r->end[b] - r->start[b];
+	return da != db ? da > db : a < b;
+}
+
+/* Recomputes the block summaries from r->dirty on. */
+static void row_settle(struct tl_row *r)
+{
+	if (r->dirty >= r->n) {
+		r->dirty = r->n;
+		return;
+	}
+	for (int l = 0; l < TL_NLEV; l++) {
+		uint32_t s = lev_shift[l];
+		uint32_t b0 = r->dirty >> s, nb = ((r->n - 1) >> s) + 1;
+		for (uint32_t b = b0; b < nb; b++) {
+			uint32_t best = UINT32_MAX;
+			uint64_t bd = 0;
+			if (l == 0) {
+				uint32_t hi = (b + 1) << s;
+				if (hi > r->n)
+					hi = r->n;
+				for (uint32_t i = b << s; i < hi; i++)
+					if (best == UINT32_MAX || longer(r, i, best))
+						best = i;
+				bd = r->end[best] - r->start[best];
+			} else {
+				uint32_t ps = lev_shift[l - 1], per = 1u << (s - ps);
+				uint32_t pnb = ((r->n - 1) >> ps) + 1;
+				for (uint32_t cb = b * per; cb < (b + 1) * per && cb < pnb; cb++) {
+					uint32_t k = r->best[l - 1][cb];
+					uint64_t kd = r->bdur[l - 1][cb];
+					if (best == UINT32_MAX || kd > bd ||
+					    (kd == bd && k < best)) {
+						best = k;
+						bd = kd;
+					}
+				}
+			}
+			r->best[l][b] = best;
+			r->bdur[l][b] = bd;
+		}
+	}
+	r->dirty = r->n;
+}
+
+uint32_t tl_lower(const struct tl_row *r, uint64_t v, int strict)
+{
+	uint32_t lo = r->base, hi = r->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (strict ? r->start[mid] <= v : r->start[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void tl_row_event(const struct tl_row *r, uint32_t i, uint32_t track, struct pt_event *out)
+{
+	memset(out, 0, sizeof *out);
+	out->start_ns = r->start[i];
+	out->dur_ns = r->end[i] - r->start[i];
+	out->name_id = r->name[i];
+	out->corr = r->corr[i];
+	out->kind = r->kind[i];
+	out->track_id = track;
+}
+
+uint32_t tl_row_find(const struct tl_row *r, const struct pt_event *ev)
+{
+	for (uint32_t i = tl_lower(r, ev->start_ns, 0); i < r->n && r->start[i] == ev->start_ns;
+	     i++)
+		if (r->name[i] == ev->name_id && r->end[i] - r->start[i] == ev->dur_ns)
+			return i;
+	return UINT32_MAX;
+}
+
+/* ---------------------------------------------------------------- index */
+
+static struct tl_row *track_row(struct tl_track *x, uint32_t d)
+{
+	if (d >= x->rows_cap) {
+		uint32_t cap = x->rows_cap ? x->rows_cap : 8;
+		while (cap <= d)
+			cap *= 2;
+		x->rows = pt_xrealloc(x->rows, (size_t)cap * sizeof *x->rows);
+		memset(x->rows + x->rows_cap, 0, (size_t)(cap - x->rows_cap) * sizeof *x->rows);
+		x->rows_cap = cap;
+	}
+	if (d >= x->nrows)
+		x->nrows = d + 1;
+	return &x->rows[d];
+}
+
+struct open_ev {
+	uint64_t start, end;
+	uint32_t depth;
+};
+
+static int open_cmp(const void *pa, const void *pb)
+{
+	const struct open_ev *a = pa, *b = pb;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->depth < b->depth ? -1 : a->depth > b->depth;
+}
+
+/* Re-reads the track from t_min on (0: everything). Returns events indexed. */
+static size_t reindex_from(struct tl_track *x, struct pt_store *st, uint32_t track, uint64_t t_min)
+{
+	/* cut every row at t_min; what was open there is the stack to resume with */
+	struct open_ev *stack = pt_xmalloc(((size_t)x->nrows + 64) * sizeof *stack);
+	size_t sn = 0, scap = (size_t)x->nrows + 64;
+	uint32_t keep_rows = 0;
+	for (uint32_t d = 0; d < x->nrows; d++) {
+		struct tl_row *r = &x->rows[d];
+		uint32_t k = tl_lower(r, t_min, 0);
+		for (uint32_t i = k; i < r->n; i++)
+			r->nsteps -= r->kind[i] == PT_KIND_PROFILE_STEP;
+		r->n = k;
+		if (r->dirty > k)
+			r->dirty = k;
+		if (r->n > r->base) {
+			keep_rows = d + 1;
+			if (r->end[r->n - 1] > t_min)
+				stack[sn++] =
+				    (struct open_ev){r->start[r->n - 1], r->end[r->n - 1], d};
+		}
+	}
+	x->nrows = keep_rows;
+	if (sn > 1)
+		qsort(stack, sn, sizeof *stack, open_cmp);
+	size_t got = 0;
+	struct pt_store_iter it;
+	if (t_min == 0 && !keep_rows && pt_store_track_events(st, track) > 4096) {
+		/* a first build: count each row's events first, so the rows are
+		 * allocated once at their size (no growing copies of big arrays) */
+		uint32_t *cnt = pt_xcalloc(TL_MAX_DEPTH + 1, sizeof *cnt);
+		size_t cn = 0;
+		pt_store_iter_init(&it, st, track, 0, UINT64_MAX);
+		struct pt_event *e0;
+		while ((e0 = pt_store_iter_next(&it))) {
+			uint64_t s0 = e0->start_ns;
+			while (cn && stack[cn - 1].end <= s0)
+				cn--;
+			if (cn >= 64) {
+				size_t k = 0;
+				for (size_t j = 0; j < cn; j++)
+					if (stack[j].end > s0)
+						stack[k++] = stack[j];
+				cn = k;
+			}
+			uint32_t d = cn ? stack[cn - 1].depth + 1 : 0;
+			if (d > TL_MAX_DEPTH)
+				d = TL_MAX_DEPTH;
+			cnt[d]++;
+			if (cn == scap) {
+				scap *= 2;
+				stack = pt_xrealloc(stack, scap * sizeof *stack);
+			}
+			stack[cn++] = (struct open_ev){s0, pt_event_end(e0), d};
+		}
+		pt_store_iter_done(&it);
+		for (uint32_t d = 0; d <= TL_MAX_DEPTH; d++) /* a quarter more: room to grow live */
+			if (cnt[d])
+				row_reserve(track_row(x, d), cnt[d] + cnt[d] / 4 + 64);
+		x->nrows = 0; /* track_row counted them; the pass below fills them */
+		free(cnt);
+	}
+	pt_store_iter_init(&it, st, track, t_min, UINT64_MAX);
+	struct pt_event *ev;
+	while ((ev = pt_store_iter_next(&it))) {
+		uint64_t s = ev->start_ns, e = pt_event_end(ev);
+		while (sn && stack[sn - 1].end <= s)
+			sn--;
+		if (sn >= 64) { /* ended entries below an open one: drop them */
+			size_t k = 0;
+			for (size_t j = 0; j < sn; j++)
+				if (stack[j].end > s)
+					stack[k++] = stack[j];
+			sn = k;
+		}
+		uint32_t d = sn ? stack[sn - 1].depth + 1 : 0;
+		if (d > TL_MAX_DEPTH)
+			d = TL_MAX_DEPTH;
+		row_push(track_row(x, d), ev);
+		if (sn == scap) {
+			scap *= 2;
+			stack = pt_xrealloc(stack, scap * sizeof *stack);
+		}
+		stack[sn++] = (struct open_ev){s, e, d};
+		got++;
+	}
+	pt_store_iter_done(&it);
+	free(stack);
+	for (uint32_t d = 0; d < x->nrows; d++)
+		row_settle(&x->rows[d]);
+	return got;
+}
+
+/* Forgets what starts before cf (the store dropped data before it). */
+static void trim(struct tl_track *x, uint64_t cf)
+{
+	for (uint32_t d = 0; d < x->nrows; d++) {
+		struct tl_row *r = &x->rows[d];
+		uint32_t k = tl_lower(r, cf, 0);
+		for (uint32_t i = r->base; i < k; i++)
+			r->nsteps -= r->kind[i] == PT_KIND_PROFILE_STEP;
+		r->base = k;
+		if (r->base >= 4096 && r->base >= r->n / 2) {
+			uint32_t m = r->n - r->base;
+			memmove(r->start, r->start + r->base, (size_t)m * sizeof *r->start);
+			memmove(r->end, r->end + r->base, (size_t)m * sizeof *r->end);
+			memmove(r->name, r->name + r->base, (size_t)m * sizeof *r->name);
+			memmove(r->corr, r->corr + r->base, (size_t)m * sizeof *r->corr);
+			memmove(r->kind, r->kind + r->base, m);
+			r->n = m;
+			r->base = 0;
+			r->dirty = 0;
+			row_settle(r);
+		}
+	}
 }
 
 static void cache_reset(struct pt_timeline_cache *c)
@@ -80,11 +321,18 @@ static void cache_reset(struct pt_timeline_cache *c)
 		track_free(&c->tr[i]);
 	free(c->tr);
 	free(c->steps);
-	c->tr = NULL;
-	c->ntr = 0;
-	c->steps = NULL;
-	c->nsteps = 0;
-	c->steps_sig = 0;
+	free(c->step_num);
+	free(c->st_since);
+	free(c->by_dur);
+	free(c->corr);
+	uint64_t gen = c->gen;
+	memset(c, 0, sizeof *c);
+	c->gen = gen + 1;
+}
+
+struct pt_timeline_cache *pt_timeline_cache_new(void)
+{
+	return pt_xcalloc(1, sizeof(struct pt_timeline_cache));
 }
 
 void pt_timeline_cache_free(struct pt_timeline_cache *c)
@@ -95,185 +343,73 @@ void pt_timeline_cache_free(struct pt_timeline_cache *c)
 	free(c);
 }
 
-/* 1 when event a beats b by the winner rule, both covering cov_a / cov_b. */
-static inline int beats(const struct tl_track *x, uint64_t cov_a, uint32_t a, uint64_t cov_b,
-			uint32_t b)
+uint64_t pt_timeline_generation(const struct pt_timeline_cache *c)
 {
-	if (cov_a != cov_b)
-		return cov_a > cov_b;
-	if (x->depth[a] != x->depth[b])
-		return x->depth[a] < x->depth[b];
-	if (x->start[a] != x->start[b])
-		return x->start[a] < x->start[b];
-	return a < b;
+	return c->gen;
 }
 
-static void build_track(struct tl_track *x, struct pt_store *st, uint32_t track)
+/* Brings one track up to date; returns events indexed, *changed set when anything moved. */
+static size_t track_update(struct tl_track *x, struct pt_store *st, uint32_t track, int *changed)
 {
-	track_free(x);
-	uint64_t cnt = pt_store_track_events(st, track);
-	size_t cap = cnt ? (size_t)cnt : 1;
-	x->ev = pt_xmalloc(cap * sizeof *x->ev);
-	x->start = pt_xmalloc(cap * sizeof *x->start);
-	x->end = pt_xmalloc(cap * sizeof *x->end);
-	x->depth = pt_xmalloc(cap * sizeof *x->depth);
-	/* Open events at the current start; stale entries below the top are
-	 * compacted away when the stack grows, so overlapping (not nested)
-	 * events cannot inflate it without bound. */
-	uint32_t *stack = NULL;
-	size_t sn = 0, scap = 0;
-	struct pt_store_iter it;
-	pt_store_iter_init(&it, st, track, 0, UINT64_MAX);
-	uint32_t n = 0;
-	struct pt_event *ev;
-	while ((ev = pt_store_iter_next(&it)) && n < cap) {
-		uint64_t s = ev->start_ns, e = pt_event_end(ev);
-		while (sn && x->end[stack[sn - 1]] <= s)
-			sn--;
-		if (sn >= 64) {
-			size_t k = 0;
-			for (size_t j = 0; j < sn; j++)
-				if (x->end[stack[j]] > s)
-					stack[k++] = stack[j];
-			sn = k;
-		}
-		x->ev[n] = ev;
-		x->start[n] = s;
-		x->end[n] = e;
-		x->depth[n] = sn > UINT16_MAX ? UINT16_MAX : (uint16_t)sn;
-		if (sn == scap) {
-			scap = scap ? scap * 2 : 64;
-			stack = pt_xrealloc(stack, scap * sizeof *stack);
-		}
-		stack[sn++] = n;
-		n++;
+	uint64_t app = pt_store_track_appended(st, track); /* before the checkpoint below */
+	uint64_t cf = pt_store_complete_from_ns(st);
+	size_t got = 0;
+	uint64_t t_min = UINT64_MAX;
+	if (!x->built)
+		t_min = 0;
+	else if (app != x->sig_app)
+		t_min = pt_store_track_start_since(st, track, x->sig_app);
+	if (t_min != UINT64_MAX) {
+		got = reindex_from(x, st, track, t_min);
+		*changed = 1;
 	}
-	pt_store_iter_done(&it);
-	free(stack);
-	x->n = n;
-	for (int l = 0; l < NLEV; l++) {
-		size_t nb = ((size_t)n >> lev_shift[l]) + 1;
-		x->lmax_end[l] = pt_xmalloc(nb * sizeof(uint64_t));
-		x->lbest[l] = pt_xmalloc(nb * sizeof(uint32_t));
-		for (size_t b = 0; b < nb; b++) {
-			size_t lo = b << lev_shift[l], hi = (b + 1) << lev_shift[l];
-			if (hi > n)
-				hi = n;
-			uint64_t me = 0;
-			uint32_t best = UINT32_MAX;
-			if (l == 0) {
-				for (size_t i = lo; i < hi; i++) {
-					if (x->end[i] > me)
-						me = x->end[i];
-					if (best == UINT32_MAX ||
-					    beats(x, x->end[i] - x->start[i], (uint32_t)i,
-						  x->end[best] - x->start[best], best))
-						best = (uint32_t)i;
-				}
-			} else {
-				uint32_t step = 1u << (lev_shift[l] - lev_shift[l - 1]);
-				for (size_t cb = b * step; cb < (b + 1) * step && (cb << lev_shift[l - 1]) < hi; cb++) {
-					uint32_t k = x->lbest[l - 1][cb];
-					if (x->lmax_end[l - 1][cb] > me)
-						me = x->lmax_end[l - 1][cb];
-					if (k != UINT32_MAX &&
-					    (best == UINT32_MAX ||
-					     beats(x, x->end[k] - x->start[k], k, x->end[best] - x->start[best], best)))
-						best = k;
-				}
-			}
-			x->lmax_end[l][b] = me;
-			x->lbest[l][b] = best;
-		}
-	}
-	size_t nb0 = ((size_t)n >> lev_shift[0]) + 1;
-	x->pmax_end = pt_xmalloc(nb0 * sizeof(uint64_t));
-	uint64_t pm = 0;
-	for (size_t b = 0; b < nb0; b++) {
-		if (x->lmax_end[0][b] > pm)
-			pm = x->lmax_end[0][b];
-		x->pmax_end[b] = pm;
-	}
-	x->sig_events = cnt;
-	x->sig_dropped = pt_store_dropped(st);
 	x->built = 1;
+	/* a checkpoint: the next update knows exactly where new events start */
+	x->sig_app = pt_store_track_checkpoint(st, track);
+	if (cf > x->trim_ns) {
+		trim(x, cf);
+		x->trim_ns = cf;
+		*changed = 1;
+	}
+	return got;
 }
 
-/* The track's index, (re)built when the store changed under it; NULL for no such track. */
-static struct tl_track *cache_track(struct pt_timeline_cache *c, struct pt_trace *t,
-				    uint32_t track)
+void tl_cache_bind(struct pt_timeline_cache *c, const struct pt_trace *t)
 {
 	if (c->t != t) {
 		cache_reset(c);
 		c->t = t;
 	}
-	if (track >= pt_store_track_count(t->store))
-		return NULL;
-	if (track >= c->ntr) {
-		uint32_t n = pt_store_track_count(t->store);
+}
+
+size_t pt_timeline_update(struct pt_timeline_cache *c, struct pt_trace *t)
+{
+	tl_cache_bind(c, t);
+	uint32_t n = pt_store_track_count(t->store);
+	if (n > c->ntr) {
 		c->tr = pt_xrealloc(c->tr, (size_t)n * sizeof *c->tr);
 		memset(c->tr + c->ntr, 0, (size_t)(n - c->ntr) * sizeof *c->tr);
 		c->ntr = n;
 	}
-	struct tl_track *x = &c->tr[track];
-	if (!x->built || x->sig_events != pt_store_track_events(t->store, track) ||
-	    x->sig_dropped != pt_store_dropped(t->store))
-		build_track(x, t->store, track);
-	return x;
+	size_t got = 0;
+	int changed = 0;
+	for (uint32_t i = 0; i < n; i++)
+		got += track_update(&c->tr[i], t->store, i, &changed);
+	if (changed)
+		c->gen++;
+	return got;
 }
 
-/* First index whose start is >= v (strict: > v). */
-static uint32_t lower_idx(const struct tl_track *x, uint64_t v, int strict)
+struct tl_track *tl_track_of(struct pt_timeline_cache *c, struct pt_trace *t, uint32_t track)
 {
-	uint32_t lo = 0, hi = x->n;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (strict ? x->start[mid] <= v : x->start[mid] < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/*
- * Calls fn for every event with index < i whose end is after t (walking
- * back, skipping blocks that end by t, stopping when nothing earlier can).
- */
-typedef void (*open_fn)(void *ctx, uint32_t idx);
-static size_t walk_open(const struct tl_track *x, uint32_t i, uint64_t t, open_fn fn, void *ctx)
-{
-	size_t visited = 0;
-	while (i > 0) {
-		uint32_t blk = (i - 1) >> lev_shift[0];
-		if (x->pmax_end[blk] <= t)
-			break;
-		int skipped = 0;
-		for (int l = NLEV - 1; l >= 1 && !skipped; l--) {
-			uint32_t sz = 1u << lev_shift[l];
-			if (i % sz == 0 && x->lmax_end[l][(i >> lev_shift[l]) - 1] <= t) {
-				i -= sz;
-				skipped = 1;
-			}
-		}
-		if (skipped)
-			continue;
-		uint32_t lo = blk << lev_shift[0];
-		if (x->lmax_end[0][blk] > t)
-			for (uint32_t k = i; k > lo; k--)
-				if (x->end[k - 1] > t) {
-					fn(ctx, k - 1);
-					visited++;
-				}
-		i = lo;
-	}
-	return visited;
+	pt_timeline_update(c, t);
+	return track < c->ntr ? &c->tr[track] : NULL;
 }
 
 /* ------------------------------------------------------------ bucketing */
 
 struct bucket_ctx {
-	const struct tl_track *x;
+	const struct tl_row *r;
 	const uint64_t *b; /* cell bounds, width + 1 */
 	size_t width;
 	uint64_t *cov;
@@ -283,7 +419,7 @@ struct bucket_ctx {
 static inline void offer(struct bucket_ctx *bc, size_t c, uint32_t idx, uint64_t cov)
 {
 	uint32_t w = bc->win[c];
-	if (w == UINT32_MAX || beats(bc->x, cov, idx, bc->cov[c], w)) {
+	if (w == UINT32_MAX || cov > bc->cov[c] || (cov == bc->cov[c] && idx < w)) {
 		bc->win[c] = idx;
 		bc->cov[c] = cov;
 	}
@@ -292,7 +428,7 @@ static inline void offer(struct bucket_ctx *bc, size_t c, uint32_t idx, uint64_t
 /* Offers event idx to every cell it overlaps from cell c0 on. */
 static void spread(struct bucket_ctx *bc, size_t c0, uint32_t idx)
 {
-	uint64_t s = bc->x->start[idx], e = bc->x->end[idx];
+	uint64_t s = bc->r->start[idx], e = bc->r->end[idx];
 	if (e == s) {
 		offer(bc, c0, idx, 0);
 		return;
@@ -305,19 +441,14 @@ static void spread(struct bucket_ctx *bc, size_t c0, uint32_t idx)
 	}
 }
 
-static void spread_open(void *ctx, uint32_t idx)
-{
-	spread(ctx, 0, idx);
-}
-
-static size_t bucket_track(const struct tl_track *x, uint64_t t0, uint64_t t1,
-			   struct pt_cell *cells, size_t width)
+static size_t bucket_row(const struct tl_row *r, unsigned depth, uint64_t t0, uint64_t t1,
+			 struct pt_cell *cells, size_t width)
 {
 	for (size_t c = 0; c < width; c++) {
 		memset(&cells[c], 0, sizeof cells[c]);
 		cells[c].kind = PT_KIND__COUNT;
 	}
-	if (!x || !x->n || !width || t1 <= t0)
+	if (!r || r->n <= r->base || !width || t1 <= t0)
 		return 0;
 	uint64_t *b = pt_xmalloc((width + 1) * (2 * sizeof(uint64_t) + sizeof(uint32_t)));
 	uint64_t *cov = b + width + 1;
@@ -329,439 +460,200 @@ static size_t bucket_track(const struct tl_track *x, uint64_t t0, uint64_t t1,
 		b[c] = t0 + (uint64_t)((q + width - 1) / width);
 		win[c] = UINT32_MAX;
 	}
-	struct bucket_ctx bc = {x, b, width, cov, win};
-	uint32_t lo = lower_idx(x, t0, 0);
-	size_t visited = walk_open(x, lo, t0, spread_open, &bc);
+	struct bucket_ctx bc = {r, b, width, cov, win};
+	uint32_t i = tl_lower(r, t0, 0);
+	size_t visited = 0;
+	if (i > r->base && r->end[i - 1] > t0) { /* started before the window, still open */
+		spread(&bc, 0, i - 1);
+		visited++;
+	}
 	size_t c = 0;
-	uint32_t i = lo;
-	while (i < x->n && x->start[i] < t1) {
-		while (x->start[i] >= b[c + 1])
+	while (i < r->n && r->start[i] < t1) {
+		while (r->start[i] >= b[c + 1])
 			c++;
-		int done = 0;
-		if ((i & ((1u << lev_shift[0]) - 1)) == 0) {
-			for (int l = NLEV - 1; l >= 0 && !done; l--) {
+		/* the events starting in cell c: [i, e), found by galloping from i */
+		uint64_t bound = b[c + 1];
+		uint32_t lo = i, step = 1;
+		while (lo + step < r->n && r->start[lo + step] < bound) {
+			lo += step;
+			step *= 2;
+		}
+		uint32_t hi = lo + step < r->n ? lo + step : r->n;
+		while (lo + 1 < hi) { /* start[lo] < bound; the answer is in (lo, hi] */
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (r->start[mid] < bound)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		uint32_t e = lo + 1;
+		while (i < e) {
+			/* the largest aligned block inside the cell: disjoint and sorted,
+			 * so only the cell's last event may reach past its end */
+			int done = 0;
+			for (int l = TL_NLEV - 1; l >= 0 && (i & ((1u << lev_shift[0]) - 1)) == 0;
+			     l--) {
 				uint32_t sz = 1u << lev_shift[l];
-				if (i % sz || (uint64_t)i + sz > x->n)
+				if (i % sz || i + sz > e)
+					continue;
+				if (i + sz == e && r->end[e - 1] > bound)
 					continue;
 				uint32_t blk = i >> lev_shift[l];
-				if (x->start[i + sz - 1] < b[c + 1] && x->lmax_end[l][blk] <= b[c + 1]) {
-					uint32_t k = x->lbest[l][blk];
-					offer(&bc, c, k, x->end[k] - x->start[k]);
-					i += sz;
-					done = 1;
-				}
+				offer(&bc, c, r->best[l][blk], r->bdur[l][blk]);
+				i += sz;
+				done = 1;
+				break;
 			}
+			if (!done)
+				spread(&bc, c, i++);
+			visited++;
 		}
-		if (!done)
-			spread(&bc, c, i++);
-		visited++;
 	}
 	for (c = 0; c < width; c++) {
 		uint32_t k = win[c];
 		if (k == UINT32_MAX)
 			continue;
-		const struct pt_event *ev = x->ev[k];
-		cells[c].kind = ev->kind < PT_KIND__COUNT ? ev->kind : PT_KIND_OTHER;
-		cells[c].starts = ev->start_ns >= b[c] && ev->start_ns < b[c + 1];
-		cells[c].depth = x->depth[k];
-		cells[c].name_id = ev->name_id;
-		cells[c].start_ns = ev->start_ns;
-		cells[c].dur_ns = ev->dur_ns;
+		cells[c].kind = r->kind[k];
+		cells[c].starts = r->start[k] >= b[c] && r->start[k] < b[c + 1];
+		cells[c].depth = (uint16_t)depth;
+		cells[c].name_id = r->name[k];
+		cells[c].start_ns = r->start[k];
+		cells[c].dur_ns = r->end[k] - r->start[k];
 	}
 	free(b);
 	return visited;
 }
 
-size_t pt_timeline_cache_bucket(struct pt_timeline_cache *c, struct pt_trace *t, uint32_t track,
-				uint64_t t0_ns, uint64_t t1_ns, struct pt_cell *cells, size_t width)
+size_t pt_timeline_bucket(struct pt_timeline_cache *c, struct pt_trace *t, uint32_t track,
+			  unsigned depth, uint64_t t0_ns, uint64_t t1_ns, struct pt_cell *cells,
+			  size_t width)
 {
-	return bucket_track(cache_track(c, t, track), t0_ns, t1_ns, cells, width);
+	struct tl_track *x = tl_track_of(c, t, track);
+	const struct tl_row *r = x && depth < x->nrows ? &x->rows[depth] : NULL;
+	return bucket_row(r, depth, t0_ns, t1_ns, cells, width);
 }
 
-size_t pt_timeline_bucket(struct pt_trace *t, uint32_t track, uint64_t t0_ns, uint64_t t1_ns,
-			  struct pt_cell *cells, size_t width)
+int pt_timeline_any_in(struct pt_timeline_cache *c, struct pt_trace *t, uint32_t track,
+		       uint64_t t0_ns, uint64_t t1_ns)
 {
-	struct pt_timeline_cache *c = pt_timeline_cache_new();
-	size_t r = pt_timeline_cache_bucket(c, t, track, t0_ns, t1_ns, cells, width);
-	pt_timeline_cache_free(c);
-	return r;
+	struct tl_track *x = tl_track_of(c, t, track);
+	if (!x)
+		return 0;
+	for (uint32_t d = 0; d < x->nrows; d++) {
+		const struct tl_row *r = &x->rows[d];
+		uint32_t i = tl_lower(r, t0_ns, 0);
+		if (i < r->n && r->start[i] < t1_ns)
+			return 1;
+		if (i > r->base && r->end[i - 1] > t0_ns)
+			return 1;
+	}
+	return 0;
 }
 
 /* --------------------------------------------------------- cursor queries */
 
-struct at_ctx {
-	const struct tl_track *x;
-	uint64_t t;
-	uint32_t best; /* UINT32_MAX = none */
-};
-
-/* Deepest event containing t; ties go to the later start. */
-static void at_offer(void *ctx, uint32_t k)
+/* In row r: the event for (t, dir), or UINT32_MAX; *contains when it holds t. */
+static uint32_t row_at(const struct tl_row *r, uint64_t t, int dir, int *contains)
 {
-	struct at_ctx *a = ctx;
-	const struct tl_track *x = a->x;
-	if (a->best == UINT32_MAX || x->depth[k] > x->depth[a->best] ||
-	    (x->depth[k] == x->depth[a->best] && k > a->best))
-		a->best = k;
+	*contains = 0;
+	if (r->n <= r->base)
+		return UINT32_MAX;
+	if (dir > 0) {
+		uint32_t k = tl_lower(r, t, 1);
+		return k < r->n ? k : UINT32_MAX;
+	}
+	if (dir < 0) {
+		uint32_t k = tl_lower(r, t, 0);
+		return k > r->base ? k - 1 : UINT32_MAX;
+	}
+	uint32_t hi = tl_lower(r, t, 1); /* first start after t */
+	if (hi > r->base) {
+		uint32_t k = hi - 1;
+		if (r->end[k] > t || r->start[k] == t) {
+			*contains = 1;
+			return k;
+		}
+	}
+	if (hi == r->base)
+		return hi;
+	if (hi == r->n)
+		return hi - 1;
+	return t - r->start[hi - 1] <= r->start[hi] - t ? hi - 1 : hi;
 }
 
-/* The deepest of the events sharing k's start. */
-static uint32_t deepest_same_start(const struct tl_track *x, uint32_t k)
+int pt_timeline_event_at(struct pt_timeline_cache *c, struct pt_trace *t, uint32_t track, int depth,
+			 uint64_t t_ns, int dir, struct pt_event *out, unsigned *out_depth)
 {
-	uint32_t best = k;
-	for (uint32_t j = k; j > 0 && x->start[j - 1] == x->start[k]; j--)
-		if (x->depth[j - 1] > x->depth[best])
-			best = j - 1;
-	for (uint32_t j = k + 1; j < x->n && x->start[j] == x->start[k]; j++)
-		if (x->depth[j] > x->depth[best])
-			best = j;
-	return best;
-}
-
-int pt_timeline_cache_event_at(struct pt_timeline_cache *c, struct pt_trace *t, uint32_t track,
-			       uint64_t t_ns, int dir, struct pt_event *out)
-{
-	const struct tl_track *x = cache_track(c, t, track);
-	if (!x || !x->n)
+	struct tl_track *x = tl_track_of(c, t, track);
+	if (!x || !x->nrows)
 		return PT_ENOENT;
-	uint32_t k;
-	if (dir > 0) {
-		k = lower_idx(x, t_ns, 1);
-		if (k >= x->n)
-			return PT_ENOENT;
-	} else if (dir < 0) {
-		k = lower_idx(x, t_ns, 0);
-		if (k == 0)
-			return PT_ENOENT;
-		k--;
-	} else {
-		uint32_t hi = lower_idx(x, t_ns, 1); /* first start after t */
-		struct at_ctx a = {x, t_ns, UINT32_MAX};
-		walk_open(x, hi, t_ns, at_offer, &a);
-		/* instants exactly at t contain it too */
-		for (uint32_t j = hi; j > 0 && x->start[j - 1] == t_ns; j--)
-			if (x->end[j - 1] == t_ns)
-				at_offer(&a, j - 1);
-		if (a.best != UINT32_MAX) {
-			*out = *x->ev[a.best];
-			return 0;
-		}
-		if (hi == 0)
-			k = 0;
-		else if (hi == x->n)
-			k = hi - 1;
-		else
-			k = t_ns - x->start[hi - 1] <= x->start[hi] - t_ns ? hi - 1 : hi;
-	}
-	*out = *x->ev[deepest_same_start(x, k)];
-	return 0;
-}
-
-int pt_timeline_event_at(struct pt_trace *t, uint32_t track, uint64_t t_ns, int dir,
-			 struct pt_event *out)
-{
-	struct pt_timeline_cache *c = pt_timeline_cache_new();
-	int r = pt_timeline_cache_event_at(c, t, track, t_ns, dir, out);
-	pt_timeline_cache_free(c);
-	return r;
-}
-
-/* ------------------------------------------------------------------ steps */
-
-struct vec {
-	void *p;
-	size_t n, cap, size;
-};
-
-static void *vec_push(struct vec *v)
-{
-	if (v->n == v->cap) {
-		v->cap = v->cap ? v->cap * 2 : 16;
-		v->p = pt_xrealloc(v->p, v->cap * v->size);
-	}
-	return (char *)v->p + v->size * v->n++;
-}
-
-static int collect_step(void *ctx, struct pt_event *ev)
-{
-	if (ev->kind == PT_KIND_PROFILE_STEP) {
-		struct step_ref *r = vec_push(ctx);
-		r->start_ns = ev->start_ns;
-		r->end_ns = pt_event_end(ev);
-		r->track = ev->track_id;
-	}
-	return 0;
-}
-
-static int step_cmp(const void *a, const void *b)
-{
-	const struct step_ref *x = a, *y = b;
-	if (x->start_ns != y->start_ns)
-		return x->start_ns < y->start_ns ? -1 : 1;
-	if (x->end_ns != y->end_ns)
-		return x->end_ns > y->end_ns ? -1 : 1;
-	return x->track < y->track ? -1 : x->track > y->track;
-}
-
-/* Every step event in start order, remade when anything was appended or dropped. */
-static void cache_steps(struct pt_timeline_cache *c, const struct pt_trace *t)
-{
-	if (c->t != t) {
-		cache_reset(c);
-		c->t = t;
-	}
-	uint64_t sig = pt_store_count(t->store) + pt_store_dropped(t->store) + 1;
-	if (c->steps_sig == sig)
-		return;
-	struct vec v = {NULL, 0, 0, sizeof(struct step_ref)};
-	pt_store_foreach(t->store, collect_step, &v);
-	if (v.n > 1)
-		qsort(v.p, v.n, sizeof(struct step_ref), step_cmp);
-	free(c->steps);
-	c->steps = v.p;
-	c->nsteps = v.n;
-	c->steps_sig = sig;
-}
-
-int pt_timeline_cache_step_edge(struct pt_timeline_cache *c, const struct pt_trace *t,
-				uint64_t t_ns, int dir, uint64_t *out_ns, uint64_t *out_end_ns)
-{
-	cache_steps(c, t);
-	size_t lo = 0, hi = c->nsteps;
-	/* first step starting after t (dir > 0) or at/after t (dir < 0) */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (dir > 0 ? c->steps[mid].start_ns <= t_ns : c->steps[mid].start_ns < t_ns)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	size_t k;
-	if (dir > 0) {
-		if (lo >= c->nsteps)
-			return PT_ENOENT;
-		k = lo;
-	} else {
-		if (lo == 0)
-			return PT_ENOENT;
-		k = lo - 1;
-		/* the longest of the steps sharing that start */
-		while (k > 0 && c->steps[k - 1].start_ns == c->steps[k].start_ns)
-			k--;
-	}
-	if (out_ns)
-		*out_ns = c->steps[k].start_ns;
-	if (out_end_ns)
-		*out_end_ns = c->steps[k].end_ns;
-	return 0;
-}
-
-int pt_timeline_step_edge(struct pt_trace *t, uint64_t t_ns, int dir, uint64_t *out_ns,
-			  uint64_t *out_end_ns)
-{
-	struct pt_timeline_cache *c = pt_timeline_cache_new();
-	int r = pt_timeline_cache_step_edge(c, t, t_ns, dir, out_ns, out_end_ns);
-	pt_timeline_cache_free(c);
-	return r;
-}
-
-/* ------------------------------------------------------------------ lanes */
-
-struct lane_key {
-	const struct pt_trace *t;
-	const uint64_t *steps; /* step events per track */
-};
-
-static int lane_cmp_ctx(const struct lane_key *lk, uint32_t a, uint32_t b)
-{
-	const struct pt_track *x = &lk->t->tracks[a], *y = &lk->t->tracks[b];
-	int dx = pt_track_is_device(x), dy = pt_track_is_device(y);
-	if (dx != dy)
-		return dx - dy;
-	if (!dx) {
-		if (lk->steps[a] != lk->steps[b])
-			return lk->steps[a] > lk->steps[b] ? -1 : 1;
-		if (x->sort_index != y->sort_index)
-			return x->sort_index < y->sort_index ? -1 : 1;
-		if (x->key.pid != y->key.pid)
-			return x->key.pid < y->key.pid ? -1 : 1;
-		if (x->key.tid != y->key.tid)
-			return x->key.tid < y->key.tid ? -1 : 1;
-	} else {
-		if (x->device != y->device)
-			return x->device < y->device ? -1 : 1;
-		if (x->stream != y->stream)
-			return x->stream < y->stream ? -1 : 1;
-	}
-	return a < b ? -1 : a > b;
-}
-
-/* Copies a label into a lane, cutting at a UTF-8 character boundary. */
-static void lane_label(char *dst, size_t cap, const char *src)
-{
-	size_t n = strlen(src);
-	if (n >= cap) {
-		n = cap - 1;
-		while (n > 0 && ((unsigned char)src[n] & 0xc0) == 0x80)
-			n--;
-	}
-	memcpy(dst, src, n);
-	dst[n] = 0;
-}
-
-static size_t lanes_with(const struct pt_trace *t, const uint64_t *steps, struct pt_lane *out,
-			 size_t max)
-{
-	uint32_t *ids = pt_xmalloc((t->ntracks ? t->ntracks : 1) * sizeof *ids);
-	size_t n = 0;
-	for (uint32_t i = 0; i < t->ntracks; i++)
-		if (t->tracks[i].events > 0)
-			ids[n++] = i;
-	struct lane_key lk = {t, steps};
-	/* insertion sort: tens of tracks, and it needs the context */
-	for (size_t i = 1; i < n; i++) {
-		uint32_t v = ids[i];
-		size_t j = i;
-		while (j > 0 && lane_cmp_ctx(&lk, ids[j - 1], v) > 0) {
-			ids[j] = ids[j - 1];
-			j--;
-		}
-		ids[j] = v;
-	}
-	size_t k = 0;
-	for (; k < n && k < max; k++) {
-		char buf[256];
-		out[k].track = ids[k];
-		out[k].is_device = pt_track_is_device(&t->tracks[ids[k]]);
-		pt_trace_track_label(t, ids[k], buf, sizeof buf);
-		lane_label(out[k].label, sizeof out[k].label, buf);
-	}
-	free(ids);
-	return k;
-}
-
-size_t pt_timeline_cache_lanes(struct pt_timeline_cache *c, const struct pt_trace *t,
-			       struct pt_lane *out, size_t max)
-{
-	cache_steps(c, t);
-	uint64_t *steps = pt_xcalloc(t->ntracks ? t->ntracks : 1, sizeof *steps);
-	for (size_t i = 0; i < c->nsteps; i++)
-		if (c->steps[i].track < t->ntracks)
-			steps[c->steps[i].track]++;
-	size_t n = lanes_with(t, steps, out, max);
-	free(steps);
-	return n;
-}
-
-size_t pt_timeline_lanes(const struct pt_trace *t, struct pt_lane *out, size_t max)
-{
-	struct pt_timeline_cache *c = pt_timeline_cache_new();
-	size_t n = pt_timeline_cache_lanes(c, t, out, max);
-	pt_timeline_cache_free(c);
-	return n;
-}
-
-/* ------------------------------------------------------------- correlated */
-
-struct corr_ctx {
-	uint32_t corr;
-	struct vec v;
-};
-
-static int collect_corr(void *ctx, struct pt_event *ev)
-{
-	struct corr_ctx *cc = ctx;
-	if (ev->corr == cc->corr && pt_kind_is_device(ev->kind))
-		*(struct pt_event *)vec_push(&cc->v) = *ev;
-	return 0;
-}
-
-static int ev_start_cmp(const void *a, const void *b)
-{
-	const struct pt_event *x = a, *y = b;
-	if (x->start_ns != y->start_ns)
-		return x->start_ns < y->start_ns ? -1 : 1;
-	if (x->track_id != y->track_id)
-		return x->track_id < y->track_id ? -1 : 1;
-	return x->dur_ns > y->dur_ns ? -1 : x->dur_ns < y->dur_ns;
-}
-
-size_t pt_timeline_correlated(struct pt_trace *t, uint32_t corr, struct pt_event *out,
-			      size_t max)
-{
-	if (corr == 0)
-		return 0;
-	struct corr_ctx cc = {corr, {NULL, 0, 0, sizeof(struct pt_event)}};
-	pt_store_foreach(t->store, collect_corr, &cc);
-	if (cc.v.n > 1)
-		qsort(cc.v.p, cc.v.n, sizeof(struct pt_event), ev_start_cmp);
-	size_t n = cc.v.n < max ? cc.v.n : max;
-	if (n)
-		memcpy(out, cc.v.p, n * sizeof *out);
-	free(cc.v.p);
-	return n;
-}
-
-/* ------------------------------------------------------- ruler and text */
-
-uint64_t pt_timeline_tick_ns(uint64_t span_ns, unsigned ticks)
-{
-	if (ticks == 0)
-		ticks = 1;
-	if (span_ns == 0)
-		return 1;
-	/* the 1-2-5 step whose tick count is nearest `ticks` (by ratio) */
-	uint64_t best = 1;
-	double best_err = -1;
-	static const uint64_t mant[3] = {1, 2, 5};
-	for (uint64_t p = 1;; p *= 10) {
-		for (int m = 0; m < 3; m++) {
-			uint64_t step = mant[m] * p;
-			double n = (double)span_ns / (double)step;
-			double err = n > ticks ? n / ticks : ticks / n;
-			if (best_err < 0 || err < best_err) {
-				best_err = err;
-				best = step;
+	uint32_t best = UINT32_MAX, best_d = 0;
+	int best_in = 0;
+	uint32_t d0 = depth >= 0 ? (uint32_t)depth : 0;
+	uint32_t d1 = depth >= 0 ? (uint32_t)depth + 1 : x->nrows;
+	if (d1 > x->nrows)
+		d1 = x->nrows;
+	for (uint32_t d = d0; d < d1; d++) {
+		const struct tl_row *r = &x->rows[d];
+		int in;
+		uint32_t k = row_at(r, t_ns, dir, &in);
+		if (k == UINT32_MAX)
+			continue;
+		int take = best == UINT32_MAX;
+		if (!take) {
+			const struct tl_row *br = &x->rows[best_d];
+			uint64_t s = r->start[k], bs = br->start[best];
+			if (dir > 0)
+				take = s <= bs; /* earliest; deeper on a tie */
+			else if (dir < 0)
+				take = s >= bs; /* latest; deeper on a tie */
+			else if (in != best_in)
+				take = in;
+			else if (in)
+				take = 1; /* deeper */
+			else {
+				uint64_t dk = s > t_ns ? s - t_ns : t_ns - s;
+				uint64_t db = bs > t_ns ? bs - t_ns : t_ns - bs;
+				take = dk <= db;
 			}
 		}
-		if (p > UINT64_MAX / 50 || (double)span_ns / (double)p < 0.1)
-			break;
+		if (take) {
+			best = k;
+			best_d = d;
+			best_in = in;
+		}
 	}
-	return best;
+	if (best == UINT32_MAX)
+		return PT_ENOENT;
+	tl_row_event(&x->rows[best_d], best, track, out);
+	if (out_depth)
+		*out_depth = best_d;
+	return 0;
 }
 
-/*
- * Three significant digits, no trailing zeros, ASCII "us" for microseconds
- * (PuTTY and --ascii), integer arithmetic only so no locale can change the
- * decimal point.
- */
-void pt_format_duration(char *buf, size_t len, uint64_t ns)
+int pt_timeline_parent(struct pt_timeline_cache *c, struct pt_trace *t, const struct pt_event *ev,
+		       unsigned depth, struct pt_event *out)
 {
-	static const char *const unit[4] = {"ns", "us", "ms", "s"};
-	static const uint64_t scale[4] = {1, 1000, 1000000, 1000000000};
-	if (!len)
-		return;
-	int u = 0;
-	while (u < 3 && ns >= scale[u + 1])
-		u++;
-	for (;;) {
-		uint64_t whole = ns / scale[u];
-		unsigned decimals = whole >= 100 ? 0 : whole >= 10 ? 1 : 2;
-		uint64_t pow = decimals == 0 ? 1 : decimals == 1 ? 10 : 100;
-		unsigned __int128 v = ((unsigned __int128)ns * pow + scale[u] / 2) / scale[u];
-		uint64_t ip = (uint64_t)(v / pow), fp = (uint64_t)(v % pow);
-		if (u < 3 && ip >= 1000) {
-			u++; /* 999.96 us -> 1 ms */
-			continue;
-		}
-		while (decimals && fp % 10 == 0) {
-			fp /= 10;
-			decimals--;
-		}
-		if (decimals)
-			snprintf(buf, len, "%" PRIu64 ".%0*" PRIu64 " %s", ip, (int)decimals, fp, unit[u]);
-		else
-			snprintf(buf, len, "%" PRIu64 " %s", ip, unit[u]);
-		return;
-	}
+	struct tl_track *x = tl_track_of(c, t, ev->track_id);
+	if (!x || depth == 0 || depth > x->nrows)
+		return PT_ENOENT;
+	const struct tl_row *r = &x->rows[depth - 1];
+	uint32_t k = tl_lower(r, ev->start_ns, 1);
+	if (k == r->base || r->end[k - 1] <= ev->start_ns)
+		return PT_ENOENT;
+	tl_row_event(r, k - 1, ev->track_id, out);
+	return 0;
+}
+
+uint64_t pt_timeline_self_ns(struct pt_timeline_cache *c, struct pt_trace *t,
+			     const struct pt_event *ev, unsigned depth)
+{
+	struct tl_track *x = tl_track_of(c, t, ev->track_id);
+	uint64_t s = ev->start_ns, e = pt_event_end(ev), kids = 0;
+	if (!x || depth + 1 >= x->nrows)
+		return ev->dur_ns;
+	const struct tl_row *r = &x->rows[depth + 1];
+	for (uint32_t i = tl_lower(r, s, 0); i < r->n && r->start[i] < e; i++)
+		kids += (r->end[i] < e ? r->end[i] : e) - r->start[i];
+	return kids < ev->dur_ns ? ev->dur_ns - kids : 0;
 }

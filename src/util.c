@@ -196,6 +196,48 @@ int pt_utf8_valid(const char *s, size_t len)
 }
 
 /*
+ * East Asian wide and fullwidth characters and emoji take two columns;
+ * combining marks and variation selectors none (Unicode's EastAsianWidth W/F
+ * ranges and the emoji blocks, as wcwidth() sees them, but without the
+ * locale, so the screen and its tests agree everywhere).
+ */
+int pt_cp_width(uint32_t cp)
+{
+	if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0))
+		return -1;
+	if ((cp >= 0x300 && cp < 0x370) || (cp >= 0x483 && cp <= 0x489) ||
+	    (cp >= 0x591 && cp <= 0x5bd) || (cp >= 0x610 && cp <= 0x61a) ||
+	    (cp >= 0x64b && cp <= 0x65f) || (cp >= 0x200b && cp <= 0x200f) ||
+	    (cp >= 0x20d0 && cp <= 0x20ff) || (cp >= 0xfe00 && cp <= 0xfe0f) ||
+	    (cp >= 0xfe20 && cp <= 0xfe2f) || (cp >= 0x1f3fb && cp <= 0x1f3ff) ||
+	    (cp >= 0xe0100 && cp <= 0xe01ef) || cp == 0xfeff)
+		return 0;
+	if ((cp >= 0x1100 && cp <= 0x115f) || cp == 0x231a || cp == 0x231b || cp == 0x2329 ||
+	    cp == 0x232a || (cp >= 0x23e9 && cp <= 0x23ec) || cp == 0x23f0 || cp == 0x23f3 ||
+	    cp == 0x25fd || cp == 0x25fe || cp == 0x2614 || cp == 0x2615 ||
+	    (cp >= 0x2648 && cp <= 0x2653) || cp == 0x267f || cp == 0x2693 || cp == 0x26a1 ||
+	    cp == 0x26aa || cp == 0x26ab || cp == 0x26bd || cp == 0x26be || cp == 0x26c4 ||
+	    cp == 0x26c5 || cp == 0x26ce || cp == 0x26d4 || cp == 0x26ea || cp == 0x26f2 ||
+	    cp == 0x26f3 || cp == 0x26f5 || cp == 0x26fa || cp == 0x26fd || cp == 0x2705 ||
+	    cp == 0x270a || cp == 0x270b || cp == 0x2728 || cp == 0x274c || cp == 0x274e ||
+	    (cp >= 0x2753 && cp <= 0x2755) || cp == 0x2757 || (cp >= 0x2795 && cp <= 0x2797) ||
+	    cp == 0x27b0 || cp == 0x27bf || cp == 0x2b1b || cp == 0x2b1c || cp == 0x2b50 ||
+	    cp == 0x2b55 || (cp >= 0x2e80 && cp <= 0x303e) || (cp >= 0x3041 && cp <= 0x33ff) ||
+	    (cp >= 0x3400 && cp <= 0x4dbf) || (cp >= 0x4e00 && cp <= 0x9fff) ||
+	    (cp >= 0xa000 && cp <= 0xa4cf) || (cp >= 0xa960 && cp <= 0xa97f) ||
+	    (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) ||
+	    (cp >= 0xfe10 && cp <= 0xfe19) || (cp >= 0xfe30 && cp <= 0xfe6f) ||
+	    (cp >= 0xff00 && cp <= 0xff60) || (cp >= 0xffe0 && cp <= 0xffe6) || cp == 0x1f004 ||
+	    cp == 0x1f0cf || cp == 0x1f18e || (cp >= 0x1f191 && cp <= 0x1f19a) ||
+	    (cp >= 0x1f200 && cp <= 0x1f251) || (cp >= 0x1f300 && cp <= 0x1f64f) ||
+	    (cp >= 0x1f680 && cp <= 0x1f6ff) || (cp >= 0x1f7e0 && cp <= 0x1f7eb) ||
+	    (cp >= 0x1f90c && cp <= 0x1f9ff) || (cp >= 0x1fa70 && cp <= 0x1faff) ||
+	    (cp >= 0x20000 && cp <= 0x2fffd) || (cp >= 0x30000 && cp <= 0x3fffd))
+		return 2;
+	return 1;
+}
+
+/*
  * Code points a terminal may act on rather than show, or that hide or
  * reorder the text around them: C1 controls, bidi marks/embeddings/
  * overrides/isolates, zero-width and invisible format characters, line and
@@ -253,7 +295,7 @@ static size_t escape_one(const unsigned char *s, size_t n, unsigned flags, char 
 	}
 	memcpy(tok, s, k);
 	*toklen = k;
-	*cols = 1;
+	*cols = pt_cp_width(cp) == 2 ? 2 : 1; /* zero-width marks are drawn as '?' */
 	return k;
 }
 

@@ -59,6 +59,9 @@ uint64_t pt_pct_nearest(const uint64_t *v, size_t n, double p);
 /* The trailing integer of a step's name ("ProfilerStep#552" -> 552,
  * "Iteration 3" -> 3); -1 when there is none. */
 int64_t pt_step_number(const char *s);
+/* Display columns of a code point: 2 (East Asian wide, emoji), 1, 0
+ * (combining marks, variation selectors), -1 (a control). */
+int pt_cp_width(uint32_t cp);
 /* Columns s would take once escaped (no limit). */
 size_t pt_escape_term_cols(const char *s, size_t len, unsigned flags);
 /* Writes s as a JSON string literal (with quotes); invalid UTF-8 becomes U+FFFD. */

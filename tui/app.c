@@ -41,7 +41,7 @@ static int table_view_action(struct tui_app *a, const struct tui_binding *b)
 }
 
 static const struct tui_view_ops view_ops[TUI_V__COUNT] = {
-	[TUI_V_SUMMARY] = {tui_summary_draw, NULL},
+	[TUI_V_SUMMARY] = {tui_summary_draw, tui_summary_action},
 	[TUI_V_OPERATORS] = {draw_table_view, table_view_action},
 	[TUI_V_KERNELS] = {draw_table_view, table_view_action},
 	[TUI_V_TIMELINE] = {tui_tl_draw, tui_tl_action},
@@ -67,6 +67,8 @@ void tui_app_init(struct tui_app *a, struct pt_trace *t, const struct tui_opts *
 		tui_table_init(&a->tables[v], v);
 	a->st.describe = t->source ? t->source : "";
 	a->st.state = "file";
+	a->steps.at_end = 1; /* the step list follows the newest step */
+	a->tl.max_depth = TUI_TL_DEPTH_DEFAULT;
 	tui_model_build(a, 1);
 }
 
@@ -75,6 +77,7 @@ void tui_app_free(struct tui_app *a)
 	for (int v = 0; v < TUI_V__COUNT; v++)
 		tui_table_free(&a->tables[v]);
 	tui_tl_free(&a->tl);
+	tui_steps_free(&a->steps);
 	tui_ranks_free(&a->rv);
 	tui_base_free(&a->base);
 	pt_diff_side_free(a->snap_base);
@@ -228,8 +231,12 @@ static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rec
 	const struct pt_summary *s = tui_view_sum(a);
 	struct pt_trace *t = a->t;
 	char el[32], line[400];
-	uint64_t elapsed = a->st.started_ns && a->now_ns > a->st.started_ns
-				   ? a->now_ns - a->st.started_ns
+	/* a session that ended: its run time, frozen */
+	if (a->st.started_ns && !a->st.live && !a->ended_ns)
+		a->ended_ns = a->now_ns;
+	uint64_t now = a->ended_ns ? a->ended_ns : a->now_ns;
+	uint64_t elapsed = a->st.started_ns && now > a->st.started_ns
+				   ? now - a->st.started_ns
 				   : (t->last_ns > t->first_ns ? t->last_ns - t->first_ns : 0);
 	tui_fmt_ns(el, sizeof el, elapsed >= 10000000000ull ? elapsed / 1000000000ull * 1000000000ull : elapsed);
 	/* the process gets a third of a wide line, a fifth of a narrow one:
@@ -282,10 +289,19 @@ static int view_shown(const struct tui_app *a, int v)
 	return v != TUI_V_RANKS || tui_nranks(a) || a->view == TUI_V_RANKS;
 }
 
+/* A view's short name, for a tab bar that has no room for the full ones. */
+static const char *view_short(int v)
+{
+	static const char *const names[TUI_V__COUNT] = {"Sum", "Ops", "Kern", "Time", "Mem",
+							 "Dist", "User", "Ranks", "Adv"};
+	return v >= 0 && v < TUI_V__COUNT ? names[v] : "?";
+}
+
 static void draw_tabs(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 {
 	/* the right side is measured first: the rank filter stays visible
-	 * while the tabs fold to their numbers */
+	 * while the tabs fold to short names, then to their numbers (the
+	 * current one always keeps its full name) */
 	char w[64], rk[64] = "";
 	snprintf(w, sizeof w, "[W] %s", a->model.window_label);
 	if (tui_nranks(a)) {
@@ -295,26 +311,36 @@ static void draw_tabs(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 	}
 	int wlen = (int)strlen(w), rlen = (int)strlen(rk);
 	int end = r.x + r.w, limit = end - (rlen ? rlen + 2 : 0);
-	/* a tab keeps its name while the tabs after it still fit folded (the
-	 * current one always named) */
-	int rest[TUI_V__COUNT + 1];
-	rest[TUI_V__COUNT] = 0;
-	for (int v = TUI_V__COUNT - 1; v >= 0; v--)
-		rest[v] = rest[v + 1] + (!view_shown(a, v) ? 0
-					 : v == a->view ? (int)strlen(tui_view_name(v)) + 3
-							: 2);
+	int form = 0; /* 0 full names, 1 short, 2 numbers */
+	for (; form < 2; form++) {
+		int need = 0;
+		for (int v = 0; v < TUI_V__COUNT; v++) {
+			if (!view_shown(a, v))
+				continue;
+			const char *nm = v == a->view || form == 0 ? tui_view_name(v) : view_short(v);
+			need += 2 + (int)strlen(nm) + 1;
+		}
+		if (r.x + need <= limit - (form == 0 ? wlen + 1 : 0))
+			break;
+	}
 	int x = r.x;
 	for (int v = 0; v < TUI_V__COUNT; v++) {
+		a->tab_x0[v] = a->tab_x1[v] = -1;
 		if (!view_shown(a, v))
 			continue;
 		char lab[32];
-		snprintf(lab, sizeof lab, "%d %s", v + 1, tui_view_name(v));
 		int cur = v == a->view;
+		if (cur || form == 0)
+			snprintf(lab, sizeof lab, "%d %s", v + 1, tui_view_name(v));
+		else if (form == 1)
+			snprintf(lab, sizeof lab, "%d %s", v + 1, view_short(v));
+		else
+			snprintf(lab, sizeof lab, "%d", v + 1);
 		struct tui_style s = cur ? tui_st(TUI_C_HEADER, TUI_A_REVERSE | TUI_A_BOLD)
 					 : tui_st(TUI_C_DIM, 0);
-		if (x + (int)strlen(lab) + 2 + rest[v + 1] > limit && !cur)
-			snprintf(lab, sizeof lab, "%d", v + 1);
+		a->tab_x0[v] = x;
 		x = tui_put_str(c, x, r.y, end, lab, s);
+		a->tab_x1[v] = x;
 		x = tui_put_str(c, x, r.y, end, " ", tui_st(TUI_C_DEFAULT, 0));
 	}
 	if (rlen && x + rlen <= end) {
@@ -335,20 +361,32 @@ static void draw_help_bar(struct tui_app *a, struct tui_canvas *c, struct tui_re
 		tui_put_str(c, r.x, r.y, r.x + r.w, esc, tui_st(TUI_C_WARN, TUI_A_BOLD));
 		return;
 	}
-	int x = r.x;
-	for (size_t i = 0; i < tui_nbindings && x < r.x + r.w; i++) {
-		const struct tui_binding *b = &tui_bindings[i];
-		if (!b->hint || (b->views && !(b->views & TUI_VM(a->view))))
-			continue;
-		if (b->act == TUI_ACT_RANK_NEXT && !tui_nranks(a))
-			continue; /* one rank: nothing to filter */
-		char k[16];
-		tui_key_name(b->keys[0], k, sizeof k);
-		if (x + (int)strlen(k) + (int)strlen(b->hint) + 1 > r.x + r.w)
-			break;
-		x = tui_put_str(c, x, r.y, r.x + r.w, k, tui_st(TUI_C_KEY, TUI_A_BOLD));
-		x = tui_put_str(c, x, r.y, r.x + r.w, b->hint, tui_st(TUI_C_HEADER, TUI_A_REVERSE));
-		x++;
+	/* the hints in table order; help and quit always, last: room is kept
+	 * for them while the others are laid out */
+	int keep = 0, x = r.x;
+	for (int pass = 0; pass < 3; pass++) {
+		for (size_t i = 0; i < tui_nbindings; i++) {
+			const struct tui_binding *b = &tui_bindings[i];
+			if (!b->hint || (b->views && !(b->views & TUI_VM(a->view))))
+				continue;
+			if (b->act == TUI_ACT_RANK_NEXT && !tui_nranks(a))
+				continue; /* one rank: nothing to filter */
+			int must = b->act == TUI_ACT_HELP || b->act == TUI_ACT_QUIT;
+			char k[16];
+			tui_key_name(b->keys[0], k, sizeof k);
+			int len = (int)strlen(k) + (int)strlen(b->hint) + 1;
+			if (pass == 0) { /* measure */
+				keep += must ? len : 0;
+				continue;
+			}
+			if ((pass == 1) == must)
+				continue;
+			if (x + len > r.x + r.w - (pass == 1 ? keep : 0))
+				break;
+			x = tui_put_str(c, x, r.y, r.x + r.w, k, tui_st(TUI_C_KEY, TUI_A_BOLD));
+			x = tui_put_str(c, x, r.y, r.x + r.w, b->hint, tui_st(TUI_C_HEADER, TUI_A_REVERSE));
+			x++;
+		}
 	}
 	/* the advisor's findings, right-aligned: the session line that also
 	 * shows them is cut first on a narrow terminal */
@@ -383,40 +421,82 @@ static int draw_help_anomalies(struct tui_app *a, struct tui_canvas *c, struct t
 	return rows;
 }
 
+/* The help's lines: the current view's own keys, then every view's (the
+ * view keys 1-9 folded into one line); -1 and -2 are section titles, -3 the
+ * folded view keys. Returns the count. */
+static int help_lines(const struct tui_app *a, int *out, int max)
+{
+	int n = 0, views_done = 0;
+	if (n < max)
+		out[n++] = -1;
+	for (size_t i = 0; i < tui_nbindings && n < max; i++)
+		if (tui_bindings[i].views & TUI_VM(a->view))
+			out[n++] = (int)i;
+	if (n < max)
+		out[n++] = -2;
+	for (size_t i = 0; i < tui_nbindings && n < max; i++) {
+		const struct tui_binding *b = &tui_bindings[i];
+		if (b->views)
+			continue;
+		if (b->act == TUI_ACT_VIEW) {
+			if (!views_done)
+				out[n++] = -3;
+			views_done = 1;
+			continue;
+		}
+		out[n++] = (int)i;
+	}
+	return n;
+}
+
 static void draw_help(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 {
 	int y = r.y;
-	tui_put_str(c, r.x, y++, r.x + r.w, "Keys (any key closes this help)",
-		    tui_st(TUI_C_HEADER, TUI_A_BOLD));
-	int colw = r.w >= 120 ? r.w / 2 : r.w, col = 0;
-	int y0 = y;
+	char title[96];
+	snprintf(title, sizeof title, "Keys in %s (Up/Down/PgDn scroll, any other key closes this help)",
+		 tui_view_name(a->view));
+	tui_put_str(c, r.x, y++, r.x + r.w, title, tui_st(TUI_C_HEADER, TUI_A_BOLD));
 	r.h -= draw_help_anomalies(a, c, r);
-	for (size_t i = 0; i < tui_nbindings; i++) {
-		const struct tui_binding *b = &tui_bindings[i];
-		if (y >= r.y + r.h) {
-			if (colw == r.w || col == 1)
-				break;
-			col = 1;
-			y = y0;
+	int lines[TUI_BIND_MAX + 8];
+	int n = help_lines(a, lines, (int)(sizeof lines / sizeof lines[0]));
+	int colw = r.w >= 120 ? r.w / 2 : r.w, cols = colw == r.w ? 1 : 2;
+	int per = r.y + r.h - y;
+	if (per < 1)
+		return;
+	int max_top = n - per * cols > 0 ? n - per * cols : 0;
+	if (a->help_top > max_top)
+		a->help_top = max_top;
+	if (a->help_top < 0)
+		a->help_top = 0;
+	for (int k = 0; k < per * cols && a->help_top + k < n; k++) {
+		int li = lines[a->help_top + k];
+		int x = r.x + (k / per) * colw, yy = y + k % per;
+		if (li == -1 || li == -2) {
+			tui_printf(c, x, yy, x + colw - 1, tui_st(TUI_C_HEADER, TUI_A_BOLD | TUI_A_UNDERLINE),
+				   "%s", li == -1 ? tui_view_name(a->view) : "Every view");
+			continue;
 		}
-		char keys[48] = "", k[16];
+		if (li == -3) {
+			tui_printf(c, x, yy, x + colw, tui_st(TUI_C_KEY, TUI_A_BOLD), "%-16s", "1 .. 9");
+			int vx = x + 17;
+			for (int v = 0; v < TUI_V__COUNT; v++)
+				vx = tui_printf(c, vx, yy, x + colw - 1, tui_st(TUI_C_DEFAULT, 0), "%s%d %s",
+						v ? ", " : "the views: ", v + 1, view_short(v));
+			continue;
+		}
+		const struct tui_binding *b = &tui_bindings[li];
+		char keys[48] = "", kn[16];
 		for (int j = 0; j < TUI_BIND_KEYS && b->keys[j]; j++) {
-			tui_key_name(b->keys[j], k, sizeof k);
+			tui_key_name(b->keys[j], kn, sizeof kn);
 			if (j)
 				strncat(keys, " ", sizeof keys - strlen(keys) - 1);
-			strncat(keys, k, sizeof keys - strlen(keys) - 1);
+			strncat(keys, kn, sizeof keys - strlen(keys) - 1);
 		}
-		const char *where = b->views == TUI_VM_TL ? "timeline" : b->views == TUI_VM_TABLES ? "tables"
-				    : b->views == TUI_VM_SORTABLE ? "tables, ranks"
-				    : b->views == TUI_VM(TUI_V_OPERATORS) ? "operators"
-				    : b->views == TUI_VM(TUI_V_RANKS) ? "ranks"
-				    : b->views ? "some views" : "";
-		int x = r.x + col * colw;
-		tui_printf(c, x, y, x + colw, tui_st(TUI_C_KEY, TUI_A_BOLD), "%-16s", keys);
-		tui_printf(c, x + 17, y, x + colw - 1, tui_st(TUI_C_DEFAULT, 0), "%s%s%s%s", b->help,
-			   where[0] ? " (" : "", where, where[0] ? ")" : "");
-		y++;
+		tui_printf(c, x, yy, x + colw, tui_st(TUI_C_KEY, TUI_A_BOLD), "%-16s", keys);
+		tui_put_str(c, x + 17, yy, x + colw - 1, b->help, tui_st(TUI_C_DEFAULT, 0));
 	}
+	if (a->help_top + per * cols < n)
+		tui_put_str(c, r.x + r.w - 10, r.y, r.x + r.w, "(more ...)", tui_st(TUI_C_DIM, 0));
 }
 
 void tui_app_draw(struct tui_app *a, struct tui_canvas *c)
@@ -466,32 +546,40 @@ static void do_export(struct tui_app *a)
 				(unsigned long long)pt_store_count(a->t->store), path);
 }
 
-/* Typing into the search line: printable bytes extend the pattern. */
+/* Typing into the search line: printable bytes extend the pattern (the
+ * table's, or the Timeline's). */
 static int search_key(struct tui_app *a, int key)
 {
+	int tl = a->view == TUI_V_TIMELINE;
 	struct tui_table *tb = &a->tables[a->view];
+	char *pat = tl ? a->tl.pat : tb->pat;
+	size_t *plen = tl ? &a->tl.plen : &tb->plen, cap = tl ? sizeof a->tl.pat : sizeof tb->pat;
+	int taken = 1;
 	if (key == TUI_KEY_ESC) {
-		tb->plen = 0;
-		memset(tb->pat, 0, sizeof tb->pat);
+		*plen = 0;
+		memset(pat, 0, cap);
 		a->searching = 0;
-		return 1;
-	}
-	if (key == TUI_KEY_ENTER) {
+	} else if (key == TUI_KEY_ENTER) {
 		a->searching = 0;
+		if (tl && *plen) { /* Enter: to the first match after the cursor */
+			const struct tui_binding *b = tui_key_lookup('n', TUI_V_TIMELINE);
+			if (b)
+				tui_tl_action(a, b);
+		}
 		return 1;
+	} else if (key == TUI_KEY_BACKSPACE || key == 127 || key == 8) {
+		if (*plen)
+			pat[--*plen] = 0;
+	} else if (key >= 32 && key < 256 && key != 127 && *plen + 1 < cap) {
+		pat[(*plen)++] = (char)key;
+	} else {
+		taken = 0; /* arrows etc. fall through to the view */
 	}
-	if (key == TUI_KEY_BACKSPACE || key == 127 || key == 8) {
-		if (tb->plen)
-			tb->pat[--tb->plen] = 0;
+	if (taken && !tl)
 		tb->sel = tb->top = 0;
-		return 1;
-	}
-	if (key >= 32 && key < 256 && key != 127 && tb->plen + 1 < sizeof tb->pat) {
-		tb->pat[tb->plen++] = (char)key;
-		tb->sel = tb->top = 0;
-		return 1;
-	}
-	return 0; /* arrows etc. fall through to the table */
+	if (taken && tl)
+		tui_tl_search_changed(a);
+	return taken;
 }
 
 static void set_view(struct tui_app *a, int v)
@@ -502,17 +590,69 @@ static void set_view(struct tui_app *a, int v)
 		tui_model_build(a, 0); /* the per-rank figures, if stale */
 }
 
+/* A click or the wheel (--mouse): tabs switch views; the body is the view's. */
+static void mouse(struct tui_app *a)
+{
+	const struct tui_mouse *m = &a->mouse;
+	a->help = 0;
+	if (m->button == 1 && m->y == a->lay.tabs.y) {
+		for (int v = 0; v < TUI_V__COUNT; v++)
+			if (a->tab_x0[v] >= 0 && m->x >= a->tab_x0[v] && m->x < a->tab_x1[v])
+				set_view(a, v);
+		return;
+	}
+	struct tui_rect b = a->lay.body;
+	if (m->y < b.y || m->y >= b.y + b.h || m->x < b.x || m->x >= b.x + b.w)
+		return;
+	switch (a->view) {
+	case TUI_V_TIMELINE:
+		tui_tl_mouse(a);
+		break;
+	case TUI_V_SUMMARY:
+		tui_summary_mouse(a);
+		break;
+	case TUI_V_OPERATORS:
+	case TUI_V_KERNELS:
+	case TUI_V_MEMORY:
+	case TUI_V_USER:
+		tui_table_mouse(a, &a->tables[a->view]);
+		break;
+	default:
+		if (m->button == 4 || m->button == 5) {
+			const struct tui_binding *bd =
+				tui_key_lookup(m->button == 4 ? TUI_KEY_UP : TUI_KEY_DOWN, a->view);
+			if (bd && view_ops[a->view].action)
+				view_ops[a->view].action(a, bd);
+		}
+	}
+}
+
 /* Handles one key; returns 1 when the app should quit. */
 int tui_app_key(struct tui_app *a, int key)
 {
 	if (key == TUI_KEY_RESIZE)
 		return 0;
-	if (a->help) { /* any key closes the help (q still quits) */
+	if (key == TUI_KEY_MOUSE) {
+		mouse(a);
+		return 0;
+	}
+	if (a->help) { /* arrows scroll the help, any other key closes it (q still quits) */
+		int step = key == TUI_KEY_UP ? -1 : key == TUI_KEY_DOWN ? 1
+			   : key == TUI_KEY_PGUP ? -10 : key == TUI_KEY_PGDN || key == ' ' ? 10
+			   : key == TUI_KEY_HOME ? -1000 : key == TUI_KEY_END ? 1000 : 0;
+		if (step) {
+			a->help_top += step;
+			if (a->help_top < 0)
+				a->help_top = 0;
+			return 0;
+		}
 		a->help = 0;
 		if (key != 'q' && key != TUI_KEY_F(10))
 			return 0;
 	}
 	if (a->searching && search_key(a, key))
+		return 0;
+	if (a->view == TUI_V_TIMELINE && tui_tl_prompt_key(a, key))
 		return 0;
 	const struct tui_binding *b = tui_key_lookup(key, a->view);
 	if (!b)
@@ -525,6 +665,7 @@ int tui_app_key(struct tui_app *a, int key)
 		return 1;
 	case TUI_ACT_HELP:
 		a->help = 1;
+		a->help_top = 0;
 		break;
 	case TUI_ACT_VIEW:
 		set_view(a, b->arg);

@@ -146,29 +146,95 @@ struct tui_ranks_view {
 	int nvis;
 };
 
+/* One display row of the Timeline: a row (depth) of a lane, or a device's heading. */
+struct tui_tl_row {
+	int lane;                 /* index into lanes; -1: the heading of `device`'s streams */
+	int device;
+	uint16_t depth;
+	uint16_t hidden;          /* the lane's last row shown: deeper rows not shown */
+};
+
+/* An event the details popup links to (Enter goes there). */
+struct tui_tl_item {
+	struct pt_event ev;
+	unsigned depth;
+	const char *what;         /* "parent", "launched by", "launched" */
+};
+
+#define TUI_TL_ITEMS 24
+#define TUI_TL_DEPTH_DEFAULT 8 /* nesting rows shown per lane at first (< > change it) */
+
 struct tui_tl {
 	uint64_t t0_ns, t1_ns;    /* visible range */
 	uint64_t cursor_ns;
 	int lane;                 /* cursor lane (index into lanes) */
-	int lane_top;             /* first lane shown */
+	int depth;                /* cursor row within the lane */
+	int top;                  /* first display row shown */
 	int follow;
 	int inited;
 	int details;              /* details popup open */
 	struct pt_event sel;      /* event under the cursor (valid when has_sel) */
+	unsigned sel_depth;
 	int has_sel;
 	struct pt_lane *lanes;
-	size_t nlanes;
-	uint32_t lanes_for_tracks;/* t->ntracks when lanes were listed */
+	size_t nlanes, lanes_cap;
+	uint64_t lanes_gen;       /* the cache generation they were listed at */
 	int lanes_rank_on;        /* the rank filter they were listed for */
 	int64_t lanes_rank_pid;
-	struct pt_timeline_cache *cache; /* per-lane index: frames cost O(cells), not O(events) */
-	/* bucketed cells per lane, reused while the range, width and data stay */
+	uint8_t *collapsed;       /* per track id: shown as one row */
+	size_t ncollapsed;
+	int max_depth;            /* rows shown per lane at most */
+	int show_empty;           /* 1: also lanes with nothing in view */
+	struct tui_tl_row *rows;  /* display rows of the last frame */
+	size_t nrows, rows_cap;
+	int rows_h;               /* display rows that fit */
+	/* search: names matching pat are highlighted; n / N go to the next / previous */
+	char pat[64];
+	size_t plen;
+	uint8_t *match;           /* per name id */
+	size_t nmatch;
+	char match_pat[64];
+	uint32_t match_names;     /* names in the string table when match was made */
+	/* ':' go to step N */
+	int prompt;
+	char num[24];
+	size_t numlen;
+	size_t slow_k;            /* S pressed k times in a row: the k-th slowest */
+	/* details popup: the related events listed, the one chosen (-1: none) */
+	struct tui_tl_item items[TUI_TL_ITEMS];
+	int nitems, item;
+	struct pt_timeline_cache *cache; /* the per-lane index (timeline.h) */
+	/* bucketed cells per display row, reused while the range, width and data stay */
 	struct pt_cell *cells;
 	size_t cells_cap;
-	uint8_t *cell_ok;
-	uint64_t ck_t0, ck_t1, ck_events;
+	struct tui_tl_ck {
+		uint32_t track;
+		int depth, ok;
+	} * ck;
+	size_t ck_cap;
+	uint64_t ck_t0, ck_t1, ck_gen;
 	int ck_w;
-	size_t ck_lanes;
+	/* the ruler of the last frame (mouse clicks map columns to times) */
+	int gx, gw, gy;
+};
+
+/* The Summary's step list: scrolls and sorts; Enter opens a step in the Timeline. */
+struct tui_steps {
+	int sel, top;             /* index into the shown order */
+	int by_dur;               /* sorted slowest first (else by step number) */
+	int invert;
+	int at_end;               /* the selection follows the newest step */
+	size_t *order;            /* shown order -> index into the summary's steps */
+	size_t norder, cap;
+	unsigned built_gen;
+	int built_by_dur, built_invert;
+	int y0, rows;             /* where the list was drawn (mouse) */
+	uint64_t scale_ns;        /* a full bar: the longest step, at most 4x the median */
+};
+
+struct tui_mouse {
+	int x, y;
+	int button;               /* 1: left press, 4: wheel up, 5: wheel down */
 };
 
 struct tui_app {
@@ -178,6 +244,7 @@ struct tui_app {
 	struct tui_model model;
 	int view;
 	int help;
+	int help_top;             /* the help's first line shown */
 	int paused;
 	int searching;            /* typing into the search line */
 	int window;               /* enum tui_window */
@@ -188,6 +255,9 @@ struct tui_app {
 	struct tui_tl tl;
 	struct tui_ranks_view rv;
 	int advice_top;           /* Advice view: first line shown */
+	struct tui_steps steps;   /* Summary's step list */
+	struct tui_mouse mouse;   /* the last mouse event (TUI_KEY_MOUSE) */
+	int tab_x0[TUI_V__COUNT], tab_x1[TUI_V__COUNT]; /* tab v's columns at the last draw */
 	struct tui_base base;     /* baseline matching (baseline.c), when o.baseline */
 	struct pt_diff_side *snap_base;        /* B: a snapshot of this session, owned */
 	const struct pt_diff_side *file_base;  /* the --baseline FILE it replaces, if any */
@@ -196,6 +266,7 @@ struct tui_app {
 	uint64_t msg_until_ns;
 	uint64_t anomalies_seen;  /* anomaly files announced so far (o.anomalies) */
 	uint64_t now_ns;
+	uint64_t ended_ns;        /* when a live session was first seen ended (elapsed stops) */
 };
 
 /* model.c */
@@ -216,10 +287,14 @@ void tui_table_init(struct tui_table *tb, int view);
 void tui_table_free(struct tui_table *tb);
 void tui_table_draw(struct tui_app *a, struct tui_table *tb, struct tui_canvas *c, struct tui_rect r);
 int tui_table_action(struct tui_app *a, struct tui_table *tb, const struct tui_binding *b);
+void tui_table_mouse(struct tui_app *a, struct tui_table *tb);
 const char *tui_col_name(int col);
 
 /* view_summary.c */
 void tui_summary_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r);
+int tui_summary_action(struct tui_app *a, const struct tui_binding *b);
+void tui_summary_mouse(struct tui_app *a);
+void tui_steps_free(struct tui_steps *sv);
 void tui_dist_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r);
 
 /* view_ranks.c */
@@ -235,9 +310,31 @@ int tui_advice_action(struct tui_app *a, const struct tui_binding *b);
 
 /* view_timeline.c */
 void tui_tl_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r);
-int tui_tl_action(struct tui_app *a, const struct tui_binding *b);
 void tui_tl_free(struct tui_tl *tl);
 enum tui_color tui_kind_color(int kind);
+/* The lanes (listed again when the data or the rank filter changed). */
+void tui_tl_refresh_lanes(struct tui_app *a);
+/* Lane index of a track, -1 when it has none. */
+int tui_tl_lane_of(const struct tui_tl *tl, uint32_t track);
+/* Time at column x of the last frame's graph, 0 when x is outside it. */
+int tui_tl_time_at(const struct tui_app *a, int x, uint64_t *t_ns);
+
+/* timeline_nav.c: the Timeline's keys, search, jumps and details */
+int tui_tl_action(struct tui_app *a, const struct tui_binding *b);
+/* Typing into the ':' prompt; 1 when the key was taken. */
+int tui_tl_prompt_key(struct tui_app *a, int key);
+/* The search pattern changed (typing): matches are marked again. */
+void tui_tl_search_changed(struct tui_app *a);
+/* Shows step i of the timeline's step list (pt_timeline_steps) and selects it. */
+void tui_tl_goto_step(struct tui_app *a, long i, const char *why);
+/* Shows the step starting at start_ns on track (the Summary's Enter). */
+void tui_tl_open_step(struct tui_app *a, uint32_t track, uint64_t start_ns);
+/* The event under the cursor again (after the cursor or the data moved). */
+void tui_tl_select(struct tui_app *a, int dir);
+/* A mouse event in the Timeline's body. */
+void tui_tl_mouse(struct tui_app *a);
+/* The details popup over the view's rect r. */
+void tui_tl_details_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r);
 
 /* app.c */
 void tui_app_init(struct tui_app *a, struct pt_trace *t, const struct tui_opts *o);

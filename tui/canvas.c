@@ -45,12 +45,36 @@ void tui_canvas_clear(struct tui_canvas *c)
 		c->cells[i] = blank;
 }
 
+/* Blanks the other half of a wide character that cell (x, y) is part of. */
+static void unsplit(struct tui_canvas *c, int x, int y)
+{
+	struct tui_cell *cell = tui_canvas_at(c, x, y);
+	if (cell->ch == TUI_CH_CONT && x > 0)
+		tui_canvas_at(c, x - 1, y)->ch = ' ';
+	else if (x + 1 < c->w && tui_canvas_at(c, x + 1, y)->ch == TUI_CH_CONT)
+		tui_canvas_at(c, x + 1, y)->ch = ' ';
+}
+
 void tui_put_ch(struct tui_canvas *c, int x, int y, uint32_t ch, struct tui_style st)
 {
 	if (x < 0 || y < 0 || x >= c->w || y >= c->h)
 		return;
+	unsplit(c, x, y);
 	struct tui_cell *cell = tui_canvas_at(c, x, y);
-	cell->ch = ch;
+	cell->ch = ch == TUI_CH_CONT ? ' ' : ch;
+	cell->color = st.color;
+	cell->attr = st.attr;
+}
+
+/* A two-column character at x, x+1 (the caller checked that both fit). */
+static void put_wide(struct tui_canvas *c, int x, int y, uint32_t ch, struct tui_style st)
+{
+	tui_put_ch(c, x, y, ch, st);
+	if (x + 1 >= c->w)
+		return;
+	unsplit(c, x + 1, y);
+	struct tui_cell *cell = tui_canvas_at(c, x + 1, y);
+	cell->ch = TUI_CH_CONT;
 	cell->color = st.color;
 	cell->attr = st.attr;
 }
@@ -73,26 +97,6 @@ void tui_restyle(struct tui_canvas *c, int x, int y, int n, struct tui_style st)
 		cell->color = st.color;
 		cell->attr = st.attr;
 	}
-}
-
-/*
- * One column wide? Rejects controls, combining marks, zero-width and the
- * wide (East Asian, emoji) blocks; a table instead of wcwidth() so the
- * answer does not depend on the locale the tests run under.
- */
-static int one_column(uint32_t cp)
-{
-	if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0))
-		return 0;
-	if ((cp >= 0x300 && cp < 0x370) || (cp >= 0x200b && cp <= 0x200f) ||
-	    (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff)
-		return 0;
-	if ((cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf) ||
-	    (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) ||
-	    (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff60) ||
-	    (cp >= 0xffe0 && cp <= 0xffe6) || cp >= 0x1f000 || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return 1;
 }
 
 /* Decodes one UTF-8 sequence; returns bytes used (>= 1); bad input gives U+FFFD. */
@@ -136,9 +140,21 @@ int tui_put_str(struct tui_canvas *c, int x, int y, int max_x, const char *s, st
 	while (*p && x < max_x) {
 		uint32_t cp;
 		p += utf8_next(p, &cp);
-		if (!one_column(cp) || (c->ascii && cp > 0x7e))
-			cp = '?';
-		tui_put_ch(c, x, y, cp, st);
+		int w = pt_cp_width(cp);
+		if (c->ascii && cp > 0x7e)
+			w = -1;
+		if (w == 0 && cp >= 0xfe00 && cp <= 0xfe0f)
+			continue; /* a variation selector only picks a presentation */
+		if (w == 2) {
+			if (x + 1 >= max_x) { /* half would not fit: blank, and stop */
+				tui_put_ch(c, x++, y, ' ', st);
+				break;
+			}
+			put_wide(c, x, y, cp, st);
+			x += 2;
+			continue;
+		}
+		tui_put_ch(c, x, y, w == 1 ? cp : '?', st);
 		x++;
 	}
 	return x;
@@ -155,6 +171,25 @@ int tui_printf(struct tui_canvas *c, int x, int y, int max_x, struct tui_style s
 	return tui_put_str(c, x, y, max_x, buf, st);
 }
 
+/* Byte offset in s (display-safe UTF-8) after `cols` columns, and the columns there. */
+static size_t cols_prefix(const char *s, int cols, int *got)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t off = 0;
+	int n = 0;
+	while (p[off]) {
+		uint32_t cp;
+		int k = utf8_next(p + off, &cp), w = pt_cp_width(cp);
+		w = w == 2 ? 2 : w == 0 && cp >= 0xfe00 && cp <= 0xfe0f ? 0 : 1;
+		if (n + w > cols)
+			break;
+		n += w;
+		off += (size_t)k;
+	}
+	*got = n;
+	return off;
+}
+
 int tui_put_name(struct tui_canvas *c, int x, int y, int cols, const char *s, size_t len,
 		 struct tui_style st)
 {
@@ -163,8 +198,32 @@ int tui_put_name(struct tui_canvas *c, int x, int y, int cols, const char *s, si
 		return x;
 	if (cols > 300)
 		cols = 300;
-	pt_escape_term(buf, sizeof buf, s, len, (size_t)cols, c->ascii ? PT_ESC_ASCII : 0);
-	return tui_put_str(c, x, y, x + cols, buf, st);
+	unsigned fl = c->ascii ? PT_ESC_ASCII : 0;
+	if (cols < 8 || pt_escape_term_cols(s, len, fl) <= (size_t)cols) {
+		pt_escape_term(buf, sizeof buf, s, len, (size_t)cols, fl);
+		return tui_put_str(c, x, y, x + cols, buf, st);
+	}
+	/* too long: the head and the tail around an ellipsis; each escaped from
+	 * at most 1000 bytes of the name (at least 250 columns, more than the
+	 * 150 each side needs) into 4 KiB (an escape takes at most 4 bytes per
+	 * byte of the name) */
+	static char part[4096];
+	int head = (cols - 1) / 2, tail = cols - 1 - head, got;
+	size_t hn = len < 1000 ? len : 1000;
+	pt_escape_term(part, sizeof part, s, hn, 0, fl);
+	part[cols_prefix(part, head, &got)] = 0;
+	int nx = tui_put_str(c, x, y, x + head, part, st);
+	nx = tui_put_str(c, nx, y, nx + 1, c->ascii ? "~" : "\xe2\x80\xa6", st);
+	size_t from = len > 1000 ? len - 1000 : 0;
+	while (from > 0 && from < len && ((unsigned char)s[from] & 0xc0) == 0x80)
+		from++; /* start at a character */
+	pt_escape_term(part, sizeof part, s + from, len - from, 0, fl);
+	int total;
+	cols_prefix(part, 1 << 30, &total);
+	size_t skip = cols_prefix(part, total > tail ? total - tail : 0, &got);
+	if (got < total - tail) /* a wide character straddles the cut */
+		skip = cols_prefix(part, got + 2, &got);
+	return tui_put_str(c, nx, y, x + cols, part + skip, st);
 }
 
 static const uint32_t glyph_utf8[TUI_G__COUNT] = {0x2588, 0x2500, 0x2502, 0x25bc, 0x2026,
@@ -217,7 +276,10 @@ size_t tui_canvas_row_text(const struct tui_canvas *c, int y, char *buf, size_t 
 		return 0;
 	for (int x = 0; x < c->w && y >= 0 && y < c->h; x++) {
 		char tmp[4];
-		int k = tui_utf8_put(c->cells[(size_t)y * (size_t)c->w + (size_t)x].ch, tmp);
+		uint32_t ch = c->cells[(size_t)y * (size_t)c->w + (size_t)x].ch;
+		if (ch == TUI_CH_CONT)
+			continue;
+		int k = tui_utf8_put(ch, tmp);
 		if (n + (size_t)k + 1 > cap)
 			break;
 		memcpy(buf + n, tmp, (size_t)k);

@@ -6,8 +6,11 @@
  * that changed since the last flush. No curses types here.
  *
  * Text from traces must already be escaped (pt_escape_term); the canvas
- * additionally refuses control characters and replaces any code point that
- * is not one column wide with '?', so a cell is always exactly one column.
+ * additionally refuses control characters. A wide character (CJK, emoji:
+ * pt_cp_width() == 2) takes two cells: its own and a continuation cell
+ * (ch == TUI_CH_CONT) that the terminal backend skips; overwriting either
+ * half blanks the other, so a row never holds half a character. Zero-width
+ * marks show as '?', variation selectors are dropped.
  */
 #ifndef TUI_CANVAS_H
 #define TUI_CANVAS_H
@@ -50,8 +53,10 @@ struct tui_style {
 	uint8_t attr;  /* TUI_A_* */
 };
 
+#define TUI_CH_CONT 0u /* the right half of the wide character on its left */
+
 struct tui_cell {
-	uint32_t ch;   /* code point, always one column */
+	uint32_t ch;   /* code point (two columns when wide), or TUI_CH_CONT */
 	uint8_t color;
 	uint8_t attr;
 	uint16_t pad;
@@ -87,7 +92,9 @@ void tui_fill(struct tui_canvas *c, struct tui_rect r, uint32_t ch, struct tui_s
 int tui_put_str(struct tui_canvas *c, int x, int y, int max_x, const char *s, struct tui_style st);
 int tui_printf(struct tui_canvas *c, int x, int y, int max_x, struct tui_style st, const char *fmt,
 	       ...) __attribute__((format(printf, 6, 7)));
-/* Escapes an untrusted name and writes it within cols columns (cut with "..."). */
+/* Escapes an untrusted name and writes it within cols columns; a longer one
+ * keeps its start and its end around an ellipsis ("aten::cudnn_c…ward_input"),
+ * so names that differ only at the end stay apart. */
 int tui_put_name(struct tui_canvas *c, int x, int y, int cols, const char *s, size_t len,
 		 struct tui_style st);
 /* Sets the style of cells [x, x+n) on row y, keeping their characters. */
@@ -107,7 +114,8 @@ uint32_t tui_glyph(const struct tui_canvas *c, enum tui_glyph g);
 /* Sparkline level 0..7 as a glyph (▁..█, or " .:-=+*#"). */
 uint32_t tui_spark(const struct tui_canvas *c, int level);
 
-/* Row y as UTF-8 text (no styles, trailing spaces kept) into buf; returns length. */
+/* Row y as UTF-8 text (no styles, trailing spaces kept; a wide character
+ * once) into buf; returns length. */
 size_t tui_canvas_row_text(const struct tui_canvas *c, int y, char *buf, size_t cap);
 /* UTF-8 encoding of cp into out (4 bytes room); returns bytes. */
 int tui_utf8_put(uint32_t cp, char *out);

@@ -3,7 +3,7 @@
  * htop's function keys (F1 help, F3 search, F6 sort, F10 quit) next to the
  * letters; the timeline's w/a/s/d (chrome://tracing, Perfetto) with layout-
  * independent aliases (+/- zoom, Shift+arrows and ,/. pan), arrows moving
- * the cursor between events and lanes; number keys 1-8 for the views;
+ * the cursor between slices and rows; number keys 1-9 for the views;
  * r / R to filter every view to one rank (like htop's u for a user).
  * Bindings limited to some views come before the ones for every view, so a
  * key can mean something specific in one view and something general in the
@@ -22,23 +22,38 @@ const struct tui_binding tui_bindings[] = {
 	{TUI_ACT_ZOOM_OUT, 0, TUI_VM_TL, K('s', '-', '_'), "zoom out around the cursor", NULL},
 	{TUI_ACT_PAN_LEFT, 0, TUI_VM_TL, K('a', TUI_KEY_SLEFT, ','), "pan left (earlier)", "Pan"},
 	{TUI_ACT_PAN_RIGHT, 0, TUI_VM_TL, K('d', TUI_KEY_SRIGHT, '.'), "pan right (later)", NULL},
-	{TUI_ACT_EV_PREV, 0, TUI_VM_TL, K(TUI_KEY_LEFT), "cursor to the previous event", NULL},
-	{TUI_ACT_EV_NEXT, 0, TUI_VM_TL, K(TUI_KEY_RIGHT), "cursor to the next event", NULL},
-	{TUI_ACT_LANE_UP, 0, TUI_VM_TL, K(TUI_KEY_UP, 'k'), "cursor to the lane above", NULL},
-	{TUI_ACT_LANE_DOWN, 0, TUI_VM_TL, K(TUI_KEY_DOWN, 'j'), "cursor to the lane below", NULL},
-	{TUI_ACT_STEP_PREV, 0, TUI_VM_TL, K('['), "jump to the previous step", "Step"},
+	{TUI_ACT_EV_PREV, 0, TUI_VM_TL, K(TUI_KEY_LEFT), "cursor to the previous slice on its row", NULL},
+	{TUI_ACT_EV_NEXT, 0, TUI_VM_TL, K(TUI_KEY_RIGHT), "cursor to the next slice on its row", NULL},
+	{TUI_ACT_LANE_UP, 0, TUI_VM_TL, K(TUI_KEY_UP, 'k'), "cursor to the row above", NULL},
+	{TUI_ACT_LANE_DOWN, 0, TUI_VM_TL, K(TUI_KEY_DOWN, 'j'), "cursor to the row below", NULL},
+	{TUI_ACT_SLOWEST, 0, TUI_VM_TL, K('S'), "jump to the slowest step (again: the next slowest)",
+	 "Slowest"},
+	{TUI_ACT_GOTO_STEP, 0, TUI_VM_TL, K(':'), "go to step N (type the number, Enter)", "Step"},
+	{TUI_ACT_STEP_PREV, 0, TUI_VM_TL, K('['), "jump to the previous step", NULL},
 	{TUI_ACT_STEP_NEXT, 0, TUI_VM_TL, K(']'), "jump to the next step", NULL},
-	{TUI_ACT_FOLLOW, 0, TUI_VM_TL, K('f'), "follow the live edge", "Follow"},
-	{TUI_ACT_FIT, 0, TUI_VM_TL, K('0'), "fit everything", "Fit"},
-	{TUI_ACT_ENTER, 0, TUI_VM_TL, K(TUI_KEY_ENTER), "details of the event under the cursor",
+	{TUI_ACT_SEARCH, 0, TUI_VM_TL, K('/', TUI_KEY_F(3)),
+	 "search slice names: matches highlighted, Enter goes to the next (Esc clears)", "Search"},
+	{TUI_ACT_SEARCH_NEXT, 0, TUI_VM_TL, K('n'), "next match (later)", NULL},
+	{TUI_ACT_SEARCH_PREV, 0, TUI_VM_TL, K('N'), "previous match (earlier)", NULL},
+	{TUI_ACT_ENTER, 0, TUI_VM_TL, K(TUI_KEY_ENTER),
+	 "details of the slice under the cursor (in them: Up/Down, Enter goes to a linked slice)",
 	 "Details"},
+	{TUI_ACT_COLLAPSE, 0, TUI_VM_TL, K('c'), "collapse the cursor's lane to one row (again: expand)",
+	 NULL},
+	{TUI_ACT_COLLAPSE_ALL, 0, TUI_VM_TL, K('C'), "collapse every lane (again: expand all)", NULL},
+	{TUI_ACT_DEPTH_LESS, 0, TUI_VM_TL, K('<'), "show fewer nesting rows per lane", "Depth"},
+	{TUI_ACT_DEPTH_MORE, 0, TUI_VM_TL, K('>'), "show more nesting rows per lane", NULL},
+	{TUI_ACT_EMPTY_LANES, 0, TUI_VM_TL, K('H'), "hide / show lanes with nothing in view", NULL},
+	{TUI_ACT_FOLLOW, 0, TUI_VM_TL, K('f'), "follow the live edge (zoom keeps it; panning ends it)",
+	 "Follow"},
+	{TUI_ACT_FIT, 0, TUI_VM_TL, K('0'), "fit everything", "Fit"},
 	/* tables */
 	{TUI_ACT_SEARCH, 0, TUI_VM_TABLES, K('/', TUI_KEY_F(3)), "fuzzy search (Esc clears)",
 	 "Search"},
 	{TUI_ACT_SEARCH_NEXT, 0, TUI_VM_TABLES, K('n'), "next match", NULL},
 	{TUI_ACT_SEARCH_PREV, 0, TUI_VM_TABLES, K('N'), "previous match", NULL},
-	{TUI_ACT_SORT_NEXT, 0, TUI_VM_SORTABLE, K('>', TUI_KEY_F(6)), "sort by the next column",
-	 "Sort"},
+	{TUI_ACT_SORT_NEXT, 0, TUI_VM_SORTABLE, K('>', TUI_KEY_F(6)),
+	 "sort by the next column (Summary: steps by number / by duration)", "Sort"},
 	{TUI_ACT_SORT_PREV, 0, TUI_VM_SORTABLE, K('<'), "sort by the previous column", NULL},
 	{TUI_ACT_SORT_INVERT, 0, TUI_VM_SORTABLE, K('I'), "invert the sort order", NULL},
 	{TUI_ACT_ENTER, 0, TUI_VM(TUI_V_OPERATORS), K(TUI_KEY_ENTER),
@@ -47,6 +62,8 @@ const struct tui_binding tui_bindings[] = {
 	 "single operators / operator types", "Types"},
 	{TUI_ACT_ENTER, 0, TUI_VM(TUI_V_RANKS), K(TUI_KEY_ENTER),
 	 "show only this rank in every view, from its Summary", "Select"},
+	{TUI_ACT_ENTER, 0, TUI_VM(TUI_V_SUMMARY), K(TUI_KEY_ENTER),
+	 "open the selected step in the Timeline", "Open"},
 	/* every view */
 	{TUI_ACT_HELP, 0, TUI_VM_ALL, K('?', 'h', TUI_KEY_F(1)), "this help", "Help"},
 	{TUI_ACT_VIEW, TUI_V_SUMMARY, TUI_VM_ALL, K('1'), "Summary: model, perf, overview", NULL},
@@ -103,7 +120,7 @@ void tui_key_name(int key, char *buf, size_t len)
 {
 	static const char *const special[] = {
 		"Up", "Down", "Left", "Right", "S-Left", "S-Right", "PgUp", "PgDn", "Home", "End",
-		"Enter", "Esc", "Tab", "S-Tab", "Bksp", "Resize"};
+		"Enter", "Esc", "Tab", "S-Tab", "Bksp", "Resize", "Mouse"};
 	if (key >= TUI_KEY_F1 && key <= TUI_KEY_F12)
 		snprintf(buf, len, "F%d", key - TUI_KEY_F1 + 1);
 	else if (key >= TUI_KEY_UP && key < TUI_KEY_F1)
@@ -116,6 +133,48 @@ void tui_key_name(int key, char *buf, size_t len)
 		snprintf(buf, len, "%c", key);
 	else
 		snprintf(buf, len, "#%d", key);
+}
+
+const char *tui_binding_where(const struct tui_binding *b)
+{
+	if (!b->views)
+		return "";
+	if (b->views == TUI_VM_TL)
+		return "Timeline";
+	if (b->views == TUI_VM_TABLES)
+		return "tables";
+	if (b->views == TUI_VM_SORTABLE)
+		return "tables, Ranks, Summary";
+	for (int v = 0; v < TUI_V__COUNT; v++)
+		if (b->views == TUI_VM(v))
+			return tui_view_name(v);
+	return "some views";
+}
+
+size_t tui_keys_markdown(char *buf, size_t cap)
+{
+	size_t n = 0;
+#define OUT(...)                                                                               \
+	do {                                                                                   \
+		int k = snprintf(buf + n, n < cap ? cap - n : 0, __VA_ARGS__);                  \
+		if (k < 0 || n + (size_t)k >= cap)                                              \
+			return 0;                                                              \
+		n += (size_t)k;                                                                \
+	} while (0)
+	OUT("| Keys | Action | Where |\n|---|---|---|\n");
+	for (size_t i = 0; i < tui_nbindings; i++) {
+		const struct tui_binding *b = &tui_bindings[i];
+		OUT("|");
+		for (int j = 0; j < TUI_BIND_KEYS && b->keys[j]; j++) {
+			char name[16];
+			tui_key_name(b->keys[j], name, sizeof name);
+			OUT(" `%s`", name);
+		}
+		const char *w = tui_binding_where(b);
+		OUT(" | %s | %s |\n", b->help, w[0] ? w : "all");
+	}
+#undef OUT
+	return n;
 }
 
 const char *tui_view_name(int v)

@@ -28,7 +28,7 @@ enum tui_view_id {
 #define TUI_VM_TABLES (TUI_VM(TUI_V_OPERATORS) | TUI_VM(TUI_V_KERNELS) | TUI_VM(TUI_V_MEMORY) | \
 		       TUI_VM(TUI_V_USER))
 #define TUI_VM_TL TUI_VM(TUI_V_TIMELINE)
-#define TUI_VM_SORTABLE (TUI_VM_TABLES | TUI_VM(TUI_V_RANKS))
+#define TUI_VM_SORTABLE (TUI_VM_TABLES | TUI_VM(TUI_V_RANKS) | TUI_VM(TUI_V_SUMMARY))
 
 /* Special keys (above any byte). */
 enum {
@@ -48,6 +48,7 @@ enum {
 	TUI_KEY_BTAB,
 	TUI_KEY_BACKSPACE,
 	TUI_KEY_RESIZE,
+	TUI_KEY_MOUSE,  /* a click or the wheel: where and which in tui_app.mouse */
 	TUI_KEY_F1,     /* F1..F12 follow */
 	TUI_KEY_F12 = TUI_KEY_F1 + 11,
 };
@@ -93,6 +94,13 @@ enum tui_action {
 	TUI_ACT_STEP_NEXT,
 	TUI_ACT_FOLLOW,
 	TUI_ACT_FIT,
+	TUI_ACT_SLOWEST,     /* timeline: the slowest step, again: the next slowest */
+	TUI_ACT_GOTO_STEP,   /* timeline: ':' step number prompt */
+	TUI_ACT_COLLAPSE,    /* timeline: the cursor's lane to one row and back */
+	TUI_ACT_COLLAPSE_ALL,
+	TUI_ACT_DEPTH_LESS,  /* timeline: fewer / more nesting rows per lane */
+	TUI_ACT_DEPTH_MORE,
+	TUI_ACT_EMPTY_LANES, /* timeline: hide / show lanes with nothing in view */
 	TUI_ACT_RANK_NEXT,   /* every view: show the next rank only */
 	TUI_ACT_RANK_PREV,
 	TUI_ACT_RANK_ALL,    /* every view: all ranks merged */
@@ -100,6 +108,7 @@ enum tui_action {
 };
 
 #define TUI_BIND_KEYS 4
+#define TUI_BIND_MAX 96 /* bindings in the table at most (the help's line list) */
 
 struct tui_binding {
 	enum tui_action act;
@@ -117,6 +126,12 @@ extern const size_t tui_nbindings;
 const struct tui_binding *tui_key_lookup(int key, int view);
 /* A key's display name ("q", "F10", "Up", "Tab", "Ctrl-L"). */
 void tui_key_name(int key, char *buf, size_t len);
+/* Where a binding applies, for the help screen and docs ("Timeline",
+ * "tables", ...; "" for every view). */
+const char *tui_binding_where(const struct tui_binding *b);
+/* The key table as a Markdown table (docs/tui.md, `make docs`) into buf;
+ * returns its length (0 when buf is too small). */
+size_t tui_keys_markdown(char *buf, size_t cap);
 /* Names of view v ("Summary", ...). */
 const char *tui_view_name(int v);
 

@@ -66,28 +66,42 @@ size_t tui_op_type(const char *name, size_t len)
 	return n ? n : len;
 }
 
-static uint64_t window_t0(struct tui_app *a, char *label, size_t len)
+/*
+ * The selected window's start, and the ordinal of its first step (steps
+ * without a number in their name keep the job's own numbers: the ordinal
+ * over every step event, the dropped ones counted, as the timeline's step
+ * list numbers them). The steps come from the timeline's index, which is
+ * kept up to date incrementally, so this costs what arrived.
+ */
+static uint64_t window_t0(struct tui_app *a, char *label, size_t len, int64_t *ordinal0)
 {
 	struct pt_trace *t = a->t;
-	uint64_t last = pt_store_last_ns(t->store);
+	*ordinal0 = -1;
+	if (a->window == TUI_WIN_ALL) {
+		snprintf(label, len, "whole session");
+		return 0;
+	}
+	if (!a->tl.cache)
+		a->tl.cache = pt_timeline_cache_new();
+	const struct pt_tl_step *v;
+	size_t n = pt_timeline_steps(a->tl.cache, t, &v), first = 0;
+	uint64_t t0;
 	if (a->window == TUI_WIN_SECS) {
 		snprintf(label, len, "last 30 s");
-		return last > TUI_WIN_SECS_NS ? last - TUI_WIN_SECS_NS : 0;
-	}
-	if (a->window == TUI_WIN_STEPS) {
-		uint64_t at = last + 1, start = 0, end;
-		int found = 0;
-		for (int i = 0; i < TUI_WIN_STEPS_N; i++) {
-			if (pt_timeline_step_edge(t, at, -1, &start, &end) != 0)
-				break;
-			found++;
-			at = start;
-		}
+		uint64_t last = pt_store_last_ns(t->store);
+		t0 = last > TUI_WIN_SECS_NS ? last - TUI_WIN_SECS_NS : 0;
+		while (first < n && v[first].start_ns < t0)
+			first++;
+	} else {
 		snprintf(label, len, "last %d steps", TUI_WIN_STEPS_N);
-		return found ? start : 0;
+		first = n > TUI_WIN_STEPS_N ? n - TUI_WIN_STEPS_N : 0;
+		/* the longest of the steps sharing that start is the first */
+		while (first > 0 && first < n && v[first - 1].start_ns == v[first].start_ns)
+			first--;
+		t0 = first < n ? v[first].start_ns : 0;
 	}
-	snprintf(label, len, "whole session");
-	return 0;
+	*ordinal0 = (int64_t)pt_store_dropped_steps(t->store) + (int64_t)first;
+	return t0;
 }
 
 static int name_has(const char *s, const char *needle)
@@ -236,6 +250,12 @@ static void build_meters(struct tui_app *a)
 					me->pct = me->spark[b];
 					break;
 				}
+			/* data that no longer grows (a file, a session that ended):
+			 * the window's own figure, the one the verdict reads */
+			const struct pt_summary *s = m->sum;
+			for (size_t i = 0; !a->st.live && any_busy[mi] && s && i < s->ndevices; i++)
+				if (s->devices[i].device == dev_of_meter[mi])
+					me->pct = s->devices[i].util_pct;
 		}
 	}
 }
@@ -303,7 +323,7 @@ void tui_model_build(struct tui_app *a, int force)
 		return;
 	struct pt_agg_opts o;
 	pt_agg_opts_init(&o);
-	o.t0_ns = window_t0(a, m->window_label, sizeof m->window_label);
+	o.t0_ns = window_t0(a, m->window_label, sizeof m->window_label, &o.step_ordinal0);
 	if (force || !fresh) {
 		uint64_t c0 = pt_now_ns();
 		struct pt_summary *s = pt_summarize(t, &o);

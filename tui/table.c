@@ -295,19 +295,25 @@ void tui_table_draw(struct tui_app *a, struct tui_table *tb, struct tui_canvas *
 	ensure(a, tb);
 	const struct pt_table *src = source(a, tb->view);
 	int kernels = tb->view == TUI_V_KERNELS;
-	/* columns by priority while the name keeps NAME_MIN_W */
+	/* columns by priority while the name keeps NAME_MIN_W; the sort
+	 * column first, so a narrow terminal never hides what the rows are
+	 * sorted by */
 	int used = 0;
 	tb->nvis = 0;
-	for (size_t i = 0; i < sizeof col_priority / sizeof col_priority[0]; i++) {
-		int col = col_priority[i];
-		if (kernels && col >= TUI_COL_CPU_TOTAL && col <= TUI_COL_CPU_RATIO)
-			continue;
-		if (col >= TUI_COL_DELTA && !tui_base_on(a))
-			continue;
-		if (r.w - used - col_width[col] < NAME_MIN_W)
-			continue;
-		tb->vis_cols[tb->nvis++] = col;
-		used += col_width[col];
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < sizeof col_priority / sizeof col_priority[0]; i++) {
+			int col = col_priority[i];
+			if ((pass == 0) != (col == tb->sort_col))
+				continue;
+			if (kernels && col >= TUI_COL_CPU_TOTAL && col <= TUI_COL_CPU_RATIO)
+				continue;
+			if (col >= TUI_COL_DELTA && !tui_base_on(a))
+				continue;
+			if (r.w - used - col_width[col] < NAME_MIN_W && !(pass == 0 && r.w - used - col_width[col] >= 12))
+				continue;
+			tb->vis_cols[tb->nvis++] = col;
+			used += col_width[col];
+		}
 	}
 	/* show them in the canonical order */
 	for (int i = 1; i < tb->nvis; i++)
@@ -411,6 +417,26 @@ void tui_table_draw(struct tui_app *a, struct tui_table *tb, struct tui_canvas *
 		tui_printf(c, sx + 2, y, r.x + r.w, tui_st(TUI_C_DIM, 0), "%zu match%s  (Esc clears)",
 			   tb->nrows, tb->nrows == 1 ? "" : "es");
 	}
+}
+
+void tui_table_mouse(struct tui_app *a, struct tui_table *tb)
+{
+	const struct tui_mouse *m = &a->mouse;
+	static const struct tui_binding up = {TUI_ACT_UP, 0, 0, {0}, "", NULL};
+	static const struct tui_binding down = {TUI_ACT_DOWN, 0, 0, {0}, "", NULL};
+	static const struct tui_binding enter = {TUI_ACT_ENTER, 0, 0, {0}, "", NULL};
+	if (m->button == 4 || m->button == 5) {
+		for (int i = 0; i < 3; i++)
+			tui_table_action(a, tb, m->button == 4 ? &up : &down);
+		return;
+	}
+	int k = m->y - a->lay.body.y - 1; /* below the header row */
+	if (m->button != 1 || k < 0 || (size_t)(tb->top + k) >= tb->nrows)
+		return;
+	if (tb->top + k == tb->sel && tb->view == TUI_V_OPERATORS)
+		tui_table_action(a, tb, &enter); /* a click on the selected row expands it */
+	else
+		tb->sel = tb->top + k;
 }
 
 /* Columns sortable in this table, in order (Name first). */

@@ -12,7 +12,18 @@
  * be half-way through an update, and stdio is not async-signal-safe), so
  * tui_open prepares the reset bytes (from terminfo) and the shell's termios
  * beforehand and the handler only write()s and tcsetattr()s them.
- * No mouse reporting unless --mouse.
+ * No mouse reporting unless --mouse: then a click or the wheel becomes
+ * TUI_KEY_MOUSE with its place in tui_app.mouse.
+ *
+ * What an idle screen sends is bounded (over a slow SSH link the screen
+ * must stay usable): redraws that come from a refresh, not from a key, may
+ * send about TUI_IDLE_BYTES_PER_S on average (a token bucket over an
+ * estimate of the bytes each flush makes curses send: per changed run a
+ * cursor move and an attribute change, plus the characters; curses often
+ * sends less). A refresh whose changes would pass that waits, and is not
+ * even computed until it may be sent; a key always redraws at once. curses
+ * may scroll the terminal for a list that moved by a line (idlok).
+ * PROFTOP_SCREEN_BYTES_PER_S changes the budget (0: none).
  */
 #include <curses.h>
 #include <errno.h>
@@ -31,6 +42,8 @@
 #include "util.h"
 
 #define MIN_FLUSH_NS 100000000ull /* ~10 Hz cap on redraws */
+#define TUI_IDLE_BYTES_PER_S 2000.0
+#define TUI_IDLE_BURST_BYTES 6000.0
 
 struct tui {
 	struct tui_app app;
@@ -38,9 +51,16 @@ struct tui {
 	int front_valid;
 	int colors;
 	int open;
-	int dirty;
+	int dirty;                /* a redraw is due */
+	int key_dirty;            /* ... because of a key: not held back by the budget */
+	int live_seen;            /* st.live at the last refresh */
 	uint64_t last_tick_ns, last_flush_ns;
 	uint64_t refreshes;
+	double bytes_per_s;       /* idle budget (0: none) */
+	double tokens;            /* bytes the idle screen may send now */
+	uint64_t tokens_ns;
+	uint64_t bytes_est;       /* estimate of every byte sent so far */
+	SCREEN *scr;              /* newterm's, when not the tty (benchmarks) */
 };
 
 static volatile sig_atomic_t curses_on;
@@ -129,6 +149,43 @@ static int ascii_needed(const struct tui_opts *o)
 #endif
 }
 
+/* The screen set up on the current terminal (curses is started). */
+static void setup_screen(struct tui *u, const struct tui_opts *o)
+{
+	curses_on = 1;
+	u->open = 1;
+	cbreak(); /* Ctrl-C stays a signal */
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	curs_set(0);
+	leaveok(stdscr, TRUE);
+	idlok(stdscr, TRUE); /* a list that moved by a line: the terminal scrolls it */
+	if (o->mouse) {
+		mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+		mouseinterval(0); /* a press is the click: no waiting for a release */
+	}
+	if (!o->no_color && !getenv("NO_COLOR") && has_colors()) {
+		start_color();
+		use_default_colors();
+		u->colors = 1;
+		for (int i = 1; i < TUI_C__COUNT; i++)
+			init_pair((short)i, pair_fg[i], -1);
+	}
+	tui_canvas_init(&u->back, COLS, LINES, ascii_needed(o));
+	tui_canvas_init(&u->front, COLS, LINES, ascii_needed(o));
+	u->dirty = 1;
+	u->key_dirty = 1; /* the first frame is no idle redraw */
+	u->last_tick_ns = pt_now_ns();
+	const char *b = getenv("PROFTOP_SCREEN_BYTES_PER_S");
+	u->bytes_per_s = b && *b ? atof(b) : TUI_IDLE_BYTES_PER_S;
+	if (u->bytes_per_s < 0)
+		u->bytes_per_s = 0;
+	u->tokens = TUI_IDLE_BURST_BYTES;
+	u->tokens_ns = u->last_tick_ns;
+}
+
 struct tui *tui_open(struct pt_trace *t, const struct tui_opts *o)
 {
 	if (!isatty(0) || !isatty(1)) {
@@ -138,7 +195,6 @@ struct tui *tui_open(struct pt_trace *t, const struct tui_opts *o)
 	setlocale(LC_ALL, "");
 	struct tui *u = pt_xcalloc(1, sizeof *u);
 	tui_app_init(&u->app, t, o);
-	int ascii = ascii_needed(o);
 	if (!getenv("ESCDELAY"))
 		setenv("ESCDELAY", "25", 0); /* Esc answers at once; no alt-combos needed */
 	static int hooks;
@@ -148,6 +204,7 @@ struct tui *tui_open(struct pt_trace *t, const struct tui_opts *o)
 	}
 	crash_tio_ok = tcgetattr(STDOUT_FILENO, &crash_tio) == 0; /* the shell's modes */
 	if (!initscr()) {
+		tui_app_free(&u->app);
 		free(u);
 		fprintf(stderr, "proftop: cannot start the screen (TERM?)\n");
 		return NULL;
@@ -164,29 +221,32 @@ struct tui *tui_open(struct pt_trace *t, const struct tui_opts *o)
 		for (size_t i = 0; i < sizeof crash / sizeof crash[0]; i++)
 			sigaction(crash[i], &sa, NULL);
 	}
-	curses_on = 1;
-	u->open = 1;
-	cbreak(); /* Ctrl-C stays a signal */
-	noecho();
-	nonl();
-	keypad(stdscr, TRUE);
-	nodelay(stdscr, TRUE);
-	curs_set(0);
-	leaveok(stdscr, TRUE);
-	if (o->mouse)
-		mousemask(BUTTON1_CLICKED, NULL);
-	if (!o->no_color && !getenv("NO_COLOR") && has_colors()) {
-		start_color();
-		use_default_colors();
-		u->colors = 1;
-		for (int i = 1; i < TUI_C__COUNT; i++)
-			init_pair((short)i, pair_fg[i], -1);
-	}
-	tui_canvas_init(&u->back, COLS, LINES, ascii);
-	tui_canvas_init(&u->front, COLS, LINES, ascii);
-	u->dirty = 1;
-	u->last_tick_ns = pt_now_ns();
+	setup_screen(u, o);
 	return u;
+}
+
+struct tui *tui_open_on(struct pt_trace *t, const struct tui_opts *o, const char *term, FILE *out,
+			FILE *in, int w, int h)
+{
+	setlocale(LC_ALL, "");
+	struct tui *u = pt_xcalloc(1, sizeof *u);
+	tui_app_init(&u->app, t, o);
+	u->scr = newterm(term, out, in);
+	if (!u->scr) {
+		tui_app_free(&u->app);
+		free(u);
+		return NULL;
+	}
+	set_term(u->scr);
+	resizeterm(h, w);
+	setup_screen(u, o);
+	curses_on = 0; /* not the user's terminal: nothing to restore on a crash */
+	return u;
+}
+
+struct tui_app *tui_app_of(struct tui *u)
+{
+	return &u->app;
 }
 
 void tui_close(struct tui *u)
@@ -195,7 +255,12 @@ void tui_close(struct tui *u)
 		return;
 	if (u->open) {
 		u->open = 0;
-		restore_terminal();
+		if (u->scr) {
+			endwin();
+			delscreen(u->scr);
+		} else {
+			restore_terminal();
+		}
 	}
 	tui_app_free(&u->app);
 	tui_canvas_free(&u->back);
@@ -219,10 +284,13 @@ static attr_t cell_attr(const struct tui *u, const struct tui_cell *c)
 	return a;
 }
 
-static void flush(struct tui *u)
+/* Copies what changed into curses and sends it; returns an estimate of the
+ * bytes that go to the terminal (see the file comment). */
+static size_t flush(struct tui *u)
 {
 	struct tui_canvas *b = &u->back, *f = &u->front;
 	char run[4096];
+	size_t est = 0;
 	for (int y = 0; y < b->h; y++) {
 		int x = 0;
 		while (x < b->w) {
@@ -231,7 +299,8 @@ static void flush(struct tui *u)
 				x++;
 				continue;
 			}
-			/* a run of changed cells with one style */
+			/* a run of changed cells with one style; the right half of a
+			 * wide character is sent with its left half */
 			int x0 = x;
 			size_t n = 0;
 			while (x < b->w && n + 4 < sizeof run) {
@@ -240,18 +309,26 @@ static void flush(struct tui *u)
 					break;
 				if (u->front_valid && x > x0 && !memcmp(c, tui_canvas_at(f, x, y), sizeof *c))
 					break;
-				n += (size_t)tui_utf8_put(c->ch, run + n);
+				if (c->ch != TUI_CH_CONT)
+					n += (size_t)tui_utf8_put(c->ch, run + n);
 				*tui_canvas_at(f, x, y) = *c;
 				x++;
 			}
-			attrset(cell_attr(u, bc));
-			mvaddnstr(y, x0, run, (int)n);
+			if (n) {
+				attrset(cell_attr(u, bc));
+				mvaddnstr(y, x0, run, (int)n);
+				est += n + 16; /* the characters, a move and an attribute change */
+			}
 		}
 	}
 	attrset(A_NORMAL);
+	if (!u->front_valid)
+		est += (size_t)b->w * (size_t)b->h; /* a full repaint */
 	u->front_valid = 1;
 	wnoutrefresh(stdscr);
 	doupdate();
+	u->bytes_est += est;
+	return est;
 }
 
 static int map_key(int ch)
@@ -296,9 +373,23 @@ static int map_key(int ch)
 	case KEY_RESIZE:
 		return TUI_KEY_RESIZE;
 	case KEY_MOUSE:
-		return 0;
+		return TUI_KEY_MOUSE;
 	}
 	return ch >= 0 && ch < 256 ? ch : 0;
+}
+
+/* The mouse event behind a TUI_KEY_MOUSE into the app; 0 when not one we use. */
+static int read_mouse(struct tui *u)
+{
+	MEVENT ev;
+	if (getmouse(&ev) != OK)
+		return 0;
+	struct tui_mouse *m = &u->app.mouse;
+	m->x = ev.x;
+	m->y = ev.y;
+	m->button = ev.bstate & BUTTON1_PRESSED ? 1 : ev.bstate & BUTTON4_PRESSED ? 4
+		    : ev.bstate & BUTTON5_PRESSED ? 5 : 0;
+	return m->button != 0;
 }
 
 static void redraw(struct tui *u)
@@ -312,9 +403,20 @@ static void redraw(struct tui *u)
 		clearok(curscr, TRUE);
 	}
 	tui_app_draw(a, &u->back);
-	flush(u);
+	size_t est = flush(u);
+	if (!u->key_dirty && u->bytes_per_s > 0)
+		u->tokens -= (double)est;
 	u->last_flush_ns = a->now_ns;
 	u->dirty = 0;
+	u->key_dirty = 0;
+}
+
+size_t tui_frame(struct tui *u)
+{
+	uint64_t before = u->bytes_est;
+	u->key_dirty = 1;
+	redraw(u);
+	return (size_t)(u->bytes_est - before);
 }
 
 /* The refresh period: -d as given, or, by default, short but never so short
@@ -327,6 +429,18 @@ static uint64_t refresh_period(const struct tui_app *a)
 	return need > a->o.refresh_ns ? need : a->o.refresh_ns;
 }
 
+/* Refills the idle budget; 1 when an idle redraw may go now. */
+static int budget_ok(struct tui *u, uint64_t now)
+{
+	if (u->bytes_per_s <= 0)
+		return 1;
+	u->tokens += u->bytes_per_s * (double)(now - u->tokens_ns) / 1e9;
+	if (u->tokens > TUI_IDLE_BURST_BYTES)
+		u->tokens = TUI_IDLE_BURST_BYTES;
+	u->tokens_ns = now;
+	return u->tokens >= 0;
+}
+
 int tui_wait(struct tui *u, const struct tui_status *st, uint64_t wait_ns)
 {
 	if (!u || !u->open)
@@ -336,11 +450,13 @@ int tui_wait(struct tui *u, const struct tui_status *st, uint64_t wait_ns)
 	uint64_t start = pt_now_ns(), deadline = start + wait_ns;
 	for (;;) {
 		uint64_t now = pt_now_ns();
-		if (now - u->last_tick_ns >= refresh_period(a)) {
+		int may = budget_ok(u, now);
+		if (now - u->last_tick_ns >= refresh_period(a) && may) {
 			u->last_tick_ns = now;
 			u->refreshes++;
 			if (!a->paused)
-				tui_model_build(a, 0);
+				tui_model_build(a, a->st.live != u->live_seen); /* ended: the window's figures */
+			u->live_seen = a->st.live;
 			u->dirty = 1;
 			if (a->o.max_refreshes && u->refreshes >= a->o.max_refreshes) {
 				redraw(u);
@@ -351,7 +467,7 @@ int tui_wait(struct tui *u, const struct tui_status *st, uint64_t wait_ns)
 			a->msg_until_ns = 0;
 			u->dirty = 1;
 		}
-		if (u->dirty && now - u->last_flush_ns >= MIN_FLUSH_NS)
+		if (u->dirty && now - u->last_flush_ns >= MIN_FLUSH_NS && (u->key_dirty || may))
 			redraw(u);
 		if (a->quit) {
 			restore_terminal();
@@ -366,6 +482,13 @@ int tui_wait(struct tui *u, const struct tui_status *st, uint64_t wait_ns)
 			until = u->last_tick_ns + refresh_period(a);
 		if (u->dirty && u->last_flush_ns + MIN_FLUSH_NS < until)
 			until = u->last_flush_ns + MIN_FLUSH_NS;
+		if (u->bytes_per_s > 0 && u->tokens < 0) { /* over the budget: wake when it allows */
+			uint64_t when = now + (uint64_t)(-u->tokens / u->bytes_per_s * 1e9) + 1000000;
+			if (until < when)
+				until = when;
+			if (until > deadline)
+				until = deadline;
+		}
 		int ms = until > now ? (int)((until - now + 999999) / 1000000) : 0;
 		struct pollfd pfd = {0, POLLIN, 0};
 		int pr = poll(&pfd, 1, ms);
@@ -378,6 +501,8 @@ int tui_wait(struct tui *u, const struct tui_status *st, uint64_t wait_ns)
 		int ch;
 		while ((ch = getch()) != ERR) {
 			int key = map_key(ch);
+			if (key == TUI_KEY_MOUSE && !read_mouse(u))
+				continue;
 			if (key == TUI_KEY_RESIZE || key == TUI_CTRL('l')) {
 				u->front_valid = 0;
 				clearok(curscr, TRUE);
@@ -385,6 +510,7 @@ int tui_wait(struct tui *u, const struct tui_status *st, uint64_t wait_ns)
 			if (key && tui_app_key(a, key))
 				break;
 			u->dirty = 1;
+			u->key_dirty = 1;
 		}
 	}
 }

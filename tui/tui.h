@@ -11,6 +11,7 @@
 #define TUI_TUI_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "proftop/trace.h"
 
@@ -20,6 +21,7 @@ struct tui_opts {
 	int ascii;               /* 1: ASCII only; 0: auto (UTF-8 locale -> Unicode) */
 	int no_color;            /* 1: monochrome (also when NO_COLOR is set) */
 	int mouse;               /* enable mouse reporting (off unless asked) */
+	int exit_on_end;         /* run / attach: close the screen when the job ends */
 	uint64_t refresh_ns;     /* model/header refresh period (-d), default 1 s */
 	int refresh_auto;        /* no -d given: stretch the period so that rebuilding the
 	                            summary takes at most TUI_MODEL_BUDGET of a core */
@@ -44,7 +46,7 @@ void tui_opts_init(struct tui_opts *o);
 /* What the session line shows; strings are the caller's (already escaped). */
 struct tui_status {
 	const char *describe;    /* "1234 (python train.py)" or the file name */
-	const char *state;       /* "running", "exited", "file", "waiting" */
+	const char *state;       /* "running", "exited (code 0)", "file", "waiting" */
 	uint64_t started_ns;     /* CLOCK_MONOTONIC at start (0: elapsed from the trace) */
 	int live;                /* 1: data may still grow */
 };
@@ -60,6 +62,16 @@ struct tui *tui_open(struct pt_trace *t, const struct tui_opts *o);
 int tui_wait(struct tui *u, const struct tui_status *st, uint64_t wait_ns);
 /* Restores the terminal and frees the screen (NULL is fine; idempotent). */
 void tui_close(struct tui *u);
+/*
+ * For benchmarks: the screen on a terminal of type `term` that is not the
+ * user's (out / in: files, e.g. /dev/null), w x h; nothing is restored on
+ * a crash. tui_frame draws and sends one frame, as a key would, and returns
+ * the estimate of the bytes sent; tui_app_of gives the app for keys.
+ */
+struct tui *tui_open_on(struct pt_trace *t, const struct tui_opts *o, const char *term, FILE *out,
+			FILE *in, int w, int h);
+size_t tui_frame(struct tui *u);
+struct tui_app *tui_app_of(struct tui *u);
 /* Runs the screen over a loaded trace until quit. Returns 0 or PT_E*. */
 int tui_view_file(struct pt_trace *t, const struct tui_opts *o, const char *describe);
 

@@ -13,9 +13,11 @@
  * GPU -> CPU compute.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app.h"
+#include "util.h"
 
 static const enum tui_color phase_color[PT_MS__COUNT] = {
 	TUI_C_K_STEP, TUI_C_K_DATA, TUI_C_K_FWD, TUI_C_K_BWD, TUI_C_K_OPT, TUI_C_DIM};
@@ -74,6 +76,229 @@ static int section(struct tui_canvas *c, int x, int y, int w, const char *title)
 	tui_fill(c, (struct tui_rect){x, y, w, 1}, ' ', tui_st(TUI_C_HEADER, TUI_A_REVERSE));
 	tui_put_str(c, x, y, x + w, title, tui_st(TUI_C_HEADER, TUI_A_REVERSE | TUI_A_BOLD));
 	return y + 1;
+}
+
+void tui_steps_free(struct tui_steps *sv)
+{
+	free(sv->order);
+	sv->order = NULL;
+	sv->norder = sv->cap = 0;
+}
+
+static const struct pt_step *g_steps;
+static int g_invert;
+static int dur_cmp(const void *pa, const void *pb)
+{
+	size_t x = *(const size_t *)pa, y = *(const size_t *)pb;
+	uint64_t dx = g_steps[x].dur_ns, dy = g_steps[y].dur_ns;
+	int c = dx > dy ? -1 : dx < dy ? 1 : (x < y ? -1 : x > y);
+	return g_invert ? -c : c;
+}
+
+/* The shown order of the summary's steps, made again when the summary or
+ * the sort changed; the selection stays on its step (or on the newest). */
+static void steps_order(struct tui_app *a, const struct pt_summary *s)
+{
+	struct tui_steps *sv = &a->steps;
+	if (sv->order && sv->built_gen == a->model.gen && sv->built_by_dur == sv->by_dur &&
+	    sv->built_invert == sv->invert && sv->norder == s->nsteps)
+		return;
+	/* the selected step, to find it again */
+	uint64_t sel_start = 0;
+	uint32_t sel_track = 0;
+	int had = sv->order && sv->sel >= 0 && (size_t)sv->sel < sv->norder && g_steps;
+	if (had && sv->built_gen == a->model.gen) {
+		sel_start = s->steps[sv->order[sv->sel]].start_ns;
+		sel_track = s->steps[sv->order[sv->sel]].track;
+	} else if (had) {
+		had = 0;
+	}
+	if (s->nsteps > sv->cap) {
+		sv->cap = s->nsteps;
+		sv->order = pt_xrealloc(sv->order, sv->cap * sizeof *sv->order);
+	}
+	sv->norder = s->nsteps;
+	for (size_t i = 0; i < s->nsteps; i++)
+		sv->order[i] = sv->invert && !sv->by_dur ? s->nsteps - 1 - i : i;
+	g_steps = s->steps;
+	g_invert = sv->invert;
+	if (sv->by_dur && s->nsteps > 1)
+		qsort(sv->order, s->nsteps, sizeof *sv->order, dur_cmp);
+	if (!sv->order)
+		sv->order = pt_xmalloc(sizeof *sv->order);
+	if (sv->at_end) {
+		sv->sel = sv->norder ? (int)sv->norder - 1 : 0;
+	} else if (had) {
+		for (size_t i = 0; i < sv->norder; i++)
+			if (s->steps[sv->order[i]].start_ns == sel_start &&
+			    s->steps[sv->order[i]].track == sel_track)
+				sv->sel = (int)i;
+	}
+	if (sv->sel >= (int)sv->norder)
+		sv->sel = sv->norder ? (int)sv->norder - 1 : 0;
+	/* one scale for the list, so bars keep their length as it scrolls: the
+	 * longest step, but at most 4x the median so that usual steps stay
+	 * readable beside a stall (which then ends with '>') */
+	uint64_t *d = pt_xmalloc((s->nsteps ? s->nsteps : 1) * sizeof *d), mx = 1;
+	for (size_t i = 0; i < s->nsteps; i++) {
+		d[i] = s->steps[i].dur_ns;
+		if (d[i] > mx)
+			mx = d[i];
+	}
+	if (s->nsteps)
+		qsort(d, s->nsteps, sizeof *d, pt_u64_cmp);
+	uint64_t med = s->nsteps ? d[s->nsteps / 2] : 0;
+	sv->scale_ns = med && mx > 4 * med ? 4 * med : mx;
+	free(d);
+	sv->built_gen = a->model.gen;
+	sv->built_by_dur = sv->by_dur;
+	sv->built_invert = sv->invert;
+}
+
+/* The step list: "#number duration bar" per step, the bar's phases as
+ * glyphs; the selected step highlighted. Returns the next row. */
+static int draw_steps(struct tui_app *a, struct tui_canvas *c, int x, int y, int w, int room)
+{
+	const struct pt_summary *s = tui_view_sum(a);
+	struct tui_steps *sv = &a->steps;
+	steps_order(a, s);
+	char title[160];
+	snprintf(title, sizeof title, "Steps, %s (%zu)   D dataloader F forward B backward O optimizer . others",
+		 sv->by_dur ? (sv->invert ? "fastest first" : "slowest first")
+			    : (sv->invert ? "newest first" : "in order"),
+		 s->nsteps);
+	y = section(c, x, y, w, title);
+	int rows = room - 1;
+	if (rows <= 0)
+		return y;
+	if (sv->sel < sv->top)
+		sv->top = sv->sel;
+	if (sv->sel >= sv->top + rows)
+		sv->top = sv->sel - rows + 1;
+	if (sv->top > (int)sv->norder - rows)
+		sv->top = (int)sv->norder - rows;
+	if (sv->top < 0)
+		sv->top = 0;
+	sv->y0 = y;
+	sv->rows = rows;
+	uint64_t maxdur = sv->scale_ns ? sv->scale_ns : 1;
+	int barw = w - 22;
+	for (int k = 0; k < rows && (size_t)(sv->top + k) < sv->norder; k++) {
+		const struct pt_step *st = &s->steps[sv->order[sv->top + k]];
+		int sel = sv->top + k == sv->sel;
+		char dur[24];
+		tui_fmt_ns(dur, sizeof dur, st->dur_ns);
+		struct tui_style ls = sel ? tui_st(TUI_C_SELECT, TUI_A_REVERSE) : tui_st(TUI_C_DIM, 0);
+		tui_printf(c, x, y, x + w, ls, "#%-8lld %10s ", (long long)st->number, dur);
+		int bx = x + 21;
+		int over = st->dur_ns > maxdur;
+		int len = barw > 4 ? (int)((double)barw * (double)(over ? maxdur : st->dur_ns) / (double)maxdur) : 0;
+		int filled = 0;
+		for (int ph = PT_MS_DATALOADER; ph < PT_MS__COUNT; ph++) {
+			uint64_t pn = st->cpu_ns[ph];
+			int k2 = st->dur_ns ? (int)((double)len * (double)pn / (double)st->dur_ns + 0.5) : 0;
+			if (filled + k2 > len)
+				k2 = len - filled;
+			for (int j = 0; j < k2; j++)
+				tui_put_ch(c, bx + filled + j, y, (uint32_t)phase_glyph[ph],
+					   tui_st(phase_color[ph], TUI_A_REVERSE));
+			filled += k2;
+		}
+		if (over && barw > 4)
+			tui_put_ch(c, bx + len, y, '>', tui_st(TUI_C_WARN, TUI_A_BOLD));
+		y++;
+	}
+	return sv->y0 + rows;
+}
+
+static void open_step(struct tui_app *a)
+{
+	const struct pt_summary *s = tui_view_sum(a);
+	struct tui_steps *sv = &a->steps;
+	if (!sv->order || sv->sel < 0 || (size_t)sv->sel >= sv->norder || sv->norder != s->nsteps)
+		return;
+	const struct pt_step *st = &s->steps[sv->order[sv->sel]];
+	a->view = TUI_V_TIMELINE;
+	a->searching = 0;
+	tui_tl_open_step(a, st->track, st->start_ns);
+}
+
+int tui_summary_action(struct tui_app *a, const struct tui_binding *b)
+{
+	const struct pt_summary *s = tui_view_sum(a);
+	struct tui_steps *sv = &a->steps;
+	steps_order(a, s);
+	int page = sv->rows > 1 ? sv->rows - 1 : 1;
+	switch (b->act) {
+	case TUI_ACT_UP:
+		sv->sel--;
+		break;
+	case TUI_ACT_DOWN:
+		sv->sel++;
+		break;
+	case TUI_ACT_PGUP:
+		sv->sel -= page;
+		break;
+	case TUI_ACT_PGDN:
+		sv->sel += page;
+		break;
+	case TUI_ACT_HOME:
+		sv->sel = 0;
+		break;
+	case TUI_ACT_END:
+		sv->sel = (int)sv->norder - 1;
+		break;
+	case TUI_ACT_SORT_NEXT:
+	case TUI_ACT_SORT_PREV:
+	case TUI_ACT_SORT_INVERT:
+		if (b->act == TUI_ACT_SORT_INVERT)
+			sv->invert = !sv->invert;
+		else
+			sv->by_dur = !sv->by_dur;
+		steps_order(a, s);
+		/* a new order starts at its top; in order, at the newest */
+		sv->sel = !sv->by_dur && !sv->invert ? (int)sv->norder - 1 : 0;
+		sv->top = 0;
+		if (b->act != TUI_ACT_SORT_INVERT)
+			tui_app_message(a, "steps %s", sv->by_dur ? "slowest first (> again: in order)" : "in order");
+		break;
+	case TUI_ACT_ENTER:
+		open_step(a);
+		return 1;
+	default:
+		return 0;
+	}
+	if (sv->sel >= (int)sv->norder)
+		sv->sel = (int)sv->norder - 1;
+	if (sv->sel < 0)
+		sv->sel = 0;
+	/* at the newest step in time order: follow the new ones as they come */
+	sv->at_end = !sv->by_dur && !sv->invert && sv->norder && sv->sel == (int)sv->norder - 1;
+	steps_order(a, s);
+	return 1;
+}
+
+void tui_summary_mouse(struct tui_app *a)
+{
+	struct tui_steps *sv = &a->steps;
+	const struct tui_mouse *m = &a->mouse;
+	static const struct tui_binding up = {TUI_ACT_UP, 0, 0, {0}, "", NULL};
+	static const struct tui_binding down = {TUI_ACT_DOWN, 0, 0, {0}, "", NULL};
+	static const struct tui_binding enter = {TUI_ACT_ENTER, 0, 0, {0}, "", NULL};
+	if (m->button == 4 || m->button == 5) {
+		for (int i = 0; i < 3; i++)
+			tui_summary_action(a, m->button == 4 ? &up : &down);
+		return;
+	}
+	int k = m->y - sv->y0;
+	if (m->button != 1 || k < 0 || k >= sv->rows || (size_t)(sv->top + k) >= sv->norder)
+		return;
+	if (sv->top + k == sv->sel) {
+		tui_summary_action(a, &enter);
+		return;
+	}
+	sv->sel = sv->top + k;
+	sv->at_end = !sv->by_dur && !sv->invert && sv->sel == (int)sv->norder - 1;
 }
 
 void tui_summary_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
@@ -164,39 +389,11 @@ void tui_summary_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 		tui_put_str(c, x, y++, x + w, line, tui_st(TUI_C_DEFAULT, 0));
 	}
 	y = tui_base_perf_draw(a, c, x, y, end, w); /* before/after, with a baseline */
-	/* Steps: stacked bars for the most recent steps that fit (keep 3 rows for Overview) */
+	/* Steps: a list that scrolls and sorts (keep 3 rows for Overview) */
 	int room = end - y - 4;
-	if (room > 0 && s->nsteps) {
-		y = section(c, x, y, w, "Steps (D dataloader F forward B backward O optimizer . others)");
-		room = end - y - 3;
-		size_t n = s->nsteps < (size_t)room ? s->nsteps : (size_t)(room > 0 ? room : 0);
-		uint64_t maxdur = 1;
-		for (size_t i = s->nsteps - n; i < s->nsteps; i++)
-			if (s->steps[i].dur_ns > maxdur)
-				maxdur = s->steps[i].dur_ns;
-		int barw = w - 26;
-		for (size_t i = s->nsteps - n; i < s->nsteps && barw > 4; i++) {
-			const struct pt_step *st = &s->steps[i];
-			char dur[24];
-			tui_fmt_ns(dur, sizeof dur, st->dur_ns);
-			tui_printf(c, x, y, x + w, tui_st(TUI_C_DIM, 0), "#%-7lld %10s ",
-				   (long long)st->number, dur);
-			int bx = x + 20;
-			int len = (int)((double)barw * (double)st->dur_ns / (double)maxdur);
-			int filled = 0;
-			for (int ph = PT_MS_DATALOADER; ph < PT_MS__COUNT; ph++) {
-				uint64_t pn = st->cpu_ns[ph];
-				int k = st->dur_ns ? (int)((double)len * (double)pn / (double)st->dur_ns + 0.5) : 0;
-				if (filled + k > len)
-					k = len - filled;
-				for (int j = 0; j < k; j++)
-					tui_put_ch(c, bx + filled + j, y, (uint32_t)phase_glyph[ph],
-						   tui_st(phase_color[ph], TUI_A_REVERSE));
-				filled += k;
-			}
-			y++;
-		}
-	}
+	a->steps.rows = 0;
+	if (room > 0 && s->nsteps)
+		y = draw_steps(a, c, x, y, w, end - y - 3);
 	/* Overview: event types by merged time, on as many lines as needed */
 	if (y < end)
 		y = section(c, x, y, w, "Overview (time per event type, overlaps merged)");

@@ -1,16 +1,23 @@
 /*
- * view_timeline.c - the Timeline view: a time ruler with units, one lane per
- * host thread and per device stream, each lane bucketed into one cell per
- * column through a pt_timeline_cache (a per-lane index built once per data
- * change, so a frame costs O(cells), not O(events)), spans drawn with their
- * names where they fit and a glyph + colour per kind; a cursor (a time and
- * a lane) with the event under it, a details popup, and the navigation of
- * chrome://tracing / Perfetto: w/s zoom around the cursor, a/d pan, arrows
- * from event to event and lane to lane, [ ] steps, f follow, 0 fit.
+ * view_timeline.c - drawing the Timeline view: a flame chart per lane, as
+ * Perfetto draws a thread. Each host thread and device stream is a group
+ * of rows, one per nesting depth (the step, its phases, the operators and
+ * their inner operators, each on a row of their own), a device's streams
+ * under a heading of their device; a lane can be collapsed to one row and
+ * the rows shown per lane are capped (`<` `>`), lanes with nothing in view
+ * are hidden (H shows them). Each row is bucketed into one cell per column
+ * through a pt_timeline_cache (timeline.h: an index kept up to date
+ * incrementally, so a frame costs O(cells), not O(events)); slices show
+ * their names wherever they fit (long ones keep their start and end), the
+ * selected slice stands out, search matches are marked.
  *
- * Zoom is exact halving and doubling of the span around the cursor, so w
- * then s returns to the same range (to the nanosecond when the distance to
- * the cursor is even, one nanosecond off otherwise: invisible on a ruler).
+ * The ruler labels time relative to an origin, with as many digits as the
+ * zoom needs (pt_timeline_ruler_label), so neighbouring labels always
+ * differ: the start of the step under the cursor when the view shows it,
+ * else the view's start; the absolute position (time since the first event
+ * and the step there) is said once, on the status line.
+ *
+ * Keys, jumps, search and the details popup live in timeline_nav.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,8 +27,7 @@
 #include "proftop/store.h"
 #include "util.h"
 
-#define LABEL_W_MAX 22
-#define MIN_SPAN_NS 1000ull
+#define LABEL_W_MAX 24
 
 enum tui_color tui_kind_color(int kind)
 {
@@ -66,36 +72,55 @@ static uint32_t kind_glyph(int kind)
 void tui_tl_free(struct tui_tl *tl)
 {
 	pt_timeline_cache_free(tl->cache);
-	tl->cache = NULL;
 	free(tl->lanes);
 	free(tl->cells);
-	free(tl->cell_ok);
+	free(tl->ck);
+	free(tl->rows);
+	free(tl->collapsed);
+	free(tl->match);
+	tl->cache = NULL;
 	tl->lanes = NULL;
 	tl->cells = NULL;
-	tl->cell_ok = NULL;
+	tl->ck = NULL;
+	tl->rows = NULL;
+	tl->collapsed = NULL;
+	tl->match = NULL;
+}
+
+int tui_tl_lane_of(const struct tui_tl *tl, uint32_t track)
+{
+	for (size_t i = 0; i < tl->nlanes; i++)
+		if (tl->lanes[i].track == track)
+			return (int)i;
+	return -1;
 }
 
 /*
- * The lanes, listed again when tracks appear or the rank filter moves. With
- * a rank shown, only that rank's lanes stay: with two or more ranks every
- * rank is one numeric pid and all its tracks, device streams included,
- * carry that pid (ranks.c's attribution; pseudo processes with a string pid
- * belong to no rank then), so the track key's pid decides.
+ * The lanes, listed again when the data changed or the rank filter moved
+ * (the cursor keeps its track). With a rank shown, only that rank's lanes
+ * stay: with two or more ranks every rank is one numeric pid and all its
+ * tracks, device streams included, carry that pid (ranks.c's attribution;
+ * pseudo processes with a string pid belong to no rank then).
  */
-static void refresh_lanes(struct tui_app *a)
+void tui_tl_refresh_lanes(struct tui_app *a)
 {
 	struct tui_tl *tl = &a->tl;
-	int rank_on = a->model.rank >= 0;
-	int64_t pid = rank_on ? a->model.ranks.r[a->model.rank].pid : 0;
-	if (tl->lanes && tl->lanes_for_tracks == a->t->ntracks && tl->lanes_rank_on == rank_on &&
-	    tl->lanes_rank_pid == pid)
-		return;
-	size_t max = a->t->ntracks + 1;
-	free(tl->lanes);
-	tl->lanes = pt_xcalloc(max, sizeof *tl->lanes);
 	if (!tl->cache)
 		tl->cache = pt_timeline_cache_new();
-	tl->nlanes = pt_timeline_cache_lanes(tl->cache, a->t, tl->lanes, max);
+	pt_timeline_update(tl->cache, a->t);
+	int rank_on = a->model.rank >= 0;
+	int64_t pid = rank_on ? a->model.ranks.r[a->model.rank].pid : 0;
+	uint64_t gen = pt_timeline_generation(tl->cache);
+	if (tl->lanes && tl->lanes_gen == gen && tl->lanes_rank_on == rank_on &&
+	    tl->lanes_rank_pid == pid)
+		return;
+	uint32_t cur = tl->nlanes && tl->lane < (int)tl->nlanes ? tl->lanes[tl->lane].track : UINT32_MAX;
+	size_t max = a->t->ntracks + 1;
+	if (max > tl->lanes_cap) {
+		tl->lanes = pt_xrealloc(tl->lanes, max * sizeof *tl->lanes);
+		tl->lanes_cap = max;
+	}
+	tl->nlanes = pt_timeline_lanes(tl->cache, a->t, tl->lanes, max);
 	if (rank_on) {
 		size_t k = 0;
 		for (size_t i = 0; i < tl->nlanes; i++) {
@@ -105,363 +130,426 @@ static void refresh_lanes(struct tui_app *a)
 		}
 		tl->nlanes = k;
 	}
-	if (tl->lanes_rank_on != rank_on || tl->lanes_rank_pid != pid) {
-		tl->ck_w = -1; /* the cell cache is per lane index: start over */
-		tl->has_sel = 0;
-		tl->details = 0;
-		tl->lane = tl->lane_top = 0;
+	if (a->t->ntracks > tl->ncollapsed) {
+		tl->collapsed = pt_xrealloc(tl->collapsed, a->t->ntracks);
+		memset(tl->collapsed + tl->ncollapsed, 0, a->t->ntracks - tl->ncollapsed);
+		tl->ncollapsed = a->t->ntracks;
 	}
-	tl->lanes_for_tracks = a->t->ntracks;
+	int moved = tl->lanes_rank_on != rank_on || tl->lanes_rank_pid != pid;
+	tl->lanes_gen = gen;
 	tl->lanes_rank_on = rank_on;
 	tl->lanes_rank_pid = pid;
-	if (tl->lane >= (int)tl->nlanes)
-		tl->lane = tl->nlanes ? (int)tl->nlanes - 1 : 0;
-}
-
-static void data_range(struct tui_app *a, uint64_t *lo, uint64_t *hi)
-{
-	*lo = pt_store_first_ns(a->t->store);
-	*hi = pt_store_last_ns(a->t->store);
-	if (*hi <= *lo)
-		*hi = *lo + MIN_SPAN_NS;
-}
-
-static void fit(struct tui_app *a)
-{
-	struct tui_tl *tl = &a->tl;
-	data_range(a, &tl->t0_ns, &tl->t1_ns);
-	tl->cursor_ns = tl->t0_ns + (tl->t1_ns - tl->t0_ns) / 2;
-}
-
-static void set_span_around(struct tui_tl *tl, uint64_t c, uint64_t left, uint64_t right)
-{
-	tl->t0_ns = c >= left ? c - left : 0;
-	tl->t1_ns = tl->t0_ns + left + right;
-}
-
-static void select_at(struct tui_app *a, int dir)
-{
-	struct tui_tl *tl = &a->tl;
-	tl->has_sel = 0;
-	if (!tl->nlanes)
-		return;
-	struct pt_event ev;
-	if (pt_timeline_cache_event_at(tl->cache, a->t, tl->lanes[tl->lane].track, tl->cursor_ns,
-				       dir, &ev) == 0) {
-		tl->sel = ev;
-		tl->has_sel = 1;
-		if (dir)
-			tl->cursor_ns = ev.start_ns;
-	}
-	/* keep the cursor in view: re-centre when it left */
-	uint64_t span = tl->t1_ns - tl->t0_ns;
-	if (tl->cursor_ns < tl->t0_ns || tl->cursor_ns >= tl->t1_ns)
-		set_span_around(tl, tl->cursor_ns, span / 2, span - span / 2);
-}
-
-int tui_tl_action(struct tui_app *a, const struct tui_binding *b)
-{
-	struct tui_tl *tl = &a->tl;
-	refresh_lanes(a);
-	if (!tl->inited) {
-		fit(a);
-		tl->inited = 1;
-	}
-	uint64_t span = tl->t1_ns - tl->t0_ns, c = tl->cursor_ns;
-	uint64_t lo, hi;
-	data_range(a, &lo, &hi);
-	if (b->act != TUI_ACT_FOLLOW && b->act != TUI_ACT_CANCEL && b->act != TUI_ACT_ENTER)
-		tl->follow = 0;
-	switch (b->act) {
-	case TUI_ACT_ZOOM_IN:
-		if (span / 2 >= MIN_SPAN_NS)
-			set_span_around(tl, c, (c - tl->t0_ns) / 2, (tl->t1_ns - c) / 2);
-		break;
-	case TUI_ACT_ZOOM_OUT:
-		if (span <= 4 * (hi - lo) + MIN_SPAN_NS)
-			set_span_around(tl, c, (c - tl->t0_ns) * 2, (tl->t1_ns - c) * 2);
-		break;
-	case TUI_ACT_PAN_LEFT: {
-		uint64_t d = span / 4 ? span / 4 : 1;
-		d = tl->t0_ns >= d ? d : tl->t0_ns;
-		tl->t0_ns -= d;
-		tl->t1_ns -= d;
-		tl->cursor_ns -= d;
-		select_at(a, 0);
-		break;
-	}
-	case TUI_ACT_PAN_RIGHT: {
-		uint64_t d = span / 4 ? span / 4 : 1;
-		tl->t0_ns += d;
-		tl->t1_ns += d;
-		tl->cursor_ns += d;
-		select_at(a, 0);
-		break;
-	}
-	case TUI_ACT_EV_PREV:
-		select_at(a, -1);
-		break;
-	case TUI_ACT_EV_NEXT:
-		select_at(a, +1);
-		break;
-	case TUI_ACT_LANE_UP:
-		if (tl->lane > 0)
-			tl->lane--;
-		select_at(a, 0);
-		break;
-	case TUI_ACT_LANE_DOWN:
-		if (tl->lane + 1 < (int)tl->nlanes)
-			tl->lane++;
-		select_at(a, 0);
-		break;
-	case TUI_ACT_STEP_PREV:
-	case TUI_ACT_STEP_NEXT: {
-		uint64_t s, e;
-		int dir = b->act == TUI_ACT_STEP_NEXT ? 1 : -1;
-		if (pt_timeline_cache_step_edge(tl->cache, a->t, c, dir, &s, &e) == 0) {
-			uint64_t d = e > s ? e - s : MIN_SPAN_NS;
-			tl->t0_ns = s >= d / 20 ? s - d / 20 : 0;
-			tl->t1_ns = e + d / 20;
-			tl->cursor_ns = s;
-			select_at(a, 0);
-		} else {
-			tui_app_message(a, "no %s step", dir > 0 ? "next" : "previous");
-		}
-		break;
-	}
-	case TUI_ACT_FOLLOW:
-		tl->follow = !tl->follow;
-		tui_app_message(a, "follow %s", tl->follow ? "on" : "off");
-		break;
-	case TUI_ACT_FIT:
-		fit(a);
-		break;
-	case TUI_ACT_ENTER:
-		if (!tl->has_sel)
-			select_at(a, 0);
-		tl->details = tl->has_sel ? !tl->details : 0;
-		break;
-	case TUI_ACT_CANCEL:
+	int li = cur != UINT32_MAX ? tui_tl_lane_of(tl, cur) : -1;
+	tl->lane = li >= 0 ? li : 0;
+	if (moved && li < 0) {
+		tl->has_sel = 0;
 		tl->details = 0;
-		break;
-	case TUI_ACT_HOME:
-		tl->lane = 0;
-		break;
-	case TUI_ACT_END:
-		tl->lane = tl->nlanes ? (int)tl->nlanes - 1 : 0;
-		break;
-	default:
-		return 0;
+		tl->depth = 0;
+		tl->top = 0;
 	}
+	if (tl->nlanes && tl->depth >= tl->lanes[tl->lane].nrows)
+		tl->depth = tl->lanes[tl->lane].nrows ? tl->lanes[tl->lane].nrows - 1 : 0;
+}
+
+/* Rows lane li shows: one when collapsed, else its depths up to max_depth. */
+static int lane_rows(const struct tui_tl *tl, size_t li)
+{
+	const struct pt_lane *ln = &tl->lanes[li];
+	int n = ln->nrows ? ln->nrows : 1;
+	if (ln->track < tl->ncollapsed && tl->collapsed[ln->track])
+		return 1;
+	return n < tl->max_depth ? n : tl->max_depth;
+}
+
+static void push_row(struct tui_tl *tl, struct tui_tl_row r)
+{
+	if (tl->nrows == tl->rows_cap) {
+		tl->rows_cap = tl->rows_cap ? tl->rows_cap * 2 : 64;
+		tl->rows = pt_xrealloc(tl->rows, tl->rows_cap * sizeof *tl->rows);
+	}
+	tl->rows[tl->nrows++] = r;
+}
+
+/* The display rows: lanes with something in view (and the cursor's),
+ * their rows, a heading above a device with two or more streams shown. */
+static void layout_rows(struct tui_app *a)
+{
+	struct tui_tl *tl = &a->tl;
+	tl->nrows = 0;
+	uint8_t *shown = pt_xcalloc(tl->nlanes ? tl->nlanes : 1, 1);
+	for (size_t i = 0; i < tl->nlanes; i++)
+		shown[i] = tl->show_empty || (int)i == tl->lane ||
+			   pt_timeline_any_in(tl->cache, a->t, tl->lanes[i].track, tl->t0_ns, tl->t1_ns);
+	for (size_t i = 0; i < tl->nlanes; i++) {
+		if (!shown[i])
+			continue;
+		const struct pt_lane *ln = &tl->lanes[i];
+		if (ln->is_device && (i == 0 || tl->lanes[i - 1].device != ln->device ||
+				      !tl->lanes[i - 1].is_device)) {
+			int streams = 0;
+			for (size_t j = i; j < tl->nlanes && tl->lanes[j].is_device &&
+					   tl->lanes[j].device == ln->device;
+			     j++)
+				streams += shown[j];
+			if (streams >= 2)
+				push_row(tl, (struct tui_tl_row){-1, ln->device, 0, 0});
+		}
+		int n = lane_rows(tl, i);
+		for (int d = 0; d < n; d++) {
+			int hidden = d == n - 1 && ln->nrows > n ? ln->nrows - n : 0;
+			push_row(tl, (struct tui_tl_row){(int)i, ln->device, (uint16_t)d, (uint16_t)hidden});
+		}
+	}
+	free(shown);
+}
+
+/* Index of the cursor's display row, -1 when it is not shown. */
+static int cursor_row(const struct tui_tl *tl)
+{
+	for (size_t i = 0; i < tl->nrows; i++)
+		if (tl->rows[i].lane == tl->lane && tl->rows[i].depth == tl->depth)
+			return (int)i;
+	return -1;
+}
+
+int tui_tl_time_at(const struct tui_app *a, int x, uint64_t *t_ns)
+{
+	const struct tui_tl *tl = &a->tl;
+	if (tl->gw <= 0 || x < tl->gx || x >= tl->gx + tl->gw || tl->t1_ns <= tl->t0_ns)
+		return 0;
+	unsigned __int128 q = (unsigned __int128)(tl->t1_ns - tl->t0_ns) * (unsigned)(x - tl->gx);
+	*t_ns = tl->t0_ns + (uint64_t)(q / (unsigned)tl->gw) +
+		(tl->t1_ns - tl->t0_ns) / (2 * (uint64_t)tl->gw); /* the cell's middle */
 	return 1;
 }
 
 /* Relative time text with ASCII units in ASCII mode. */
-static void fmt_rel(const struct tui_canvas *c, char *buf, size_t len, uint64_t ns)
+static void fmt_rel(char *buf, size_t len, uint64_t ns)
 {
 	pt_format_duration(buf, len, ns);
-	if (c->ascii) {
-		char *mu = strstr(buf, "\xc2\xb5");
-		if (mu) {
-			*mu = 'u';
-			memmove(mu + 1, mu + 2, strlen(mu + 2) + 1);
-		}
+}
+
+/* The ruler's origin: the start of the step under the cursor when the view
+ * shows about that step, else the view's start. *step gets the step under
+ * the cursor or -1. */
+static uint64_t ruler_origin(struct tui_app *a, long *step)
+{
+	struct tui_tl *tl = &a->tl;
+	*step = pt_timeline_step_at(tl->cache, a->t, tl->cursor_ns);
+	if (*step >= 0) {
+		const struct pt_tl_step *v;
+		pt_timeline_steps(tl->cache, a->t, &v);
+		uint64_t d = v[*step].end_ns - v[*step].start_ns;
+		/* a view of about that one step (not many of them) */
+		if (v[*step].start_ns >= tl->t0_ns && v[*step].start_ns < tl->t1_ns &&
+		    v[*step].end_ns > tl->cursor_ns && tl->t1_ns - tl->t0_ns <= 2 * d)
+			return v[*step].start_ns;
+		if (v[*step].end_ns <= tl->cursor_ns)
+			*step = -1;
+	}
+	return tl->t0_ns;
+}
+
+static void draw_ruler(struct tui_app *a, struct tui_canvas *c, struct tui_rect r, int gx, int gw)
+{
+	struct tui_tl *tl = &a->tl;
+	uint64_t t0 = tl->t0_ns, span = tl->t1_ns - tl->t0_ns;
+	struct tui_style rs = tui_st(TUI_C_DIM, 0);
+	char buf[48], lab[64];
+	fmt_rel(buf, sizeof buf, span);
+	tui_printf(c, r.x, r.y, gx - 1, rs, "span %s", buf);
+	long step;
+	uint64_t origin = ruler_origin(a, &step);
+	if (origin != t0 && step >= 0) {
+		const struct pt_tl_step *v;
+		pt_timeline_steps(tl->cache, a->t, &v);
+		tui_printf(c, r.x, r.y + 1, gx - 1, rs, "0 = step %lld", (long long)v[step].number);
+	} else {
+		tui_put_str(c, r.x, r.y + 1, gx - 1, "0 = view start", rs);
+	}
+	for (int x = 0; x < gw; x++)
+		tui_put_ch(c, gx + x, r.y + 1, tui_glyph(c, TUI_G_HLINE), rs);
+	uint64_t tick = pt_timeline_tick_ns(span, (unsigned)(gw / 12 > 1 ? gw / 12 : 2));
+	if (!tick)
+		tick = span;
+	/* the largest label's unit for every label, decimals as the tick needs */
+	uint64_t far = origin > t0 ? (origin - t0 > tl->t1_ns - origin ? origin - t0 : tl->t1_ns - origin)
+				   : span;
+	int64_t k0 = origin > t0 ? -(int64_t)((origin - t0) / tick) : 0;
+	int last_end = -1;
+	for (int64_t k = k0;; k++) {
+		uint64_t off = (uint64_t)(k < 0 ? -k : k) * tick;
+		uint64_t tt = k < 0 ? origin - off : origin + off;
+		if (tt >= tl->t1_ns)
+			break;
+		if (tt < t0)
+			continue;
+		int x = (int)((double)(tt - t0) / (double)span * gw);
+		if (x < 0 || x >= gw)
+			continue;
+		tui_put_ch(c, gx + x, r.y + 1, '+', rs);
+		pt_timeline_ruler_label(buf, sizeof buf, off, tick, far);
+		snprintf(lab, sizeof lab, "%s%s", k < 0 ? "-" : "", buf);
+		if (x > last_end && x + (int)strlen(lab) <= gw)
+			last_end = tui_put_str(c, gx + x, r.y, gx + gw, lab, rs) - gx;
+	}
+	if (tl->cursor_ns >= t0 && tl->cursor_ns < tl->t1_ns) {
+		int cx = (int)((double)(tl->cursor_ns - t0) / (double)span * gw);
+		tui_put_ch(c, gx + cx, r.y + 1, tui_glyph(c, TUI_G_CURSOR), tui_st(TUI_C_WARN, TUI_A_BOLD));
 	}
 }
 
-static void draw_details(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
+/* The cells of display row i (bucketed when the cache says so). */
+static struct pt_cell *row_cells(struct tui_app *a, size_t i, int gw)
 {
 	struct tui_tl *tl = &a->tl;
-	const struct pt_event *ev = &tl->sel;
-	struct pt_event corr[8];
-	size_t nc = ev->corr && !pt_kind_is_device((enum pt_kind)ev->kind)
-			    ? pt_timeline_correlated(a->t, ev->corr, corr, 8)
-			    : 0;
-	int w = r.w - 8 < 100 ? r.w - 8 : 100, h = 7 + (int)nc + (nc ? 1 : 0);
-	if (h > r.h - 2)
-		h = r.h - 2;
-	if (w < 30 || h < 3)
-		return;
-	int x = r.x + (r.w - w) / 2, y = r.y + (r.h - h) / 2, end = y + h;
-	struct tui_style bs = tui_st(TUI_C_DEFAULT, 0);
-	tui_fill(c, (struct tui_rect){x, y, w, h}, ' ', bs);
-	tui_fill(c, (struct tui_rect){x, y, w, 1}, ' ', tui_st(TUI_C_HEADER, TUI_A_REVERSE));
-	tui_put_str(c, x + 1, y, x + w, "Event details (Enter/Esc closes)",
-		    tui_st(TUI_C_HEADER, TUI_A_REVERSE | TUI_A_BOLD));
-	int yy = y + 1;
-	char b1[64], b2[64], lab[128];
-	const char *nm = pt_trace_str(a->t, ev->name_id);
-	int nx = tui_put_str(c, x + 1, yy, x + w, "name:     ", tui_st(TUI_C_DIM, 0));
-	tui_put_name(c, nx, yy++, x + w - 1 - nx, nm, pt_strtab_len(a->t->strings, ev->name_id),
-		     tui_st(TUI_C_DEFAULT, TUI_A_BOLD));
-	uint64_t origin = pt_store_first_ns(a->t->store);
-	fmt_rel(c, b1, sizeof b1, ev->start_ns >= origin ? ev->start_ns - origin : 0);
-	fmt_rel(c, b2, sizeof b2, ev->dur_ns);
-	if (yy < end)
-		tui_printf(c, x + 1, yy++, x + w - 1, bs, "kind:     %s",
-			   pt_kind_name((enum pt_kind)ev->kind));
-	if (yy < end)
-		tui_printf(c, x + 1, yy++, x + w - 1, bs, "start:    %s after the first event", b1);
-	if (yy < end)
-		tui_printf(c, x + 1, yy++, x + w - 1, bs, "duration: %s", b2);
-	pt_trace_track_label(a->t, ev->track_id, lab, sizeof lab);
-	if (yy < end) {
-		nx = tui_put_str(c, x + 1, yy, x + w, "track:    ", bs);
-		tui_put_name(c, nx, yy++, x + w - 1 - nx, lab, strlen(lab), bs);
+	const struct tui_tl_row *rw = &tl->rows[i];
+	struct pt_cell *cells = tl->cells + i * (size_t)gw;
+	uint32_t track = tl->lanes[rw->lane].track;
+	if (!tl->ck[i].ok || tl->ck[i].track != track || tl->ck[i].depth != rw->depth) {
+		pt_timeline_bucket(tl->cache, a->t, track, rw->depth, tl->t0_ns, tl->t1_ns, cells,
+				   (size_t)gw);
+		tl->ck[i] = (struct tui_tl_ck){track, rw->depth, 1};
 	}
-	if (yy < end)
-		tui_printf(c, x + 1, yy++, x + w - 1, bs, "corr id:  %u%s", (unsigned)ev->corr,
-			   ev->corr && !nc && !pt_kind_is_device((enum pt_kind)ev->kind)
-				   ? " (no correlated device activity)"
-				   : "");
-	if (nc && yy < end)
-		tui_put_str(c, x + 1, yy++, x + w - 1, "correlated device activity:",
-			    tui_st(TUI_C_DIM, TUI_A_BOLD));
-	for (size_t i = 0; i < nc && yy < end; i++) {
-		fmt_rel(c, b2, sizeof b2, corr[i].dur_ns);
-		const char *kn = pt_trace_str(a->t, corr[i].name_id);
-		nx = tui_printf(c, x + 3, yy, x + w - 1, tui_st(tui_kind_color(corr[i].kind), 0),
-				"%-10s ", b2);
-		tui_put_name(c, nx, yy++, x + w - 1 - nx, kn, pt_strtab_len(a->t->strings, corr[i].name_id),
-			     bs);
+	return cells;
+}
+
+static int is_sel(const struct tui_tl *tl, uint32_t track, const struct pt_cell *ce)
+{
+	return tl->has_sel && tl->sel.track_id == track && tl->sel_depth == ce->depth &&
+	       tl->sel.start_ns == ce->start_ns && tl->sel.name_id == ce->name_id &&
+	       tl->sel.dur_ns == ce->dur_ns;
+}
+
+static void draw_row(struct tui_app *a, struct tui_canvas *c, size_t i, int y, int gx, int gw,
+		     int label_w, int x0)
+{
+	struct tui_tl *tl = &a->tl;
+	const struct tui_tl_row *rw = &tl->rows[i];
+	struct tui_style rs = tui_st(TUI_C_DIM, 0);
+	if (rw->lane < 0) { /* a device's heading */
+		tui_printf(c, x0, y, x0 + label_w, tui_st(TUI_C_HEADER, TUI_A_BOLD), "GPU %d", rw->device);
+		for (int x = 0; x < gw; x++)
+			tui_put_ch(c, gx + x, y, ' ', rs);
+		return;
+	}
+	const struct pt_lane *ln = &tl->lanes[rw->lane];
+	int cur = rw->lane == tl->lane && rw->depth == tl->depth;
+	struct tui_style ls = tui_st(cur ? TUI_C_SELECT : TUI_C_DIM, cur ? TUI_A_REVERSE : 0);
+	if (rw->depth == 0) {
+		int collapsible = ln->nrows > 1;
+		int coll = ln->track < tl->ncollapsed && tl->collapsed[ln->track];
+		uint32_t mark = !collapsible ? ' ' : c->ascii ? (coll ? '+' : '-') : (coll ? 0x25b8 : 0x25be);
+		const char *lab = ln->label;
+		int lx = x0;
+		if (ln->is_device) {
+			/* under a heading: the stream alone */
+			int headed = i > 0 && (tl->rows[i - 1].lane < 0 ||
+					       (tl->rows[i - 1].lane >= 0 &&
+						tl->lanes[tl->rows[i - 1].lane].is_device &&
+						tl->lanes[tl->rows[i - 1].lane].device == ln->device &&
+						tl->rows[i - 1].lane != rw->lane));
+			const char *st = strstr(lab, " stream ");
+			if (headed && st) {
+				lab = st + 1;
+				lx = tui_put_str(c, lx, y, x0 + label_w, " ", ls);
+			}
+		}
+		lx = tui_put_str(c, lx, y, x0 + label_w, " ", ls);
+		tui_put_ch(c, lx - 1, y, mark, ls);
+		tui_put_name(c, lx, y, x0 + label_w - lx, lab, strlen(lab), ls);
+		if (cur)
+			tui_restyle(c, x0, y, label_w, ls);
+	} else {
+		char more[40] = "";
+		if (rw->hidden)
+			snprintf(more, sizeof more, "+%u deeper", (unsigned)rw->hidden);
+		tui_put_ch(c, x0, y, tui_glyph(c, TUI_G_VLINE), rs);
+		if (more[0])
+			tui_put_str(c, x0 + label_w - (int)strlen(more), y, x0 + label_w, more, rs);
+		if (cur)
+			tui_restyle(c, x0, y, label_w, ls);
+	}
+	tui_put_ch(c, gx - 1, y, tui_glyph(c, TUI_G_VLINE), rs);
+	const struct pt_cell *cells = row_cells(a, i, gw);
+	for (int x = 0; x < gw;) {
+		const struct pt_cell *ce = &cells[x];
+		if (ce->kind >= PT_KIND__COUNT) {
+			x++;
+			continue;
+		}
+		/* a run of cells won by the same event */
+		int run = 1;
+		while (x + run < gw && cells[x + run].kind == ce->kind &&
+		       cells[x + run].start_ns == ce->start_ns && cells[x + run].name_id == ce->name_id &&
+		       cells[x + run].dur_ns == ce->dur_ns)
+			run++;
+		int matched = tl->plen && ce->name_id < tl->nmatch && tl->match[ce->name_id];
+		int sel = is_sel(tl, ln->track, ce);
+		struct tui_style s = sel ? tui_st(TUI_C_WARN, TUI_A_REVERSE | TUI_A_BOLD)
+				     : matched ? tui_st(TUI_C_MATCH, TUI_A_REVERSE | TUI_A_UNDERLINE)
+					       : tui_st(tui_kind_color(ce->kind), TUI_A_REVERSE);
+		uint32_t g = kind_glyph(ce->kind);
+		for (int k = 0; k < run; k++)
+			tui_put_ch(c, gx + x + k, y, g, s);
+		/* the name inside, past a boundary glyph when the slice starts here */
+		int nx = x + (ce->starts && run >= 3 ? 1 : 0), nw = run - (nx - x) - (run >= 3);
+		if (nw >= 2) {
+			const char *nm = pt_trace_str(a->t, ce->name_id);
+			tui_put_name(c, gx + nx, y, nw, nm, pt_strtab_len(a->t->strings, ce->name_id), s);
+		}
+		if (sel && run < 3) /* too narrow for a name: bracket it */
+			tui_put_ch(c, gx + x, y, c->ascii ? '*' : 0x25c6, s);
+		x += run;
+	}
+	if (cur && tl->cursor_ns >= tl->t0_ns && tl->cursor_ns < tl->t1_ns) {
+		int cx = (int)((double)(tl->cursor_ns - tl->t0_ns) / (double)(tl->t1_ns - tl->t0_ns) * gw);
+		struct tui_cell *cell = tui_canvas_at(c, gx + cx, y);
+		if (cell->ch == ' ')
+			tui_put_ch(c, gx + cx, y, tui_glyph(c, TUI_G_VLINE), tui_st(TUI_C_WARN, TUI_A_BOLD));
+	}
+}
+
+/* The status line: the absolute position once, then the selected slice. */
+static void draw_status(struct tui_app *a, struct tui_canvas *c, struct tui_rect r, size_t shown)
+{
+	struct tui_tl *tl = &a->tl;
+	int sy = r.y + r.h - 1, x = r.x, end = r.x + r.w;
+	tui_fill(c, (struct tui_rect){r.x, sy, r.w, 1}, ' ', tui_st(TUI_C_DEFAULT, 0));
+	if (shown) { /* rows above or below the view: at the right end */
+		char more[80];
+		int n = snprintf(more, sizeof more, " rows %d-%d of %zu", tl->top + 1,
+				 tl->top + (int)shown, tl->nrows);
+		if (n < r.w / 3) {
+			tui_put_str(c, end - n, sy, end, more, tui_st(TUI_C_DIM, 0));
+			end -= n;
+		}
+	}
+	if (tl->prompt) {
+		x = tui_put_str(c, x, sy, end, "Go to step: ", tui_st(TUI_C_KEY, TUI_A_BOLD));
+		x = tui_put_str(c, x, sy, end, tl->num, tui_st(TUI_C_DEFAULT, 0));
+		x = tui_put_str(c, x, sy, end, "_", tui_st(TUI_C_DEFAULT, TUI_A_BOLD));
+		const struct pt_tl_step *v;
+		size_t n = pt_timeline_steps(tl->cache, a->t, &v);
+		if (n)
+			tui_printf(c, x + 2, sy, end, tui_st(TUI_C_DIM, 0),
+				   "(steps %lld to %lld; Enter goes, Esc cancels)", (long long)v[0].number,
+				   (long long)v[n - 1].number);
+		return;
+	}
+	if (a->searching || tl->plen) {
+		char pat[200];
+		pt_escape_term(pat, sizeof pat, tl->pat, tl->plen, 40, c->ascii ? PT_ESC_ASCII : 0);
+		x = tui_put_str(c, x, sy, end, "Search: ", tui_st(TUI_C_KEY, TUI_A_BOLD));
+		x = tui_put_str(c, x, sy, end, pat, tui_st(TUI_C_MATCH, TUI_A_BOLD));
+		if (a->searching)
+			x = tui_put_str(c, x, sy, end, "_", tui_st(TUI_C_DEFAULT, TUI_A_BOLD));
+		x = tui_put_str(c, x, sy, end,
+				a->searching ? "  (Enter: next match, Esc clears)  " : "  (n/N next/prev)  ",
+				tui_st(TUI_C_DIM, 0));
+	}
+	/* where the cursor is: time since the first event with the digits the
+	 * zoom needs, and the step it falls in */
+	uint64_t first = pt_store_first_ns(a->t->store);
+	uint64_t at = tl->cursor_ns > first ? tl->cursor_ns - first : 0;
+	uint64_t span = tl->t1_ns - tl->t0_ns;
+	uint64_t prec = pt_timeline_tick_ns(span, 100);
+	char b1[48], b2[48];
+	pt_timeline_ruler_label(b1, sizeof b1, at, prec, at > span ? at : span);
+	x = tui_printf(c, x, sy, end, tui_st(TUI_C_DIM, 0), "at %s", b1);
+	long si = pt_timeline_step_at(tl->cache, a->t, tl->cursor_ns);
+	if (si >= 0) {
+		const struct pt_tl_step *v;
+		pt_timeline_steps(tl->cache, a->t, &v);
+		if (v[si].end_ns > tl->cursor_ns) {
+			fmt_rel(b2, sizeof b2, tl->cursor_ns - v[si].start_ns);
+			x = tui_printf(c, x, sy, end, tui_st(TUI_C_DIM, 0), ", step %lld +%s",
+				       (long long)v[si].number, b2);
+		}
+	}
+	if (tl->follow)
+		x = tui_put_str(c, x, sy, end, " [follow]", tui_st(TUI_C_WARN, TUI_A_BOLD));
+	x += 2;
+	if (tl->has_sel) {
+		fmt_rel(b2, sizeof b2, tl->sel.dur_ns);
+		x = tui_printf(c, x, sy, end, tui_st(tui_kind_color(tl->sel.kind), TUI_A_BOLD), "%s %s ",
+			       pt_kind_name((enum pt_kind)tl->sel.kind), b2);
+		const char *nm = pt_trace_str(a->t, tl->sel.name_id);
+		tui_put_name(c, x, sy, end - x, nm, pt_strtab_len(a->t->strings, tl->sel.name_id),
+			     tui_st(TUI_C_DEFAULT, 0));
 	}
 }
 
 void tui_tl_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 {
 	struct tui_tl *tl = &a->tl;
-	refresh_lanes(a);
+	tui_tl_refresh_lanes(a);
 	if (!tl->inited && pt_store_count(a->t->store)) {
-		fit(a);
+		uint64_t lo = pt_store_first_ns(a->t->store), hi = pt_store_last_ns(a->t->store);
+		tl->t0_ns = lo;
+		tl->t1_ns = hi > lo ? hi : lo + 1000;
+		tl->cursor_ns = lo + (tl->t1_ns - lo) / 2;
 		tl->inited = 1;
+		tui_tl_select(a, 0);
 	}
 	if (tl->follow) {
-		uint64_t lo, hi, span = tl->t1_ns - tl->t0_ns;
-		data_range(a, &lo, &hi);
-		tl->t1_ns = hi;
-		tl->t0_ns = hi > span ? hi - span : 0;
-		tl->cursor_ns = tl->t0_ns + span / 2;
+		uint64_t hi = pt_store_last_ns(a->t->store), span = tl->t1_ns - tl->t0_ns;
+		if (hi > tl->t1_ns || hi + span < tl->t1_ns) {
+			tl->t1_ns = hi;
+			tl->t0_ns = hi > span ? hi - span : 0;
+			tl->cursor_ns = tl->t0_ns + span / 2;
+			tui_tl_select(a, 0);
+		}
 	}
-	if (r.h < 4 || !tl->nlanes) {
+	tl->gw = 0;
+	if (r.h < 5 || !tl->nlanes) {
 		tui_put_str(c, r.x + 1, r.y, r.x + r.w, "no events yet", tui_st(TUI_C_DIM, 0));
 		return;
 	}
 	int label_w = r.w / 5 < LABEL_W_MAX ? r.w / 5 : LABEL_W_MAX;
 	int gx = r.x + label_w + 1, gw = r.x + r.w - gx;
-	uint64_t t0 = tl->t0_ns, span = tl->t1_ns - tl->t0_ns;
-	if (gw < 8 || span == 0)
+	if (gw < 8 || tl->t1_ns <= tl->t0_ns)
 		return;
-	uint64_t origin = pt_store_first_ns(a->t->store);
-	/* ruler: tick labels, then tick marks with the cursor */
-	char buf[64];
-	uint64_t tick = pt_timeline_tick_ns(span, (unsigned)(gw / 14 > 1 ? gw / 14 : 2));
-	if (!tick)
-		tick = span;
-	fmt_rel(c, buf, sizeof buf, span);
-	tui_printf(c, r.x, r.y, gx, tui_st(TUI_C_DIM, 0), "span %s", buf);
-	struct tui_style rs = tui_st(TUI_C_DIM, 0);
-	for (int x = 0; x < gw; x++)
-		tui_put_ch(c, gx + x, r.y + 1, tui_glyph(c, TUI_G_HLINE), rs);
-	uint64_t rel0 = t0 >= origin ? t0 - origin : 0;
-	uint64_t first_tick = (rel0 + tick - 1) / tick * tick;
-	int last_label_end = -1;
-	for (uint64_t tt = first_tick; origin + tt < tl->t1_ns; tt += tick) {
-		int x = (int)((double)(origin + tt - t0) / (double)span * gw);
-		if (x < 0 || x >= gw)
-			continue;
-		tui_put_ch(c, gx + x, r.y + 1, '+', rs);
-		fmt_rel(c, buf, sizeof buf, tt);
-		if (x > last_label_end && x + (int)strlen(buf) <= gw) {
-			last_label_end = tui_put_str(c, gx + x, r.y, gx + gw, buf, rs) - gx;
-		}
+	tl->gx = gx;
+	tl->gw = gw;
+	tl->gy = r.y + 2;
+	draw_ruler(a, c, r, gx, gw);
+	layout_rows(a);
+	int rows_h = r.h - 3;
+	tl->rows_h = rows_h;
+	int cr = cursor_row(tl);
+	if (cr >= 0 && cr < tl->top)
+		tl->top = cr;
+	if (cr >= 0 && cr >= tl->top + rows_h)
+		tl->top = cr - rows_h + 1;
+	if (tl->top > (int)tl->nrows - rows_h)
+		tl->top = (int)tl->nrows - rows_h;
+	if (tl->top < 0)
+		tl->top = 0;
+	/* cells per display row: kept while the range, width and data stay */
+	size_t nshow = tl->nrows < (size_t)rows_h ? tl->nrows : (size_t)rows_h;
+	uint64_t gen = pt_timeline_generation(tl->cache);
+	int fresh = tl->ck_w == gw && tl->ck_t0 == tl->t0_ns && tl->ck_t1 == tl->t1_ns && tl->ck_gen == gen;
+	if (tl->nrows > tl->ck_cap) {
+		tl->ck = pt_xrealloc(tl->ck, tl->nrows * sizeof *tl->ck);
+		memset(tl->ck + tl->ck_cap, 0, (tl->nrows - tl->ck_cap) * sizeof *tl->ck);
+		tl->ck_cap = tl->nrows;
 	}
-	int cx = -1;
-	if (tl->cursor_ns >= t0 && tl->cursor_ns < tl->t1_ns) {
-		cx = (int)((double)(tl->cursor_ns - t0) / (double)span * gw);
-		tui_put_ch(c, gx + cx, r.y + 1, tui_glyph(c, TUI_G_CURSOR), tui_st(TUI_C_WARN, TUI_A_BOLD));
+	if (tl->nrows * (size_t)gw > tl->cells_cap) {
+		tl->cells_cap = tl->nrows * (size_t)gw;
+		tl->cells = pt_xrealloc(tl->cells, tl->cells_cap * sizeof *tl->cells);
+		fresh = 0;
 	}
-	/* lanes */
-	int lanes_h = r.h - 3;
-	if (tl->lane < tl->lane_top)
-		tl->lane_top = tl->lane;
-	if (tl->lane >= tl->lane_top + lanes_h)
-		tl->lane_top = tl->lane - lanes_h + 1;
-	size_t need = (size_t)gw * tl->nlanes;
-	if (need > tl->cells_cap || tl->ck_lanes != tl->nlanes || tl->ck_w != gw ||
-	    tl->ck_t0 != t0 || tl->ck_t1 != tl->t1_ns || tl->ck_events != a->t->events_seen) {
-		if (need > tl->cells_cap) {
-			tl->cells_cap = need;
-			tl->cells = pt_xrealloc(tl->cells, need * sizeof *tl->cells);
-		}
-		free(tl->cell_ok);
-		tl->cell_ok = pt_xcalloc(tl->nlanes, 1);
-		tl->ck_lanes = tl->nlanes;
+	if (!fresh) {
+		memset(tl->ck, 0, tl->ck_cap * sizeof *tl->ck);
 		tl->ck_w = gw;
-		tl->ck_t0 = t0;
+		tl->ck_t0 = tl->t0_ns;
 		tl->ck_t1 = tl->t1_ns;
-		tl->ck_events = a->t->events_seen;
+		tl->ck_gen = gen;
 	}
-	for (int i = 0; i < lanes_h; i++) {
-		size_t li = (size_t)(tl->lane_top + i);
-		if (li >= tl->nlanes)
-			break;
-		int y = r.y + 2 + i;
-		const struct pt_lane *ln = &tl->lanes[li];
-		int cur = (int)li == tl->lane;
-		tui_put_name(c, r.x, y, label_w, ln->label, strlen(ln->label),
-			     tui_st(cur ? TUI_C_SELECT : TUI_C_DIM, cur ? TUI_A_REVERSE : 0));
-		tui_put_ch(c, gx - 1, y, tui_glyph(c, TUI_G_VLINE), rs);
-		struct pt_cell *cells = tl->cells + li * (size_t)gw;
-		if (!tl->cell_ok[li]) {
-			pt_timeline_cache_bucket(tl->cache, a->t, ln->track, t0, tl->t1_ns, cells,
-						 (size_t)gw);
-			tl->cell_ok[li] = 1;
-		}
-		for (int x = 0; x < gw;) {
-			const struct pt_cell *ce = &cells[x];
-			if (ce->kind >= PT_KIND__COUNT) {
-				x++;
-				continue;
-			}
-			/* a run of cells won by the same event */
-			int run = 1;
-			while (x + run < gw && cells[x + run].kind == ce->kind &&
-			       cells[x + run].start_ns == ce->start_ns &&
-			       cells[x + run].name_id == ce->name_id)
-				run++;
-			struct tui_style s = tui_st(tui_kind_color(ce->kind), TUI_A_REVERSE);
-			uint32_t g = kind_glyph(ce->kind);
-			for (int k = 0; k < run; k++)
-				tui_put_ch(c, gx + x + k, y, g, s);
-			if (run >= 4) {
-				const char *nm = pt_trace_str(a->t, ce->name_id);
-				tui_put_name(c, gx + x + 1, y, run - 2, nm,
-					     pt_strtab_len(a->t->strings, ce->name_id), s);
-			}
-			x += run;
-		}
-		if (cur && cx >= 0) {
-			struct tui_cell *cell = tui_canvas_at(c, gx + cx, y);
-			if (cell->ch == ' ')
-				cell->ch = tui_glyph(c, TUI_G_VLINE);
-			cell->color = TUI_C_WARN;
-			cell->attr = TUI_A_BOLD | (cell->attr ^ TUI_A_REVERSE);
-		}
-	}
-	/* status: the event under the cursor */
-	int sy = r.y + r.h - 1;
-	char b1[64], b2[64];
-	fmt_rel(c, b1, sizeof b1, tl->cursor_ns >= origin ? tl->cursor_ns - origin : 0);
-	int x = tui_printf(c, r.x, sy, r.x + r.w, tui_st(TUI_C_DIM, 0), "cursor %s%s  ", b1,
-			   tl->follow ? " [follow]" : "");
-	if (tl->has_sel) {
-		fmt_rel(c, b2, sizeof b2, tl->sel.dur_ns);
-		x = tui_printf(c, x, sy, r.x + r.w, tui_st(tui_kind_color(tl->sel.kind), TUI_A_BOLD),
-			       "%s %s ", pt_kind_name((enum pt_kind)tl->sel.kind), b2);
-		const char *nm = pt_trace_str(a->t, tl->sel.name_id);
-		tui_put_name(c, x, sy, r.x + r.w - x, nm, pt_strtab_len(a->t->strings, tl->sel.name_id),
-			     tui_st(TUI_C_DEFAULT, 0));
-	}
+	for (size_t k = 0; k < nshow; k++)
+		draw_row(a, c, (size_t)tl->top + k, r.y + 2 + (int)k, gx, gw, label_w, r.x);
+	draw_status(a, c, r, tl->nrows > nshow ? nshow : 0);
 	if (tl->details && tl->has_sel)
-		draw_details(a, c, r);
+		tui_tl_details_draw(a, c, r);
 }

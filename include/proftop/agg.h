@@ -175,6 +175,11 @@ struct pt_summary {
 struct pt_agg_opts {
 	uint64_t t0_ns, t1_ns;        /* window on event start; 0 and UINT64_MAX = all */
 	int64_t step_first, step_last;/* step-number range (inclusive); INT64_MIN/INT64_MAX = all */
+	/* The ordinal of the window's first step, for steps without a number in
+	 * their name (a window from t0_ns counts the steps before it); -1 (the
+	 * default): the steps the store's cap dropped, right for a window that
+	 * starts with the data. */
+	int64_t step_ordinal0;
 };
 void pt_agg_opts_init(struct pt_agg_opts *o);
 

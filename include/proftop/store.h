@@ -37,6 +37,21 @@ void pt_store_append(struct pt_store *st, const struct pt_event *ev);
 
 uint64_t pt_store_count(const struct pt_store *st);   /* events kept */
 uint64_t pt_store_dropped(const struct pt_store *st); /* events dropped by the cap */
+/* ProfileStep events among the dropped ones (real step ordinals stay real). */
+uint64_t pt_store_dropped_steps(const struct pt_store *st);
+/*
+ * For readers that index a track incrementally: the events ever appended to
+ * it (kept + dropped); the earliest start among the events appended at or
+ * after position `since` of that count (UINT64_MAX when none); and a
+ * checkpoint, which returns the count now and makes the next
+ * start_since(that count) exact: the earliest start among exactly the events
+ * appended since. For a `since` that is not one of the last few checkpoints
+ * the answer is at chunk granularity, earlier than the exact one (never
+ * later), so re-reading from there still finds every new event.
+ */
+uint64_t pt_store_track_appended(const struct pt_store *st, uint32_t track);
+uint64_t pt_store_track_start_since(const struct pt_store *st, uint32_t track, uint64_t since);
+uint64_t pt_store_track_checkpoint(struct pt_store *st, uint32_t track);
 /* Complete from here on: the latest end of any dropped event (0 if none). */
 uint64_t pt_store_complete_from_ns(const struct pt_store *st);
 /* Earliest start / latest end among kept events (0/0 when empty). */

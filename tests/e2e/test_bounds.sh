@@ -144,7 +144,7 @@ wait_for() { # wait_for REGEX SECS
 }
 pane() { TM capture-pane -p -t r; }
 TM new-session -d -s r -x 200 -y 50 -c "$TMP" \
-	"env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $RSS $TMP/t.rss $BIN run --max-mem 128M \
+	"env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $RSS $TMP/t.rss $BIN run --exit-on-end --max-mem 128M \
 	--log $TMP/tflood.log -- $ROOT/$FLOOD --rate 10000000 --seconds $SECS --threads 2; \
 	echo EXIT=\$?; sleep 120"
 t0=$(date +%s)

@@ -861,6 +861,43 @@ static void test_union_random(void **state)
  * nodes (flag PT_EVF_AUTOGRAD) on the autograd thread. Step [0,100):
  * dataloader [0,20), forward ops [20,45), nodes [50,60) and [65,80) on
  * thread 2 (span 30), optimizer [85,95). The nodes stay operators. */
+/* Steps without a number in their name keep the job's ordinals: in a window
+ * that starts later (step_ordinal0), and after the cap dropped the first. */
+static void test_step_ordinals(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new(0);
+	uint32_t h = tu_track(t, 1, 1, -1);
+	for (int i = 0; i < 30; i++)
+		tu_ev(t, h, PT_KIND_PROFILE_STEP, "ProfileStep", i * 100, 90, 0);
+	struct pt_agg_opts o;
+	pt_agg_opts_init(&o);
+	o.t0_ns = US(2000);
+	o.step_ordinal0 = 20;
+	struct pt_summary *s = pt_summarize(t, &o);
+	assert_int_equal(s->nsteps, 10);
+	assert_int_equal(s->steps[0].number, 20);
+	assert_int_equal(s->steps[9].number, 29);
+	pt_summary_free(s);
+	pt_trace_free(t);
+
+	t = pt_trace_new(PT_STORE_MIN_MAX_BYTES);
+	h = tu_track(t, 1, 1, -1);
+	uint32_t o2 = tu_track(t, 1, 2, -1);
+	for (int i = 0; i < 100; i++)
+		tu_ev(t, h, PT_KIND_PROFILE_STEP, "ProfileStep", i * 100, 90, 0);
+	for (int i = 0; i < 40000; i++)
+		tu_ev(t, o2, PT_KIND_OPERATOR, "filler", 20000 + i * 0.1, 0.05, 0);
+	for (int i = 100; i < 110; i++)
+		tu_ev(t, h, PT_KIND_PROFILE_STEP, "ProfileStep", 30000 + i * 100, 90, 0);
+	assert_true(pt_store_dropped_steps(t->store) > 0);
+	s = pt_summarize(t, NULL);
+	assert_true(s->nsteps > 0);
+	assert_int_equal(s->steps[s->nsteps - 1].number, 109);
+	pt_summary_free(s);
+	pt_trace_free(t);
+}
+
 static void test_autograd_nodes_mark_backward(void **state)
 {
 	(void)state;
@@ -1060,6 +1097,7 @@ int main(void)
 	    cmocka_unit_test(test_user_defined_over_threads),
 	    cmocka_unit_test(test_outside_steps_consistent),
 	    cmocka_unit_test(test_backward_span_and_busy),
+	    cmocka_unit_test(test_step_ordinals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

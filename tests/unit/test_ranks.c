@@ -306,6 +306,62 @@ static void test_real_single(void **state)
 	check_single("hta/cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", 34, 1);
 	check_single("hta/triton_example__triton_example.json.gz", -1, 1);
 	check_single("hta/nccl_parser_config__nccl_data.json.gz", 0, 3);
+	/* a single process whose GPU rows (pid 0) also carry host-kind markers
+	 * (cuda_sync) and no steps anywhere: still one rank, not two */
+	check_single("hta/critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz",
+		     0, 0);
+	check_single("kineto_tb_plugin/samples__resnet50_autograd_api_num_workers_0__worker0.pt.trace.json.gz",
+		     -1, 0);
+	check_single("hta/trace_file_list__inference_rank_1.json.gz", 1, 0);
+}
+
+/* The same layout made by hand: a host process without steps and pid 0
+ * holding a GPU stream plus a few host-kind events is one rank. */
+static void test_gpu_pid_not_a_rank(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new(0);
+	uint32_t host = tu_track(t, 4242, 1, -1), gpu = tu_track(t, 0, 7, 0);
+	uint32_t sync = tu_track(t, 0, 99, -1);
+	for (int i = 0; i < 20; i++) {
+		tu_ev(t, host, PT_KIND_OPERATOR, "aten::mm", i * 100, 50, (uint32_t)i + 1);
+		tu_ev(t, gpu, PT_KIND_KERNEL, "gemm", i * 100 + 10, 60, (uint32_t)i + 1);
+	}
+	tu_ev(t, sync, PT_KIND_OTHER, "cuda_sync", 5, 1, 0);
+	struct pt_ranks rk;
+	assert_int_equal(pt_ranks_compute(t, NULL, &rk), 0);
+	assert_int_equal(rk.n, 1);
+	assert_int_equal(rk.r[0].pid, 4242);
+	assert_int_equal(rk.r[0].events, pt_store_count(t->store));
+	pt_ranks_free(&rk);
+	pt_trace_free(t);
+}
+
+/* A window that starts later than the data keeps unnumbered steps' own
+ * ordinals per rank (the screen's "last 10 steps"). */
+static void test_window_ordinals(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new(0);
+	for (int r = 0; r < 2; r++) {
+		uint32_t h = tu_track(t, 10 + r, 1, -1);
+		for (int i = 0; i < 30; i++)
+			tu_ev(t, h, PT_KIND_PROFILE_STEP, "step", i * 1000 + r * 10, 900, 0);
+		pt_trace_set_proc(t, 10 + r, r, NULL);
+	}
+	struct pt_agg_opts o;
+	pt_agg_opts_init(&o);
+	o.t0_ns = US(20000);
+	struct pt_ranks rk;
+	assert_int_equal(pt_ranks_compute(t, &o, &rk), 0);
+	assert_int_equal(rk.n, 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(rk.r[i].steps, 10);
+		assert_int_equal(rk.r[i].summary->steps[0].number, 20);
+		assert_int_equal(rk.r[i].last_step, 29);
+	}
+	pt_ranks_free(&rk);
+	pt_trace_free(t);
 }
 
 /* The resnet pair read into one trace as two processes (pids differ):
@@ -562,7 +618,8 @@ int main(void)
 	    cmocka_unit_test(test_step_window),	  cmocka_unit_test(test_empty),
 	    cmocka_unit_test(test_real_single),	  cmocka_unit_test(test_real_pair),
 	    cmocka_unit_test(test_merge_offset),  cmocka_unit_test(test_merge_same_clock),
-	    cmocka_unit_test(test_merge_real),
+	    cmocka_unit_test(test_merge_real),	  cmocka_unit_test(test_gpu_pid_not_a_rank),
+	    cmocka_unit_test(test_window_ordinals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,7 +61,7 @@ static void test_listed(void **state)
 	s = render(&a, &c);
 	assert_non_null(strstr(s, "Anomalies saved (1 kept, newest last)"));
 	assert_non_null(strstr(s, "anomaly-42-step20-4.0x.json"));
-	assert_non_null(strstr(s, "Keys (any key closes this help)"));
+	assert_non_null(strstr(s, "any other key closes this help"));
 
 	const struct pt_anomaly_rec *v;
 	assert_int_equal(pt_anomaly_files(d, &v), 1);

@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# test_tui_timeline.sh - the real screen in tmux explains a slow step:
+# a trace with one deliberately slow operator in one step (S shows the step
+# and the operator by name on a row of its own, at 80x24 and 200x50), ruler
+# labels pairwise different at five zoom levels, ':' go to step N, search
+# in the Timeline; the screen stays when `proftop run` and attached jobs
+# end (and quitting prints the summary; --exit-on-end closes it as before);
+# an idle live screen within its bytes budget;
+# step numbers in "last 10 steps"; a single-process GPU trace is one rank;
+# long names told apart at 80 columns; a CJK name drawn as itself; --mouse
+# clicks a tab. Polls the pane (no fixed sleeps for results) on its own
+# tmux socket, with a private session directory.
+# san: skip
+# (the TUI under ASan is slow enough to make the polling flaky on 2 cores;
+#  the same drawing code runs under ASan in build-san/tests/test_tui_timeline)
+. tests/e2e/lib.sh
+command -v tmux >/dev/null || { skip "timeline screen tests" "no tmux"; done_testing; exit 0; }
+command -v python3 >/dev/null || { skip "timeline screen tests" "no python3"; done_testing; exit 0; }
+SOCK="pt-tl-$$"
+TM() { tmux -L "$SOCK" -f /dev/null "$@"; }
+trap 'TM kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
+BIN=$(cd "$(dirname "$PROFTOP")" && pwd)/$(basename "$PROFTOP")
+ROOT=$(pwd)
+export PROFTOP_SESSION_DIR="$TMP/sessions"
+mkdir -m 700 -p "$PROFTOP_SESSION_DIR"
+
+wait_for() { # wait_for SESSION REGEX [SECS]
+	local s=$1 re=$2 n=$((${3:-10} * 10))
+	for _ in $(seq "$n"); do
+		TM capture-pane -p -t "$s" 2>/dev/null | grep -Eq -- "$re" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+pane() { TM capture-pane -p -t "$1"; }
+start() { # start NAME W H CMD
+	TM new-session -d -s "$1" -x "$2" -y "$3" -c "$TMP" \
+		"env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 PROFTOP_SESSION_DIR=$PROFTOP_SESSION_DIR $4; echo EXIT=\$?; sleep 60"
+}
+expect() { # expect DESC SESSION REGEX [SECS]
+	if wait_for "$2" "$3" "${4:-10}"; then ok "$1"; else not_ok "$1" "$(pane "$2" | head -n 40)"; fi
+}
+
+# ---- a job with one slow operator in step 17 --------------------------
+python3 - "$TMP/slow.json" <<'EOF'
+import json, sys
+ev = []
+def X(name, cat, ts, dur, tid=1, pid=42, args=None):
+    e = {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
+    if args:
+        e["args"] = args
+    ev.append(e)
+t, corr = 0, 1
+for i in range(30):
+    slow = i == 17
+    ln = 50000 if slow else 10000
+    X("ProfilerStep#%d" % i, "user_annotation", t, ln)
+    X("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "user_annotation", t + 10, 900)
+    op = t + 1100
+    for k, name in enumerate(["aten::linear", "slow_conv_weird_kernel" if slow else "aten::conv2d", "aten::relu"]):
+        ol = 40000 if slow and k == 1 else 1000
+        X(name, "cpu_op", op, ol)
+        X("aten::mm", "cpu_op", op + 10, ol // 2)
+        X("cudaLaunchKernel", "cuda_runtime", op + 20, 5, args={"correlation": corr})
+        X("gemm_kernel", "kernel", op + 50, ol // 3, tid=7, pid=0, args={"correlation": corr, "device": 0, "stream": 7})
+        corr += 1
+        op += ol + 100
+    X("Optimizer.step#SGD.step", "user_annotation", t + ln - 1700, 1500)
+    t += ln + 100
+ev.append({"ph": "M", "name": "thread_name", "pid": 42, "tid": 1, "args": {"name": "trainer"}})
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+EOF
+
+for size in "200 50" "80 24"; do
+	set -- $size
+	s="s$1"
+	start "$s" "$1" "$2" "$BIN view $TMP/slow.json"
+	expect "$1x$2: the file opens" "$s" "Summary" 10
+	TM send-keys -t "$s" 4
+	expect "$1x$2: the Timeline" "$s" "^span " 5
+	TM send-keys -t "$s" S
+	expect "$1x$2: S jumps to the slowest step, step 17" "$s" "step 17: 50 ms \(slowest #1 of 30" 5
+	# the slow operator by name, on a row of its own below the step's
+	p=$(pane "$s")
+	ys=$(echo "$p" | grep -n "ProfilerStep#17" | head -n1 | cut -d: -f1)
+	yo=$(echo "$p" | grep -n "slow_conv" | head -n1 | cut -d: -f1)
+	if [ -n "$ys" ] && [ -n "$yo" ] && [ "$yo" -gt "$ys" ] &&
+		! echo "$p" | sed -n "${yo}p" | grep -q "ProfilerStep"; then
+		ok "$1x$2: slow_conv... named on its own row ($yo, the step on $ys)"
+	else
+		not_ok "$1x$2: slow_conv named on its own row" "$p"
+	fi
+	TM send-keys -t "$s" q
+	expect "$1x$2: q quits" "$s" "EXIT=0"
+done
+
+# ruler labels pairwise different at five zoom levels (200x50)
+start r 200 50 "$BIN view $TMP/slow.json"
+expect "ruler: the file opens" r "Summary" 10
+TM send-keys -t r 4 ]
+wait_for r "^span " 5
+bad=""
+for level in 1 2 3 4 5; do
+	sleep 0.3
+	line=$(pane r | grep -m1 "^span ")
+	labels=$(echo "${line:25}" | sed 's/\([0-9]\) \([a-z]\)/\1\2/g' | tr -s ' ' '\n' | grep -v '^$')
+	n=$(echo "$labels" | wc -l)
+	u=$(echo "$labels" | sort -u | wc -l)
+	if [ "$n" -lt 3 ] || [ "$n" != "$u" ]; then bad="$bad level $level: $line;"; fi
+	TM send-keys -t r w w w
+done
+if [ -z "$bad" ]; then ok "ruler labels differ pairwise at five zoom levels"; else not_ok "ruler labels differ" "$bad"; fi
+if pane r | grep -Eq "^at [0-9.]+ (ns|us|ms|s), step [0-9]+ \+"; then ok "the status line says where: time and step"
+else not_ok "the status line says where" "$(pane r | tail -n 3)"; fi
+# go to step N, then search
+TM send-keys -t r : 1 2 Enter
+expect "':12' goes to step 12" r "step 12: 10 ms" 5
+TM send-keys -t r / s l o w Enter
+expect "search goes to the match" r "Search: slow.*Operator 40 ms slow_conv" 5
+TM send-keys -t r Enter
+expect "Enter: its details, the share of its step" r "80.0% of step 17" 5
+TM send-keys -t r Escape Escape q
+expect "quits" r "EXIT=0"
+
+# ---- the screen stays when the job ends ---------------------------------
+MT=$ROOT/build/examples/minitrain
+if [ -x "$MT" ]; then
+	start j 120 40 "PROFTOP_LIB=$ROOT/build/libproftop.so $BIN run --log $TMP/j.log -- $MT --steps 60 --log-every 0"
+	if wait_for j "exited \(code 0\)" 60; then
+		ok "run: the session line says exited (code 0)"
+		sleep 10
+		if pane j | grep -q "exited (code 0)" && ! pane j | grep -q "EXIT="; then
+			ok "the screen is still there 10 s after the job ended"
+		else not_ok "the screen is still there 10 s after the job ended" "$(pane j | tail -n 5)"; fi
+		TM send-keys -t j 4
+		expect "still browsable: the Timeline" j "^span " 5
+		TM send-keys -t j 1 W
+		expect "last 10 steps: the job's step numbers (#50..#59)" j "^#59 " 5
+		if pane j | grep -q "^#0 "; then not_ok "no #0 in the last 10 steps" "$(pane j | grep '^#')"
+		else ok "no #0 in the last 10 steps"; fi
+		TM send-keys -t j q
+		expect "q prints the final summary and the job's status" j "EXIT=0" 20
+		if pane j | grep -q "Perf Summary"; then ok "the final summary is printed"
+		else not_ok "the final summary is printed" "$(pane j | tail -n 8)"; fi
+	else
+		not_ok "run: the session line says exited (code 0)" "$(pane j | head -n 5)"
+	fi
+	# an idle screen stays within its budget: about 2000 bytes a second plus
+	# a burst of 6000 (by construction: the bytes are estimated from above)
+	start i 200 50 "PROFTOP_LIB=$ROOT/build/libproftop.so $BIN run --log $TMP/i.log -- $MT --steps 0 --reader-ms 10 --log-every 0"
+	if wait_for i " [1-9][0-9]* steps" 30; then
+		sleep 3
+		: >"$TMP/bytes"
+		TM pipe-pane -t i -o "cat >>$TMP/bytes"
+		sleep 10
+		TM pipe-pane -t i
+		b=$(wc -c <"$TMP/bytes")
+		if [ "$b" -gt 0 ] && [ "$b" -le $((2000 * 11 + 6000)) ]; then ok "an idle screen sent $b bytes in 10 s (budget 2000/s + 6000)"
+		else not_ok "an idle screen stays within 2 KB/s" "$b bytes in 10 s"; fi
+	else
+		not_ok "the idle screen runs" "$(pane i | head -n 5)"
+	fi
+	TM send-keys -t i q
+	expect "the idle screen quits" i "EXIT=" 20
+	# --exit-on-end: the old behaviour
+	start k 120 40 "PROFTOP_LIB=$ROOT/build/libproftop.so $BIN run --exit-on-end --log $TMP/k.log -- $MT --steps 30 --log-every 0"
+	expect "--exit-on-end closes the screen when the job ends" k "EXIT=0" 60
+	# attach: the screen stays when the attached process exits
+	PROFTOP_LIB=$ROOT/build/libproftop.so LD_PRELOAD=$ROOT/build/libproftop.so "$MT" --steps 0 --log-every 0 >/dev/null 2>&1 &
+	mpid=$!
+	for _ in $(seq 100); do [ -e "$PROFTOP_SESSION_DIR/$mpid.session" ] && break; sleep 0.1; done
+	start a 120 40 "$BIN -p $mpid"
+	expect "attach shows the session" a "running" 20
+	kill -INT "$mpid" 2>/dev/null
+	wait "$mpid" 2>/dev/null
+	if wait_for a " exited " 20 && ! pane a | grep -q "EXIT="; then
+		ok "attach: the screen stays when the process exits"
+	else
+		not_ok "attach: the screen stays when the process exits" "$(pane a | head -n 5)"
+	fi
+	TM send-keys -t a q
+	expect "attach: q quits" a "EXIT=0" 10
+else
+	skip "the screen stays when the job ends" "no build/examples/minitrain"
+fi
+
+# ---- what is shown ---------------------------------------------------------
+T1="$PT_TRACES/kineto_tb_plugin/samples__resnet50_autograd_api_num_workers_0__worker0.pt.trace.json.gz"
+case $T1 in /*) ;; *) T1="$ROOT/$T1" ;; esac
+if [ -f "$T1" ]; then
+	start g 200 50 "$BIN view $T1"
+	expect "a single-process GPU trace opens" g "Summary" 20
+	if pane g | grep -q "\[r\]"; then not_ok "one rank: no rank filter in the tab bar" "$(pane g | sed -n 3,5p)"
+	else ok "a single-process GPU trace is one rank (no rank filter)"; fi
+	TM send-keys -t g q
+	n=$("$BIN" report "$T1" 2>/dev/null | grep -c "^pid ")
+	if [ "$n" = 0 ]; then ok "report: no per-rank rows for one process"; else not_ok "report: one rank" "$n pid rows"; fi
+else
+	skip "a single-process GPU trace is one rank" "no shared traces"
+fi
+
+FX=$ROOT/fixtures/pytorch/resnet50_workers0.pt.trace.json.gz
+start n 80 24 "$BIN view $FX"
+expect "80x24 opens" n "Summary" 10
+TM send-keys -t n 2
+wait_for n "Calls" 5
+# the three cudnn_convolution backward rows end differently
+rows=$(pane n | grep "aten::cudnn_" | sed 's/ .*//' )
+u=$(pane n | grep -o "aten::cudnn_[^ ]*" | sort -u | wc -l)
+t=$(pane n | grep -o "aten::cudnn_[^ ]*" | wc -l)
+if [ "$t" -ge 3 ] && [ "$u" = "$t" ]; then ok "80 columns: the aten::cudnn_ rows read differently ($t)"
+else not_ok "80 columns: names told apart" "$(pane n | grep cudnn)"; fi
+if pane n | grep -q "7 User" && ! pane n | grep -q "7 9"; then ok "80 columns: the tab bar names the views"
+else not_ok "80 columns: the tab bar" "$(pane n | sed -n 3,5p)"; fi
+TM send-keys -t n q
+
+# a CJK and an emoji name, drawn as themselves
+printf '{"traceEvents":[{"ph":"X","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1000},{"ph":"X","cat":"cpu_op","name":"\\u524d\\u5411\\u4f20\\u64ad_layer \\ud83d\\udd25","pid":1,"tid":1,"ts":10,"dur":500}]}' >"$TMP/cjk.json"
+start c 100 30 "$BIN view $TMP/cjk.json"
+expect "CJK: opens" c "Summary" 10
+TM send-keys -t c 2
+expect "a CJK name is drawn as itself (not ????)" c "前向传播_layer" 5
+if pane c | grep -q "????"; then not_ok "no ???? for wide characters" "$(pane c | grep -n '?')"; else ok "no ???? for wide characters"; fi
+TM send-keys -t c q
+
+# --mouse: a click on a tab (SGR mouse report, as xterm sends it)
+start m 120 30 "$BIN view --mouse $TMP/slow.json"
+expect "mouse: opens" m "Summary" 10
+x=$(pane m | grep -m1 "1 Summary" | awk '{ print index($0, "4 Timeline") }')
+y=$(pane m | grep -n -m1 "1 Summary" | cut -d: -f1)
+if [ -n "$x" ] && [ "$x" -gt 0 ]; then
+	TM send-keys -t m -l $'\e[<0;'"$((x + 1));$y"'M'
+	expect "mouse: a click on '4 Timeline' opens it" m "^span " 5
+else
+	not_ok "mouse: found the tab" "$(pane m | head -n 5)"
+fi
+TM send-keys -t m q
+expect "mouse: quits, mouse mode off" m "EXIT=0" 5
+done_testing
