@@ -310,6 +310,13 @@ void tui_summary_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 	verdict(s, line, sizeof line, &vc);
 	int nx = tui_put_str(c, x, y, x + w, "Verdict: ", tui_st(TUI_C_DEFAULT, TUI_A_BOLD));
 	tui_put_str(c, nx, y++, x + w, line, tui_st(vc, TUI_A_BOLD));
+	/* what the sources said of themselves (how the Python helper counts
+	 * steps, or why there are none), escaped like every name */
+	for (uint32_t i = 0; a->t && i < a->t->nnotes && i < 3 && y < end; i++) {
+		const char *n = pt_trace_note_text(a->t, i);
+		nx = tui_put_str(c, x, y, x + w, "Note: ", tui_st(TUI_C_DIM, TUI_A_BOLD));
+		tui_put_name(c, nx, y++, x + w - nx, n, strlen(n), tui_st(TUI_C_DIM, 0));
+	}
 	if (y >= end)
 		return;
 	/* Model Summary */
