@@ -27,6 +27,7 @@
 #include "chrome_int.h"
 #include "proftop/chrome.h"
 #include "proftop/error.h"
+#include "proftop/store.h"
 #include "util.h"
 
 #define CHUNK_BYTES	((size_t)2 << 20)   /* text per batch */
@@ -204,6 +205,7 @@ struct pipe {
 	uint64_t fill_seq, parse_seq;
 	int stop;
 	struct cr_sink *sink; /* single-threaded mode feeds it from emit() */
+	struct pt_store *store; /* faulted in ahead by the reader thread */
 	int sync_perr;	      /* single-threaded: a parse error was met */
 	uint64_t perr_off;
 	const char *perr_msg;
@@ -292,6 +294,9 @@ static int emit(struct rdr *rd, int final)
 		}
 		next = b == &pp->slots[0] ? &pp->slots[1] : &pp->slots[0];
 	} else {
+		/* the store's next pages, faulted in here rather than on the
+		 * thread that appends (it is the pipeline's busiest) */
+		pt_store_prefault(pp->store, (size_t)b->nspans * 2);
 		pthread_mutex_lock(&pp->mu);
 		b->state = SLOT_FILLED;
 		pp->fill_seq++;
@@ -808,6 +813,7 @@ static int read_src(struct pt_trace *t, struct src *s, const char *name, int thr
 	rd.world = -1;
 	struct cr_sink *sink = cr_sink_new(t);
 	pp.sink = sink;
+	pp.store = t->store;
 	pp.threaded = threads > 1;
 	pp.nslots = pp.threaded ? (threads + 3 > MAX_SLOTS ? MAX_SLOTS : threads + 3) : 2;
 	for (int i = 0; i < pp.nslots; i++)

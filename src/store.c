@@ -8,8 +8,13 @@
  * cap (PT_STORE_EVENTS_SHARE_QUARTERS) and the last quarter is left to the
  * summaries; what stays outside the cap is a fixed cost (README, "Memory").
  *
- * Each track owns a list of chunks (256, 1024, then 4096 events) so small
- * tracks stay small. All chunks also sit on one global FIFO in creation
+ * Each track owns a list of chunks (256, 1024, then 4367 events) so small
+ * tracks stay small. The big chunks come twelve at a time from 2 MiB
+ * arenas mapped with transparent huge pages asked for and every page
+ * touched at once (MADV_POPULATE_WRITE): filling a store page by page took
+ * one page fault per 4 KiB of events, a fifth of an import's serial time
+ * in a VM. An arena goes back to the system when its last chunk is freed;
+ * chunks go in FIFO order, so that is soon after its last chunk is dropped. All chunks also sit on one global FIFO in creation
  * order; when the memory cap would be passed, the FIFO's head goes. Because
  * a track's chunks are created in order, the FIFO's head is always the head
  * of its own track's list, so dropping is O(1).
@@ -21,8 +26,10 @@
  */
 #include "proftop/store.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "util.h"
 
@@ -33,8 +40,10 @@ struct chunk {
 	struct chunk *next_in_track;
 	struct chunk *next_global;
 	uint32_t track;
-	uint32_t n, cap;
-	uint32_t sorted; /* events [0, sorted) are in order; == n when clean */
+	uint32_t n;
+	uint16_t cap;
+	uint16_t in_arena; /* a big chunk inside an arena (else malloc's) */
+	uint32_t sorted;   /* events [0, sorted) are in order; == n when clean */
 	uint64_t seq;    /* creation order, breaks ties between chunks */
 	uint64_t first;  /* the track's append count at its first event */
 	uint64_t min_start, max_end;
@@ -46,6 +55,8 @@ struct chunk {
  * among the events appended between checkpoint i-1 and i; acc_min covers
  * the events since the last one. */
 #define STORE_CPS 4
+
+#define STORE_POOL 2u /* arenas faulted in ahead at most (4 MiB) */
 
 struct tslot {
 	struct chunk *head, *tail;
@@ -67,6 +78,23 @@ struct pt_store {
 	uint64_t complete_from;
 	size_t mem, max_mem;
 	size_t budget; /* bytes the chunks may use: the cap less the summaries' share */
+	struct arena *arena; /* where the next big chunk comes from, or NULL */
+	struct pt_event *scratch; /* sorting's, BIG_CHUNK_CAP events once needed */
+	/* arenas faulted in ahead by another thread (pt_store_prefault) */
+	pthread_mutex_t pool_mu;
+	struct arena *pool[STORE_POOL];
+	uint32_t npool;
+};
+
+/* Big chunks: twelve fill a 2 MiB arena after its header (see above). */
+#define ARENA_BYTES	((size_t)2 << 20)
+#define ARENA_CHUNKS	12u
+#define BIG_CHUNK_CAP	4367u
+#define ARENA_HDR_BYTES 64u
+
+struct arena {
+	uint32_t live; /* chunks not yet freed, + 1 while it is the store's current */
+	uint32_t used; /* chunks handed out */
 };
 
 struct pt_store_cursor {
@@ -80,6 +108,115 @@ static size_t chunk_bytes(uint32_t cap)
 	return sizeof(struct chunk) + (size_t)cap * sizeof(struct pt_event);
 }
 
+_Static_assert(ARENA_HDR_BYTES >= sizeof(struct arena), "arena header");
+_Static_assert(ARENA_HDR_BYTES + ARENA_CHUNKS * (sizeof(struct chunk) +
+						 (size_t)BIG_CHUNK_CAP * sizeof(struct pt_event)) <=
+		   ARENA_BYTES,
+	       "big chunks fill an arena");
+
+/* A new 2 MiB arena aligned to 2 MiB (a huge page can back it), its pages
+ * faulted in at once; NULL when the system says no (malloc then). */
+static struct arena *arena_new(void)
+{
+	size_t len = 2 * ARENA_BYTES;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	uintptr_t u = (uintptr_t)p, a = (u + ARENA_BYTES - 1) & ~(uintptr_t)(ARENA_BYTES - 1);
+	char *base = (char *)a;
+	if (base > p)
+		munmap(p, (size_t)(base - p));
+	if (base + ARENA_BYTES < p + len)
+		munmap(base + ARENA_BYTES, (size_t)(p + len - (base + ARENA_BYTES)));
+#ifdef MADV_HUGEPAGE
+	madvise(base, ARENA_BYTES, MADV_HUGEPAGE);
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels say EINVAL: no harm */
+#endif
+	madvise(base, ARENA_BYTES, MADV_POPULATE_WRITE);
+	struct arena *ar = (struct arena *)base;
+	ar->live = 1;
+	ar->used = 0;
+	return ar;
+}
+
+static void arena_unref(struct arena *ar)
+{
+	if (--ar->live == 0)
+		munmap(ar, ARENA_BYTES);
+}
+
+void pt_store_prefault(struct pt_store *st, size_t events)
+{
+	size_t want = (events * sizeof(struct pt_event) + ARENA_BYTES - 1) / ARENA_BYTES;
+	if (want > STORE_POOL)
+		want = STORE_POOL;
+	/* a small cap would not fill them */
+	if (want > st->budget / (8 * ARENA_BYTES))
+		want = st->budget / (8 * ARENA_BYTES);
+	for (;;) {
+		pthread_mutex_lock(&st->pool_mu);
+		int full = st->npool >= want;
+		pthread_mutex_unlock(&st->pool_mu);
+		if (full)
+			return;
+		struct arena *ar = arena_new(); /* the slow part: outside the lock */
+		if (!ar)
+			return;
+		pthread_mutex_lock(&st->pool_mu);
+		if (st->npool < STORE_POOL) {
+			st->pool[st->npool++] = ar;
+			ar = NULL;
+		}
+		pthread_mutex_unlock(&st->pool_mu);
+		if (ar) {
+			arena_unref(ar);
+			return;
+		}
+	}
+}
+
+static struct arena *arena_take(struct pt_store *st)
+{
+	struct arena *ar = NULL;
+	pthread_mutex_lock(&st->pool_mu);
+	if (st->npool)
+		ar = st->pool[--st->npool];
+	pthread_mutex_unlock(&st->pool_mu);
+	return ar ? ar : arena_new();
+}
+
+static struct chunk *big_chunk(struct pt_store *st)
+{
+	if (!st->arena || st->arena->used == ARENA_CHUNKS) {
+		if (st->arena)
+			arena_unref(st->arena);
+		st->arena = arena_take(st);
+		if (!st->arena) {
+			struct chunk *c = pt_xmalloc(chunk_bytes(BIG_CHUNK_CAP));
+			c->in_arena = 0;
+			return c;
+		}
+	}
+	struct arena *ar = st->arena;
+	struct chunk *c =
+	    (struct chunk *)((char *)ar + ARENA_HDR_BYTES + ar->used * chunk_bytes(BIG_CHUNK_CAP));
+	ar->used++;
+	ar->live++;
+	c->in_arena = 1;
+	return c;
+}
+
+/* An arena chunk's arena starts at its 2 MiB boundary. */
+static void chunk_free(struct chunk *c)
+{
+	if (c->in_arena)
+		arena_unref((struct arena *)((uintptr_t)c & ~(uintptr_t)(ARENA_BYTES - 1)));
+	else
+		free(c);
+}
+
 struct pt_store *pt_store_new(size_t max_bytes)
 {
 	struct pt_store *st = pt_xcalloc(1, sizeof *st);
@@ -89,6 +226,7 @@ struct pt_store *pt_store_new(size_t max_bytes)
 		max_bytes = PT_STORE_MIN_MAX_BYTES;
 	st->max_mem = max_bytes;
 	st->budget = max_bytes / 4 * PT_STORE_EVENTS_SHARE_QUARTERS;
+	pthread_mutex_init(&st->pool_mu, NULL);
 	return st;
 }
 
@@ -99,9 +237,15 @@ void pt_store_free(struct pt_store *st)
 	struct chunk *c = st->ghead;
 	while (c) {
 		struct chunk *next = c->next_global;
-		free(c);
+		chunk_free(c);
 		c = next;
 	}
+	if (st->arena)
+		arena_unref(st->arena);
+	for (uint32_t i = 0; i < st->npool; i++)
+		arena_unref(st->pool[i]);
+	pthread_mutex_destroy(&st->pool_mu);
+	free(st->scratch);
 	free(st->tracks);
 	free(st);
 }
@@ -127,7 +271,7 @@ static void drop_oldest(struct pt_store *st)
 	if (c->n && c->max_end > st->complete_from)
 		st->complete_from = c->max_end;
 	st->mem -= chunk_bytes(c->cap);
-	free(c);
+	chunk_free(c);
 }
 
 static struct tslot *slot_for(struct pt_store *st, uint32_t track)
@@ -153,17 +297,23 @@ static struct tslot *slot_for(struct pt_store *st, uint32_t track)
 static struct chunk *new_chunk(struct pt_store *st, uint32_t track)
 {
 	struct tslot *ts = slot_for(st, track);
-	uint32_t cap = ts->created == 0 ? 256 : ts->created == 1 ? 1024 : 4096;
+	uint32_t cap = ts->created == 0 ? 256 : ts->created == 1 ? 1024 : BIG_CHUNK_CAP;
 	size_t bytes = chunk_bytes(cap);
 	while (st->ghead && st->mem + bytes > st->budget)
 		drop_oldest(st);
 	ts = &st->tracks[track]; /* dropping never reallocates, but stay explicit */
-	struct chunk *c = pt_xmalloc(bytes);
+	struct chunk *c;
+	if (cap == BIG_CHUNK_CAP) {
+		c = big_chunk(st);
+	} else {
+		c = pt_xmalloc(bytes);
+		c->in_arena = 0;
+	}
 	c->next_in_track = NULL;
 	c->next_global = NULL;
 	c->track = track;
 	c->n = 0;
-	c->cap = cap;
+	c->cap = (uint16_t)cap;
 	c->sorted = 0;
 	c->seq = st->next_seq++;
 	c->first = ts->appended;
@@ -310,7 +460,7 @@ uint64_t pt_store_track_events(const struct pt_store *st, uint32_t track)
 	return track < st->ntracks ? st->tracks[track].count : 0;
 }
 
-static int ev_cmp(const struct pt_event *a, const struct pt_event *b)
+static inline int ev_cmp(const struct pt_event *a, const struct pt_event *b)
 {
 	if (a->start_ns != b->start_ns)
 		return a->start_ns < b->start_ns ? -1 : 1;
@@ -330,27 +480,81 @@ static int ev_qcmp(const void *a, const void *b)
 	return ev_cmp(a, b);
 }
 
-static int chunk_is_sorted(const struct chunk *c)
+/*
+ * Sorts a[0, n) stably, using scratch[0, n). Chunks come nearly sorted: a
+ * Kineto host thread is written in end order, so each parent follows its
+ * children and everything else is in order. One pass keeps the events that
+ * are not below the largest seen so far (an ordered run, compacted in
+ * place) and moves the others aside; those are sorted the same way (they
+ * are nearly sorted too: the parents, in end order) and merged back from
+ * the end. Cost: a few comparisons per event instead of qsort's log n
+ * indirect calls. When most events are out of place (no order to use), or
+ * after a few levels, glibc's qsort takes over.
+ *
+ * Stable: an event goes aside only when strictly below an earlier one, so
+ * an equal pair is never (aside, kept) in input order, and the merge puts
+ * an event from aside after a kept one that compares equal.
+ */
+static void sort_nearly(struct pt_event *a, uint32_t n, struct pt_event *scratch, int depth)
 {
-	for (uint32_t i = 1; i < c->n; i++)
-		if (ev_cmp(&c->ev[i - 1], &c->ev[i]) > 0)
-			return 0;
-	return 1;
+	if (n < 2)
+		return;
+	if (n <= 16) {
+		for (uint32_t i = 1; i < n; i++) {
+			struct pt_event x = a[i];
+			uint32_t j = i;
+			for (; j > 0 && ev_cmp(&a[j - 1], &x) > 0; j--)
+				a[j] = a[j - 1];
+			a[j] = x;
+		}
+		return;
+	}
+	uint32_t k = 1, m = 0;
+	for (uint32_t i = 1; i < n; i++) {
+		if (ev_cmp(&a[i], &a[k - 1]) >= 0)
+			a[k++] = a[i];
+		else
+			scratch[m++] = a[i];
+	}
+	if (m == 0)
+		return;
+	if (m > n / 2 || depth >= 6) {
+		/* little order: put them back and let qsort (a merge sort in
+		 * glibc, stable) do the whole */
+		memcpy(a + k, scratch, (size_t)m * sizeof *a);
+		qsort(a, n, sizeof *a, ev_qcmp);
+		return;
+	}
+	/* a[k, n) is free: it is the aside part's scratch */
+	sort_nearly(scratch, m, a + k, depth + 1);
+	int64_t i = (int64_t)k - 1, j = (int64_t)m - 1, w = (int64_t)n - 1;
+	while (j >= 0) {
+		if (i >= 0 && ev_cmp(&a[i], &scratch[j]) > 0)
+			a[w--] = a[i--];
+		else
+			a[w--] = scratch[j--];
+	}
 }
 
-static void sort_chunk(struct chunk *c)
+static void sort_chunk(struct pt_store *st, struct chunk *c)
 {
 	if (c->sorted == c->n)
 		return;
-	if (!chunk_is_sorted(c))
-		qsort(c->ev, c->n, sizeof c->ev[0], ev_qcmp);
+	uint32_t i = 1;
+	while (i < c->n && ev_cmp(&c->ev[i - 1], &c->ev[i]) <= 0)
+		i++;
+	if (i < c->n) {
+		if (!st->scratch)
+			st->scratch = pt_xmalloc((size_t)BIG_CHUNK_CAP * sizeof *st->scratch);
+		sort_nearly(c->ev, c->n, st->scratch, 0);
+	}
 	c->sorted = c->n;
 }
 
 void pt_store_sort(struct pt_store *st)
 {
 	for (struct chunk *c = st->ghead; c; c = c->next_global)
-		sort_chunk(c);
+		sort_chunk(st, c);
 }
 
 /* First index in c whose start is >= t. */
@@ -438,7 +642,7 @@ void pt_store_iter_init(struct pt_store_iter *it, struct pt_store *st, uint32_t 
 	struct pt_store_cursor *w = base + 1;
 	uint32_t n = 0;
 	for (struct chunk *c = st->tracks[track].head; c; c = c->next_in_track) {
-		sort_chunk(c);
+		sort_chunk(st, c);
 		if (c->n == 0 || c->min_start >= t1_ns || c->max_end < t0_ns)
 			continue;
 		uint32_t i = lower_bound(c, t0_ns);

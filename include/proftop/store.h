@@ -12,7 +12,8 @@
  * iterator merges a track's chunks so every reader sees a track in start
  * order without the store ever copying a track whole.
  *
- * Threading: one writer; readers only while no append runs.
+ * Threading: one writer; readers only while no append runs;
+ * pt_store_prefault from any thread.
  */
 #ifndef PROFTOP_STORE_H
 #define PROFTOP_STORE_H
@@ -34,6 +35,14 @@ void pt_store_free(struct pt_store *st);
 
 /* Appends a copy of ev to track ev->track_id. Never fails (drops old data). */
 void pt_store_append(struct pt_store *st, const struct pt_event *ev);
+
+/*
+ * Faults in, ahead, the memory about `events` more events will fill (up to
+ * 4 MiB), so the thread that appends does not pay for it. The only call
+ * that may run on another thread while the writer appends (a file reader's
+ * own thread calls it as it reads).
+ */
+void pt_store_prefault(struct pt_store *st, size_t events);
 
 uint64_t pt_store_count(const struct pt_store *st);   /* events kept */
 uint64_t pt_store_dropped(const struct pt_store *st); /* events dropped by the cap */
