@@ -4,11 +4,17 @@
 import:  `proftop report FILE --json` (read + aggregate + print) on PyTorch
          traces, in MB/s of JSON text, beside bench/ref_optable.py (json.load +
          the per-operator table) on the same file: the ratio is the speed-up.
+         The two run alternately (proftop, python, proftop, ...) and each
+         figure is the median of --runs runs, so a load that comes and goes
+         on a shared machine hits both alike. Cores used = proftop's CPU time
+         (user + system) over its wall time, median.
+         The largest input is a synthetic PyTorch-style trace of 2 M events
+         (242 MB): steps, dataloader, nested operators, runtime launches and
+         kernels.
 memory:  peak RSS of that run against the budget of 64 bytes per kept event
          plus 32 MiB.
 export:  `proftop export` events per second, beside `cat` of the output
-         (a floor for writing the same bytes).
-Each figure is the best of --runs runs.
+         (a floor for writing the same bytes); medians.
 """
 import argparse
 import gzip
@@ -29,7 +35,7 @@ BIG = [
 
 
 def run(cmd, stdout=subprocess.DEVNULL):
-    """Runs cmd, returns (wall seconds, peak RSS bytes of the child, stdout)."""
+    """Runs cmd, returns (wall s, peak RSS bytes, stdout, CPU s of the child)."""
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE if stdout is None else stdout)
     out = p.stdout.read() if stdout is None else b""
@@ -37,12 +43,39 @@ def run(cmd, stdout=subprocess.DEVNULL):
     wall = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit("benchmark command failed: %s" % " ".join(cmd))
-    return wall, ru.ru_maxrss * 1024, out
+    return wall, ru.ru_maxrss * 1024, out, ru.ru_utime + ru.ru_stime
 
 
-def best(cmd, runs, stdout=subprocess.DEVNULL):
-    res = [run(cmd, stdout) for _ in range(runs)]
-    return min(res, key=lambda r: r[0])
+def median(v):
+    v = sorted(v)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def paired(cmd_a, cmd_b, runs, stdout_a=None):
+    """Runs a and b alternately, runs times each; returns their run() lists."""
+    ra, rb = [], []
+    for _ in range(runs):
+        ra.append(run(cmd_a, stdout_a))
+        rb.append(run(cmd_b))
+    return ra, rb
+
+
+def import_row(proftop, path, runs, label):
+    mb = os.path.getsize(path) / 1e6
+    rp, rr = paired([proftop, "report", path, "--json"],
+                    [sys.executable, "bench/ref_optable.py", path], runs)
+    tp = median([r[0] for r in rp])
+    tr = median([r[0] for r in rr])
+    cores = median([r[3] / r[0] for r in rp])
+    rss = max(r[1] for r in rp)
+    kept = json.loads(rp[0][2]).get("events", 0)
+    print("%-44s %7.1f %8.3fs %7.0f %4.2f %8.3fs %6.1fx  (proftop %s; python %s)"
+          % (label[:44], mb, tp, mb / tp, cores, tr, tr / tp,
+             " ".join("%.2f" % r[0] for r in rp), " ".join("%.1f" % r[0] for r in rr)))
+    budget = kept * 64 + 32 * 2**20
+    print("%-44s %7s peak RSS %.1f MiB for %d events = %.1f B/event; budget %.1f MiB (%.2f of it)"
+          % ("", "", rss / 2**20, kept, rss / max(kept, 1), budget / 2**20, rss / budget))
 
 
 def synth(path, n_events):
@@ -111,14 +144,15 @@ def minitrain_overhead(args, tmp):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
     proftop = os.path.join(args.build, "proftop")
     traces = os.environ.get("PT_TRACES", "../shared/traces")
     tmp = tempfile.mkdtemp(prefix="proftop-bench.")
     try:
-        print("== import + aggregate (proftop report --json) vs python json.load + operator table")
-        print("%-44s %9s %10s %10s %10s %7s" % ("file (uncompressed)", "MB", "proftop", "MB/s", "python", "ratio"))
+        print("== import + aggregate (proftop report --json) vs python json.load + operator table,")
+        print("   run alternately, medians of %d runs (wall seconds; cores = proftop CPU / wall)" % args.runs)
+        print("%-44s %7s %9s %7s %4s %9s %7s" % ("file (uncompressed)", "MB", "proftop", "MB/s", "cores", "python", "ratio"))
         for rel in BIG:
             src = os.path.join(traces, rel)
             if not os.path.exists(src):
@@ -127,39 +161,28 @@ def main():
             plain = os.path.join(tmp, os.path.basename(rel)[:-3])
             with gzip.open(src, "rb") as fi, open(plain, "wb") as fo:
                 shutil.copyfileobj(fi, fo)
-            mb = os.path.getsize(plain) / 1e6
-            tp, rss, out = best([proftop, "report", plain, "--json"], args.runs, stdout=None)
-            rep = json.loads(out)
-            tr, _, _ = best([sys.executable, "bench/ref_optable.py", plain], args.runs)
-            kept = rep.get("events", 0)
-            print("%-44s %9.1f %9.3fs %10.0f %9.3fs %6.1fx" % (os.path.basename(plain)[:44], mb, tp, mb / tp, tr, tr / tp))
-            budget = kept * 64 + 32 * 2**20
-            print("%-44s %9s peak RSS %.1f MiB for %d events = %.0f B/event; budget %.1f MiB (%.2f of it)"
-                  % ("", "", rss / 2**20, kept, rss / max(kept, 1), budget / 2**20, rss / budget))
-        print()
-        print("== memory per kept event (synthetic trace, 2 M events)")
+            import_row(proftop, plain, args.runs, os.path.basename(plain))
+            os.unlink(plain)
         big = os.path.join(tmp, "synth.json")
         synth(big, 2_000_000)
-        mb = os.path.getsize(big) / 1e6
-        tp, rss, out = best([proftop, "report", big, "--json", "--top", "5"], 1, stdout=None)
-        kept = json.loads(out).get("events", 0)
-        budget = kept * 64 + 32 * 2**20
-        print("%.0f MB of JSON, %d events kept: %.2fs (%.0f MB/s), peak RSS %.1f MiB = %.1f B/event; "
-              "budget 64 B/event + 32 MiB = %.1f MiB (%.2f of it)"
-              % (mb, kept, tp, mb / tp, rss / 2**20, rss / max(kept, 1), budget / 2**20, rss / budget))
+        import_row(proftop, big, args.runs, "synthetic PyTorch-style, 2 M events")
         os.unlink(big)
+        print()
         minitrain_overhead(args, tmp)
         src = os.path.join(traces, BIG[0])
         if os.path.exists(src):
             print()
             print("== export (proftop export) vs cat of the same output")
             out = os.path.join(tmp, "out.json")
-            t, _, _ = best([proftop, "export", src, "-o", out, "--force"], args.runs)
             rep = json.loads(run([proftop, "report", src, "--json"], stdout=None)[2])
             n = rep.get("events", 0)
-            tc, _, _ = best(["sh", "-c", "cat %s > %s.copy" % (out, out)], args.runs)
-            print("events %d, export %.3fs (read + write) = %.2f M events/s; cat of the %.1f MB output %.3fs"
-                  % (n, t, n / t / 1e6, os.path.getsize(out) / 1e6, tc))
+            te, tc = [], []
+            for _ in range(args.runs):
+                te.append(run([proftop, "export", src, "-o", out, "--force"])[0])
+                tc.append(run(["sh", "-c", "cat %s > %s.copy" % (out, out)])[0])
+            t, c = median(te), median(tc)
+            print("events %d, export %.3fs (read + write) = %.2f M events/s; cat of the %.1f MB output %.3fs (medians of %d)"
+                  % (n, t, n / t / 1e6, os.path.getsize(out) / 1e6, c, args.runs))
     finally:
         shutil.rmtree(tmp)
 

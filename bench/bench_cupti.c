@@ -44,6 +44,18 @@ static uint32_t bench_intern(void *ctx, const char *s, size_t len)
 
 #define RING 16384u
 
+/* Median of v[0, n) (sorts v). */
+static double median(double *v, int n)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double x = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = x;
+		}
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 int main(int argc, char **argv)
 {
 	size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 2000000;
@@ -106,7 +118,9 @@ int main(int argc, char **argv)
 	struct pt_shm_rec *ring = calloc(RING, sizeof *ring);
 	static struct pt_cupti_xlate x;
 	pt_cupti_xlate_init(&x, bench_intern, NULL, NULL);
-	double best = 0, best_ref = 0;
+	double rates[64], refs[64];
+	if (runs > 64)
+		runs = 64;
 	uint64_t sink = 0;
 	for (int r = 0; r < runs; r++) {
 		uint64_t head = 0, t0 = now_ns();
@@ -119,8 +133,7 @@ int main(int argc, char **argv)
 		uint64_t t1 = now_ns();
 		sink += head;
 		double rate = (double)n / ((double)(t1 - t0) / 1e9);
-		if (rate > best)
-			best = rate;
+		rates[r] = rate;
 		/* reference: touch each record and store two records' worth of bytes */
 		head = 0;
 		t0 = now_ns();
@@ -132,10 +145,10 @@ int main(int argc, char **argv)
 		t1 = now_ns();
 		sink += ring[(head - 1) & (RING - 1)].arg;
 		rate = (double)n / ((double)(t1 - t0) / 1e9);
-		if (rate > best_ref)
-			best_ref = rate;
+		refs[r] = rate;
 	}
-	printf("cupti translation: %.1f M records/s (best of %d runs of %zu records; target >= 20)\n",
+	double best = median(rates, runs), best_ref = median(refs, runs);
+	printf("cupti translation: %.1f M records/s (median of %d runs of %zu records; target >= 20)\n",
 	       best / 1e6, runs, n);
 	printf("reference copy:    %.1f M records/s  ratio %.2f  [kernels %llu comm %llu memcpy %llu "
 	       "memset %llu ext %llu bad %llu] %llu\n",

@@ -73,6 +73,18 @@ static char *make_name(void)
 	return pt_xstrdup(b);
 }
 
+/* Median of v[0, n) (sorts v). */
+static double median(double *v, int n)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double x = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = x;
+		}
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 int main(int argc, char **argv)
 {
 	size_t n = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : 100000;
@@ -92,9 +104,9 @@ int main(int argc, char **argv)
 	printf("%-10s %8s %10s %10s %7s\n", "pattern", "matches", "fuzzy ms", "strstr ms", "ratio");
 	for (size_t w = 0; w < sizeof words / sizeof *words; w++) {
 		for (size_t len = 1; len <= 8; len++) {
-			const int reps = 3;
+			enum { reps = 5 };
 			size_t k = 0, kref = 0;
-			double best = 1e9, best_ref = 1e9;
+			double fz[reps], rf[reps];
 			for (int r = 0; r < reps; r++) {
 				uint64_t t0 = pt_now_ns();
 				k = pt_fuzzy_rank(words[w], len, (const char *const *)names, lens, n, out);
@@ -107,11 +119,10 @@ int main(int argc, char **argv)
 					if (strcasestr(names[i], pat))
 						out[kref++] = (uint32_t)i;
 				uint64_t t2 = pt_now_ns();
-				if ((t1 - t0) / 1e6 < best)
-					best = (t1 - t0) / 1e6;
-				if ((t2 - t1) / 1e6 < best_ref)
-					best_ref = (t2 - t1) / 1e6;
+				fz[r] = (double)(t1 - t0) / 1e6;
+				rf[r] = (double)(t2 - t1) / 1e6;
 			}
+			double best = median(fz, reps), best_ref = median(rf, reps);
 			printf("%-10.*s %8zu %10.2f %10.2f %6.1fx\n", (int)len, words[w], k, best,
 			       best_ref, best / best_ref);
 			(void)kref;

@@ -213,5 +213,11 @@ int main(int argc, char **argv)
 	unlink(path);
 	rmdir(dir);
 	printf("  verdict: %s\n", med[2] <= 40.0 && med[3] <= 80.0 ? "within budget" : "OVER BUDGET");
+	if (dropped) {
+		/* a drop means the reader fell behind: the figures above are not
+		 * those of a probe whose records all reach proftop */
+		printf("  FAILED: the probe dropped %llu records\n", (unsigned long long)dropped);
+		return 1;
+	}
 	return 0;
 }
