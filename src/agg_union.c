@@ -7,8 +7,10 @@
  * integer-keyed open-addressing hash map (op-detail keys),
  * dense name-id maps and row vectors.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "agg_internal.h"
 #include "util.h"
@@ -26,13 +28,42 @@ void *agg_grow(void *p, size_t *cap, size_t n, size_t elem)
 
 /* ---- byte logs ---- */
 
+/*
+ * Logs grow by doubling. Past VLOG_MAP_BYTES a log lives in its own mapping
+ * and grows with mremap, which moves page tables, not bytes: with malloc,
+ * once glibc's threshold has risen a long log was copied at every doubling
+ * (an import's interval and launch logs reach tens of MiB).
+ */
+#define VLOG_MAP_BYTES ((size_t)1 << 20)
+
 uint8_t *vlog_reserve(struct vlog *l, size_t n)
 {
 	if (l->len + n > l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 256;
 		while (cap < l->len + n)
 			cap *= 2;
-		l->p = pt_xrealloc(l->p, cap);
+		void *p = MAP_FAILED;
+		if (cap >= VLOG_MAP_BYTES) {
+			if (l->cap >= VLOG_MAP_BYTES) {
+				p = mremap(l->p, l->cap, cap, MREMAP_MAYMOVE);
+			} else {
+				p = mmap(NULL, cap, PROT_READ | PROT_WRITE,
+					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+				if (p != MAP_FAILED) {
+					if (l->len)
+						memcpy(p, l->p, l->len);
+					free(l->p);
+				}
+			}
+			if (p == MAP_FAILED) {
+				/* as pt_xrealloc does */
+				fprintf(stderr, "proftop: out of memory (%zu bytes)\n", cap);
+				abort();
+			}
+			l->p = p;
+		} else {
+			l->p = pt_xrealloc(l->p, cap);
+		}
 		l->cap = cap;
 	}
 	return l->p + l->len;
@@ -40,7 +71,10 @@ uint8_t *vlog_reserve(struct vlog *l, size_t n)
 
 void vlog_free(struct vlog *l)
 {
-	free(l->p);
+	if (l->cap >= VLOG_MAP_BYTES)
+		munmap(l->p, l->cap);
+	else
+		free(l->p);
 	memset(l, 0, sizeof *l);
 }
 
