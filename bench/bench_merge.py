@@ -8,7 +8,7 @@ merge shifts them), then times `proftop merge` (read every input, re-key,
 align, export the merged trace: temporary file, fsync, rename) in input
 events per second, beside two references over the same bytes: `cat` of the
 inputs into one file (the floor for moving the bytes) and python's
-json.load of each input (parsing alone, no output). Best of --runs runs.
+json.load of each input (parsing alone, no output). Median of --runs runs.
 """
 import argparse
 import json
@@ -50,13 +50,15 @@ def synth(path, n_events, rank, base_us):
 
 
 def timed(cmd, runs, **kw):
-    best = None
+    """Median wall time of runs runs."""
+    ts = []
     for _ in range(runs):
         t0 = time.perf_counter()
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)
-        dt = time.perf_counter() - t0
-        best = dt if best is None else min(best, dt)
-    return best
+        ts.append(time.perf_counter() - t0)
+    ts.sort()
+    n = len(ts)
+    return ts[n // 2] if n % 2 else (ts[n // 2 - 1] + ts[n // 2]) / 2
 
 
 def main():
