@@ -13,16 +13,19 @@
  * arenas mapped with transparent huge pages asked for and every page
  * touched at once (MADV_POPULATE_WRITE): filling a store page by page took
  * one page fault per 4 KiB of events, a fifth of an import's serial time
- * in a VM. An arena goes back to the system when its last chunk is freed;
- * chunks go in FIFO order, so that is soon after its last chunk is dropped. All chunks also sit on one global FIFO in creation
- * order; when the memory cap would be passed, the FIFO's head goes. Because
- * a track's chunks are created in order, the FIFO's head is always the head
- * of its own track's list, so dropping is O(1).
+ * in a VM; a file reader's own thread faults the next arenas in ahead
+ * (pt_store_prefault). An arena goes back to the system when its last
+ * chunk is freed, soon after its last chunk is dropped (see below).
+ *
+ * All chunks also sit on one global FIFO in creation order; when the
+ * memory cap would be passed, the FIFO's head goes. Because a track's
+ * chunks are created in order, the FIFO's head is always the head of its
+ * own track's list, so dropping is O(1).
  *
  * Chunks are sorted in place when read (start ascending, longer first, then
- * kind, name and correlation so the order is total); an iterator merges a
- * track's sorted chunks with a small heap that a chunk joins only when its
- * first event is due.
+ * kind, name and correlation so the order is total; stable, see
+ * sort_nearly); an iterator merges a track's sorted chunks with a small
+ * heap that a chunk joins only when its first event is due.
  */
 #include "proftop/store.h"
 
