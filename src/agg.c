@@ -81,20 +81,10 @@ static struct track_state *track_get(struct pt_agg *a, uint32_t id)
 		ts->used = 1;
 		ts->device = -1;
 		ts->dev_idx = AGG_NONE;
-		int dev = 0;
-		if (a->tinfo) {
-			const struct agg_tinfo *ti = id < a->ntinfo ? &a->tinfo[id] : NULL;
-			ts->derived = ti ? ti->derived : 0;
-			dev = ti && ti->is_device;
-			ts->device = dev ? ti->device : -1;
-		} else {
-			ts->derived = (uint8_t)derived_lane(a->t, id);
-			dev = a->t && id < a->t->ntracks && pt_track_is_device(&a->t->tracks[id]);
-			if (dev)
-				ts->device = a->t->tracks[id].device;
-		}
-		if (dev) {
+		ts->derived = (uint8_t)derived_lane(a->t, id);
+		if (a->t && id < a->t->ntracks && pt_track_is_device(&a->t->tracks[id])) {
 			ts->is_device = 1;
+			ts->device = a->t->tracks[id].device;
 			size_t i;
 			for (i = 0; i < a->ndevs; i++)
 				if (a->devs[i].device == ts->device)
@@ -112,14 +102,9 @@ static struct track_state *track_get(struct pt_agg *a, uint32_t id)
 	return ts;
 }
 
-/* Does a runtime call copy or set memory (cudaMemcpyAsync, cuMemsetD32,
- * GpuMemcpySync...)? */
-int agg_memory_name(const char *s)
-{
-	return strcasestr(s, "memcpy") || strcasestr(s, "memset");
-}
-
-static void memname_room(struct pt_agg *a, uint32_t name_id)
+/* Decided once per name id: does a runtime call copy or set memory
+ * (cudaMemcpyAsync, cuMemsetD32, GpuMemcpySync...)? */
+static int is_memory_name(struct pt_agg *a, uint32_t name_id)
 {
 	if (name_id >= a->memname_n) {
 		size_t nn = a->memname_n ? a->memname_n : 256;
@@ -129,21 +114,10 @@ static void memname_room(struct pt_agg *a, uint32_t name_id)
 		memset(a->memname + a->memname_n, 0, nn - a->memname_n);
 		a->memname_n = nn;
 	}
-}
-
-void agg_set_memname(struct pt_agg *a, uint32_t name_id, int is_memory)
-{
-	memname_room(a, name_id);
-	a->memname[name_id] = is_memory ? 1 : 2;
-}
-
-/* Decided once per name id (agg_memory_name). */
-static int is_memory_name(struct pt_agg *a, uint32_t name_id)
-{
-	memname_room(a, name_id);
 	if (!a->memname[name_id]) {
 		const char *s = a->t ? pt_trace_str(a->t, name_id) : "";
-		a->memname[name_id] = agg_memory_name(s) ? 1 : 2;
+		int hit = strcasestr(s, "memcpy") || strcasestr(s, "memset");
+		a->memname[name_id] = hit ? 1 : 2;
 	}
 	return a->memname[name_id] == 1;
 }
@@ -702,7 +676,6 @@ void agg_free(struct pt_agg *a)
 	vlog_free(&a->children);
 	free(a->phases);
 	free(a->devs);
-	free(a->tinfo);
 	free(a);
 }
 

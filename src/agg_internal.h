@@ -254,17 +254,8 @@ struct dcache {
 	uint32_t row[AGG_DCACHE];
 };
 
-/* What track_get would read from the trace, handed in by agg_stream.c
- * while another thread writes the trace (a->t is NULL then). */
-struct agg_tinfo {
-	uint8_t given, is_device, derived;
-	int32_t device;
-};
-
 struct pt_agg {
 	const struct pt_trace *t;
-	struct agg_tinfo *tinfo; /* detached mode: per track id, or NULL */
-	size_t ntinfo;
 	struct pt_agg_opts o;
 	int64_t ordinal_base; /* step ordinal of the first step (step windows) */
 	/* Every device activity has been fed (pt_summarize, after its device
@@ -340,9 +331,5 @@ void agg_settle_steps(struct pt_agg *a, struct pt_summary *s);
 /* agg_tables.c: fills the tables, overview, dist and devices. */
 void agg_settle_tables(struct pt_agg *a, struct pt_summary *s);
 void agg_free(struct pt_agg *a);
-/* Detached mode: whether name_id is a memory call (agg.c's rule, decided
- * by the thread that owns the names: agg_memory_name). */
-void agg_set_memname(struct pt_agg *a, uint32_t name_id, int is_memory);
-int agg_memory_name(const char *s);
 
 #endif

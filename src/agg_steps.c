@@ -420,18 +420,6 @@ struct pt_summary *pt_summarize(struct pt_trace *t, const struct pt_agg_opts *o)
 	else
 		pt_agg_opts_init(&opts);
 	pt_store_sort(t->store);
-	if (t->summary_cache) {
-		/* made while the file was read (agg_stream.c): the whole trace
-		 * with default options, valid while no event came since */
-		struct pt_summary *c = t->summary_cache;
-		t->summary_cache = NULL;
-		if (t->summary_cache_events == t->events_seen && opts.t0_ns == 0 &&
-		    opts.t1_ns == UINT64_MAX && opts.step_first == INT64_MIN &&
-		    opts.step_last == INT64_MAX && opts.step_ordinal0 < 0 &&
-		    !pt_store_dropped(t->store))
-			return c;
-		pt_summary_free(c);
-	}
 	/* unnumbered steps count from the job's first, dropped ones included */
 	int64_t dropped = (int64_t)pt_store_dropped_steps(t->store);
 	int64_t ordinal_base = opts.step_ordinal0 >= 0 ? opts.step_ordinal0 : dropped;

@@ -49,10 +49,5 @@ void cr_sink_batch(struct cr_sink *s, const struct cr_batch *b);
 /* End of input: unclosed B events, flow binding. */
 void cr_sink_finish(struct cr_sink *s);
 void cr_sink_free(struct cr_sink *s);
-struct agg_stream;
-/* Also hands every event to as (agg_stream.h); NULL: no stream. */
-void cr_sink_set_stream(struct cr_sink *s, struct agg_stream *as);
-/* 1 when cr_sink_finish changed events or tracks after they were added. */
-int cr_sink_events_changed(const struct cr_sink *s);
 
 #endif

@@ -24,7 +24,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "agg_stream.h"
 #include "chrome_int.h"
 #include "proftop/chrome.h"
 #include "proftop/error.h"
@@ -801,8 +800,8 @@ static int auto_threads(const struct pt_read_opts *o, size_t size_hint, int gz)
 	return n > 16 ? 16 : n;
 }
 
-static int read_src(struct pt_trace *t, struct src *s, const char *name, int threads,
-		    int aggregate, char *err, size_t errlen)
+static int read_src(struct pt_trace *t, struct src *s, const char *name, int threads, char *err,
+		    size_t errlen)
 {
 	struct pipe pp;
 	memset(&pp, 0, sizeof pp);
@@ -816,11 +815,6 @@ static int read_src(struct pt_trace *t, struct src *s, const char *name, int thr
 	pp.sink = sink;
 	pp.store = t->store;
 	pp.threaded = threads > 1;
-	/* aggregate while reading: only when parsing has threads of its own
-	 * (one thread would have the aggregating thread wait for it) */
-	struct agg_stream *as = aggregate && pp.threaded ? agg_stream_new(t) : NULL;
-	if (as)
-		cr_sink_set_stream(sink, as);
 	pp.nslots = pp.threaded ? (threads + 3 > MAX_SLOTS ? MAX_SLOTS : threads + 3) : 2;
 	for (int i = 0; i < pp.nslots; i++)
 		batch_reserve(&pp.slots[i], CHUNK_BYTES);
@@ -880,9 +874,6 @@ static int read_src(struct pt_trace *t, struct src *s, const char *name, int thr
 		snprintf(err, errlen, "%s: byte %" PRIu64 ": %s", name, rd.err_off, rd.msg);
 	} else {
 		cr_sink_finish(sink);
-		if (as)
-			agg_stream_finish(as, cr_sink_events_changed(sink));
-		as = NULL;
 		if (rd.bad_elems)
 			pt_trace_warn(t, PT_WARN_BAD_EVENT, rd.bad_elems);
 		if (rd.display_unit_set)
@@ -898,8 +889,6 @@ static int read_src(struct pt_trace *t, struct src *s, const char *name, int thr
 		for (size_t i = 0; i < rd.nprocs; i++)
 			pt_trace_set_proc(t, rd.procs[i].pid, rd.procs[i].rank, rd.procs[i].host);
 	}
-	if (as)
-		agg_stream_abort(as);
 	free(rd.procs);
 	cr_sink_free(sink);
 	for (int i = 0; i < pp.nslots; i++) {
@@ -924,8 +913,7 @@ int pt_chrome_read_mem(struct pt_trace *t, const void *buf, size_t len, const ch
 	if (!name)
 		name = "(memory)";
 	src_open(&s, -1, buf, len);
-	int ret = read_src(t, &s, name, auto_threads(o, len ? len : 1, s.gz), t->aggregate_on_read,
-			   err, errlen);
+	int ret = read_src(t, &s, name, auto_threads(o, len ? len : 1, s.gz), err, errlen);
 	src_close(&s);
 	return ret;
 }
@@ -957,8 +945,7 @@ int pt_chrome_read(struct pt_trace *t, const char *path, const struct pt_read_op
 	int ret = src_open(&s, fd, NULL, 0);
 	if (ret == 0) {
 		size_t hint = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size : 0;
-		ret = read_src(t, &s, path, auto_threads(o, hint, s.gz), t->aggregate_on_read,
-			       err, errlen);
+		ret = read_src(t, &s, path, auto_threads(o, hint, s.gz), err, errlen);
 	} else {
 		snprintf(err, errlen, "%s: %s", path, s.msg);
 	}

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agg_stream.h"
 #include "chrome_int.h"
 #include "classify.h"
 #include "u32map.h"
@@ -80,10 +79,8 @@ struct cr_sink {
 	uint32_t last_track;
 	int have_last;
 	struct pt_buf tmp;
-	int native;		   /* proftop's own export: "cat" is the kind, exactly */
-	uint64_t profiler_ranges;  /* cuda_profiler_range slices (see do_slice) */
-	struct agg_stream *stream; /* aggregating while reading, or NULL */
-	int events_changed;	   /* events changed after they were added */
+	int native;		  /* proftop's own export: "cat" is the kind, exactly */
+	uint64_t profiler_ranges; /* cuda_profiler_range slices (see do_slice) */
 };
 
 static uint64_t mix(uint64_t k)
@@ -186,24 +183,6 @@ void cr_sink_free(struct cr_sink *s)
 	free(s->names);
 	pt_buf_free(&s->tmp);
 	free(s);
-}
-
-void cr_sink_set_stream(struct cr_sink *s, struct agg_stream *as)
-{
-	s->stream = as;
-}
-
-int cr_sink_events_changed(const struct cr_sink *s)
-{
-	return s->events_changed;
-}
-
-/* Every event goes to the trace through here (and on to the stream). */
-static void sink_add(struct cr_sink *s, const struct pt_event *ev)
-{
-	pt_trace_add(s->t, ev);
-	if (s->stream && ev->track_id < s->t->ntracks)
-		agg_stream_add(s->stream, ev);
 }
 
 /* ---- strings ---- */
@@ -428,7 +407,7 @@ static void emit(struct cr_sink *s, const struct pt_track_key *k, uint32_t track
 	}
 	if (ev->corr)
 		corr_note(s, ev->corr);
-	sink_add(s, ev);
+	pt_trace_add(s->t, ev);
 }
 
 static uint64_t kind_arg(enum pt_kind kind, uint64_t bytes, uint64_t samples)
@@ -500,7 +479,7 @@ static void do_counter(struct cr_sink *s, const struct cr_batch *b, const struct
 		ev.track_id = track;
 		ev.kind = PT_KIND_COUNTER;
 		memcpy(&ev.arg, &c->value, sizeof ev.arg);
-		sink_add(s, &ev);
+		pt_trace_add(s->t, &ev);
 	}
 }
 
@@ -649,7 +628,7 @@ static void one_event(struct cr_sink *s, const struct cr_batch *b, const struct 
 		if (name_id && pt_classify_internal(pt_trace_str(t, name_id),
 						    pt_strtab_len(t->strings, name_id)))
 			ev.flags |= PT_EVF_INTERNAL;
-		sink_add(s, &ev);
+		pt_trace_add(t, &ev);
 		break;
 	}
 	case 'C':
@@ -667,8 +646,6 @@ void cr_sink_batch(struct cr_sink *s, const struct cr_batch *b)
 		s->native = 1;
 	for (uint32_t i = 0; i < b->nev; i++)
 		one_event(s, b, &b->ev[i]);
-	if (s->stream)
-		agg_stream_flush(s->stream);
 }
 
 /* ---- flows, after the whole file ---- */
@@ -797,7 +774,6 @@ static void bind_flows(struct cr_sink *s)
 		dst->corr = corr;
 		src->flags |= PT_EVF_FLOW_SRC;
 		dst->flags |= PT_EVF_FLOW_DST;
-		s->events_changed = 1;
 	}
 	/* starts that never met an end; "s" + "t" chains without an "f" are
 	 * annotation chains as msprof writes them, not arrows: not counted */
@@ -840,10 +816,8 @@ static void comm_lanes_to_device(struct cr_sink *s)
 	if (dev < 0 || !ncomm)
 		return;
 	for (uint32_t i = 0; i < s->ntrk && i < t->ntracks; i++)
-		if (s->trk[i].dev_marked && s->trk[i].lane == PT_LANE_COMM) {
+		if (s->trk[i].dev_marked && s->trk[i].lane == PT_LANE_COMM)
 			pt_trace_track_device(t, i, dev, t->tracks[i].stream);
-			s->events_changed = 1;
-		}
 }
 
 void cr_sink_finish(struct cr_sink *s)

@@ -28,8 +28,6 @@ struct cli_load_opts {
 	int has_steps;
 	int64_t step_first, step_last; /* inclusive */
 	const char *steps_text;        /* as given, for messages */
-	int no_summary;                /* no summary of the whole trace wanted (merge, export):
-					  the reader does not aggregate as it reads */
 };
 void cli_load_opts_init(struct cli_load_opts *o);
 

@@ -50,7 +50,6 @@ int cli_export(int argc, char **argv)
 	const char *outp = NULL;
 	int c, rc;
 	cli_load_opts_init(&lo);
-	lo.no_summary = 1; /* only --steps summarizes, with its own options */
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":ho:f", longs, NULL)) != -1) {

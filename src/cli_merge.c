@@ -107,7 +107,6 @@ int cli_merge(int argc, char **argv)
 	const char *outp = NULL;
 	int c, rc = CLI_OK;
 	cli_load_opts_init(&lo);
-	lo.no_summary = 1;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":ho:f", longs, NULL)) != -1) {

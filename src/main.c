@@ -219,9 +219,6 @@ int cli_load_trace(const char *path, const struct cli_load_opts *o, struct pt_tr
 	struct pt_trace *t = pt_trace_new(o->max_mem_bytes);
 	pt_trace_set_source(t, path);
 	struct pt_read_opts ro = {.threads = o->threads};
-	/* a summary of the whole trace is wanted (report, view, export, diff):
-	 * make it while reading */
-	t->aggregate_on_read = !o->no_summary && !o->has_steps;
 	char err[512] = "";
 	int rc = pt_chrome_read(t, path, &ro, err, sizeof err);
 	if (rc < 0) {

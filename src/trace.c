@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proftop/agg.h"
 #include "util.h"
 
 /* Open-addressing map from a track key to a 32-bit value (+1, 0 = empty). */
@@ -110,7 +109,6 @@ void pt_trace_free(struct pt_trace *t)
 	free(t->labels);
 	free(t->source);
 	free(t->procs);
-	pt_summary_free(t->summary_cache);
 	free(t);
 }
 

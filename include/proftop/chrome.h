@@ -29,8 +29,6 @@
 struct pt_read_opts {
 	int threads; /* parser threads; 0 = one per online CPU (at most 4) */
 };
-/* With t->aggregate_on_read set, a read whose parsing runs on threads also
- * aggregates as it goes (trace.h). */
 
 int pt_chrome_read(struct pt_trace *t, const char *path, const struct pt_read_opts *o, char *err,
 		   size_t errlen);

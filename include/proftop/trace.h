@@ -77,8 +77,6 @@ struct pt_proc {
 	uint32_t host;          /* interned host name, 0 when unknown */
 };
 
-struct pt_summary;
-
 struct pt_trace {
 	struct pt_strtab *strings;
 	struct pt_store *store;
@@ -107,15 +105,6 @@ struct pt_trace {
 	uint32_t notes[16];
 	uint32_t nnotes;
 	uint64_t notes_dropped;
-	/* Set before pt_chrome_read: aggregate while reading (when parsing has
-	 * threads), so the first pt_summarize(t, NULL) after the read costs
-	 * almost nothing; the figures are the same either way (agg_stream.h). */
-	int aggregate_on_read;
-	/* private: the summary made while a file was read (agg_stream.c),
-	 * valid while events_seen is summary_cache_events; pt_summarize with
-	 * default options takes it */
-	struct pt_summary *summary_cache;
-	uint64_t summary_cache_events;
 };
 #define PT_TRACE_MAX_NOTES 16
 /* Marks whose name starts with this become notes (pt_trace_add). */
