@@ -60,8 +60,8 @@ check_fails "serve without a source exits 2" 2 "$PROFTOP" serve
 check_fails "serve -p and a CMD exits 2" 2 "$PROFTOP" serve -p 1 -- true
 check_fails "serve -p junk exits 2" 2 "$PROFTOP" serve -p 12,x
 check_fails "serve --top junk exits 2" 2 "$PROFTOP" serve --top -1 -- true
-check_out "several pids: each must have a session" "no proftop session for pid 999998" sh -c "'$PROFTOP' serve -p 999998,999999 2>&1; test \$? -eq 1"
-check_out "-p without a session" "no proftop session for pid" sh -c "'$PROFTOP' serve -p 999999 2>&1; test \$? -eq 1"
+check_out "several pids: each must have a session" "no process 999998|no proftop session for pid 999998" sh -c "'$PROFTOP' serve -p 999998,999999 2>&1; test \$? -eq 1"
+check_out "-p without a session" "no process 999999|no proftop session for pid" sh -c "'$PROFTOP' serve -p 999999 2>&1; test \$? -eq 1"
 check_out "a malformed --listen" "expected ADDR:PORT" sh -c "'$PROFTOP' serve --listen 9464 -- true 2>&1; test \$? -eq 1"
 check_out "a bad port" "not a port number" sh -c "'$PROFTOP' serve --listen 127.0.0.1:99999 -- true 2>&1; test \$? -eq 1"
 check_out "an address not of this machine" "not an address of this machine" \
