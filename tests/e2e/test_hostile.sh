@@ -3,7 +3,10 @@
 # hostile input can do, and what proftop does instead:
 #  - output paths: a FIFO, a device or a link to one at -o is refused (record
 #    refuses before CMD starts) and stays as it was; -o - and /dev/stdout
-#    write to stdout.
+#    write to stdout;
+#  - CMD's log: a planted proftop-run-PID.log (another user's, 0666) is never
+#    written to; a --log that is another user's file, a link or a FIFO is
+#    refused; our own --log is truncated and made 0600.
 # Second users are created with useradd when root, else those checks skip.
 . tests/e2e/lib.sh
 
@@ -73,6 +76,90 @@ if [ $have_mt = 1 ]; then
 	fi
 else
 	skip "record -o - writes the recording to stdout" "no minitrain or $LIB"
+fi
+
+# --- CMD's log
+mkdir "$TMP/logs"
+# our own file at the default name: never reused, a fresh unguessable one instead
+last=$(cat /proc/sys/kernel/ns_last_pid 2>/dev/null || echo 0)
+for i in $(seq 1 400); do : >"$TMP/logs/proftop-run-$((last + i)).log"; done
+(cd "$TMP/logs" && "$BIN" run --no-screen -- sh -c 'echo from-the-job' >"$TMP/run.out" 2>&1)
+used=$(sed -n 's/.*its output goes to \(proftop-run-[0-9A-Za-z-]*\.log\).*/\1/p' "$TMP/run.out" | head -n 1)
+cpid=$(sed -n 's/.*pid \([0-9]*\).*/\1/p' "$TMP/run.out" | head -n 1)
+if [ -z "$used" ]; then
+	used=$(grep -D skip -l from-the-job "$TMP"/logs/* 2>/dev/null | head -n 1)
+	used=${used##*/}
+fi
+if [ -n "$used" ] && grep -q from-the-job "$TMP/logs/$used" && [ "$(stat -c %a "$TMP/logs/$used")" = 600 ] &&
+	[ -z "$(find "$TMP/logs" -name 'proftop-run-*.log' ! -name "$used" -size +0)" ]; then
+	ok "a taken proftop-run-PID.log is never reused (used $used)"
+else
+	not_ok "a taken proftop-run-PID.log is never reused" "used=$used" "$(cat "$TMP/run.out")" "$(find "$TMP/logs" -size +0)"
+fi
+echo "# the job's pid $cpid was among the 400 planted names: $([ -n "$cpid" ] && [ "$cpid" -gt "$last" ] && [ "$cpid" -le $((last + 400)) ] && echo yes || echo no)"
+rm -f "$TMP"/logs/*
+echo old-contents-of-a-longer-file >"$TMP/logs/mine.log"
+chmod 644 "$TMP/logs/mine.log"
+"$BIN" run --no-screen --log "$TMP/logs/mine.log" -- sh -c 'echo new' >/dev/null 2>&1
+if [ "$(cat "$TMP/logs/mine.log")" = new ] && [ "$(stat -c %a "$TMP/logs/mine.log")" = 600 ]; then
+	ok "--log FILE of ours: truncated and made 0600"
+else
+	not_ok "--log FILE of ours: truncated and made 0600" "$(ls -la "$TMP/logs/mine.log"; cat "$TMP/logs/mine.log")"
+fi
+ln -s mine.log "$TMP/logs/link.log"
+check_out "--log (a symbolic link): refused" "link.log: Too many levels of symbolic links" \
+	sh -c "'$BIN' run --no-screen --log '$TMP/logs/link.log' -- true 2>&1; test \$? -eq 1"
+mkfifo "$TMP/logs/fifo.log"
+check_fails "--log (a FIFO): refused at once" 1 timeout 20 "$BIN" run --no-screen --log "$TMP/logs/fifo.log" -- true
+rm -f "$TMP/logs/fifo.log" "$TMP/logs/link.log" "$TMP/logs/mine.log"
+if [ "$(id -u)" != 0 ]; then
+	skip "another user's planted logs" "not root: cannot create a user"
+	skip "--log (another user's file): refused" "not root"
+elif ! command -v useradd >/dev/null || ! command -v runuser >/dev/null ||
+	! useradd -M -d /nonexistent -s /usr/sbin/nologin "pt_plant_$$" >/dev/null 2>&1; then
+	skip "another user's planted logs" "useradd/runuser missing or failed"
+	skip "--log (another user's file): refused" "no second user"
+else
+	OTHER=pt_plant_$$
+	chmod 711 "$TMP"
+	chmod 1777 "$TMP/logs" # a shared directory, like /tmp
+	# the other user plants 0666 logs for the next 2,000 pids (one process, so
+	# the planting itself uses no pid of the range); the job's pid must land
+	# in the range for the check to mean anything: up to 3 tries
+	for try in 1 2 3; do
+		rm -f "$TMP"/logs/proftop-run-*.log
+		runuser -u "$OTHER" -- python3 -c '
+import os, sys
+os.chdir(sys.argv[1])
+last = int(open("/proc/sys/kernel/ns_last_pid").read())
+for p in range(last + 1, last + 2001):
+    f = "proftop-run-%d.log" % p
+    open(f, "w").close()
+    os.chmod(f, 0o666)
+print(last)' "$TMP/logs" >"$TMP/plant.last"
+		(cd "$TMP/logs" && "$BIN" run --no-screen -- sh -c 'echo secret-training-output' >"$TMP/plant.out" 2>&1)
+		cpid=$(sed -n 's/.*started pid \([0-9]*\).*/\1/p' "$TMP/plant.out" | head -n 1)
+		last=$(cat "$TMP/plant.last")
+		[ -n "$cpid" ] && [ "$cpid" -gt "$last" ] && [ "$cpid" -le $((last + 2000)) ] && break
+	done
+	planted=$(find "$TMP/logs" -user "$OTHER" -perm 666 -name 'proftop-run-*.log' | wc -l)
+	leaked=$(grep -D skip -l secret-training-output "$TMP"/logs/* 2>/dev/null | while read -r f; do
+		[ "$(stat -c %U "$f")" = "$OTHER" ] && echo "$f"; done)
+	mine=$(find "$TMP/logs" -user "$(id -u)" -name 'proftop-run-*.log' -perm 600 | head -n 1)
+	if [ "$planted" = 2000 ] && [ -n "$cpid" ] && [ -f "$TMP/logs/proftop-run-$cpid.log" ] &&
+		[ -z "$leaked" ] && [ -n "$mine" ] && grep -q secret-training-output "$mine"; then
+		ok "another user's planted logs (0666, the job's pid $cpid among them) get nothing; ours is 0600"
+	else
+		not_ok "another user's planted logs get nothing" "planted $planted, job pid $cpid (range from $last), leaked: $leaked mine: $mine" "$(cat "$TMP/plant.out")"
+	fi
+	runuser -u "$OTHER" -- sh -c "echo planted >'$TMP/logs/theirs.log'; chmod 666 '$TMP/logs/theirs.log'"
+	out=$("$BIN" run --no-screen --log "$TMP/logs/theirs.log" -- sh -c 'echo secret' 2>&1)
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "owned by another user" <<<"$out" && [ "$(cat "$TMP/logs/theirs.log")" = planted ]; then
+		ok "--log (another user's file): refused, untouched"
+	else
+		not_ok "--log (another user's file): refused" "rc=$rc $out" "$(cat "$TMP/logs/theirs.log")"
+	fi
 fi
 
 done_testing
