@@ -153,8 +153,9 @@ static uint64_t union_of(struct pt_agg *a, int ls, int dev_only, int32_t dev, st
 		struct track_state *ts = &a->tracks[i];
 		if (!ts->used || (dev_only && (!ts->is_device || ts->device != dev)))
 			continue;
-		if (ts->lists[ls].n)
-			lists[k++] = &ts->lists[ls];
+		struct ivl_list *l = ts_list(ts, ls);
+		if (l && l->n)
+			lists[k++] = l;
 	}
 	uint64_t total = ivl_union(lists, k, out);
 	free(lists);

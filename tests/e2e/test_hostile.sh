@@ -6,7 +6,10 @@
 #    write to stdout;
 #  - CMD's log: a planted proftop-run-PID.log (another user's, 0666) is never
 #    written to; a --log that is another user's file, a link or a FIFO is
-#    refused; our own --log is truncated and made 0600.
+#    refused; our own --log is truncated and made 0600;
+#  - memory: a trace of 2,000 processes stays within --max-mem (+ 64 MiB),
+#    per-rank figures that would not fit are refused with a note,
+#    and a name over 1 MiB is cut, and said.
 # Second users are created with useradd when root, else those checks skip.
 . tests/e2e/lib.sh
 
@@ -161,5 +164,58 @@ print(last)' "$TMP/logs" >"$TMP/plant.last"
 		not_ok "--log (another user's file): refused" "rc=$rc $out" "$(cat "$TMP/logs/theirs.log")"
 	fi
 fi
+
+# --- memory: many processes
+python3 - "$TMP" <<'EOF'
+import json, sys
+d = sys.argv[1]
+def gen(path, npids, nthreads):
+    ev = []
+    for p in range(npids):
+        for t in range(nthreads):
+            ev.append({"ph": "X", "name": "op%d" % (t % 7), "pid": 1000 + p,
+                       "tid": (1000 + p) * 100 + t, "ts": len(ev), "dur": 1})
+    json.dump({"traceEvents": ev}, open(path, "w"))
+gen(d + "/p2000.json", 2000, 10)
+EOF
+# peak RSS of CMD in MiB (python's getrusage of the child)
+peak_mib() {
+	python3 -c '
+import resource, subprocess, sys
+r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024, r.returncode, r.stderr.decode()[-200:].replace("\n", " "))' "$@"
+}
+case $BIN in
+*build-san*) skip "2,000 processes x 10 threads: within --max-mem 64M + 64 MiB" "sanitizer build (its shadow memory)" ;;
+*)
+	# an address-space limit so that a regression fails fast instead of eating the machine
+	read -r mib rc err <<<"$(ulimit -v 4000000; peak_mib "$BIN" report --max-mem 64M "$TMP/p2000.json")"
+	if [ "$rc" = 0 ] && [ "$mib" -lt 128 ]; then
+		ok "2,000 processes x 10 threads: within --max-mem 64M + 64 MiB (peak $mib MiB)"
+	else
+		not_ok "2,000 processes x 10 threads: within --max-mem 64M + 64 MiB" "peak $mib MiB, exit $rc: $err"
+	fi
+	;;
+esac
+out=$("$BIN" report --max-mem 64M "$TMP/p2000.json" 2>&1)
+if grep -q "^Events: 20000 kept of 20000 seen" <<<"$out" && grep -q "Rank Summary" <<<"$out"; then
+	ok "... every event kept, a Rank Summary of the 2,000"
+else
+	not_ok "... every event kept, a Rank Summary" "$(head -n 3 <<<"$out")"
+fi
+out=$("$BIN" report --max-mem 6M "$TMP/p2000.json" 2>&1)
+if grep -q "no Rank Summary: the per-process figures of this trace need more memory than --max-mem" <<<"$out" &&
+	! grep -q "Rank Summary--" <<<"$out"; then
+	ok "--max-mem too small for 2,000 ranks: no Rank Summary, and a note why"
+else
+	not_ok "--max-mem too small for 2,000 ranks: a note" "$(head -n 5 <<<"$out")"
+fi
+
+python3 -c '
+import json, sys
+json.dump({"traceEvents": [{"ph": "X", "name": "n" * (3 << 20), "pid": 1, "tid": 1, "ts": 1, "dur": 1}]},
+          open(sys.argv[1], "w"))' "$TMP/longname.json"
+check_out "a 3 MiB name: cut to 1 MiB, said in the report" "1 names longer than 1 MiB cut" \
+	"$BIN" report --max-mem 1M "$TMP/longname.json"
 
 done_testing
