@@ -352,6 +352,8 @@ static const char *const warn_keys[PT_WARN__COUNT] = {
 	[PT_WARN_STORE_DROPPED] = "dropped_by_memory_cap",
 	[PT_WARN_SOURCE_DROPPED] = "dropped_by_source",
 	[PT_WARN_NAME_CUT] = "names_cut",
+	[PT_WARN_DUP_KEY] = "duplicate_key",
+	[PT_WARN_ID_RANGE] = "id_out_of_range",
 };
 
 static const char *const warn_texts[PT_WARN__COUNT] = {
@@ -370,6 +372,8 @@ static const char *const warn_texts[PT_WARN__COUNT] = {
 	[PT_WARN_STORE_DROPPED] = "oldest events dropped by the memory cap (--max-mem)",
 	[PT_WARN_SOURCE_DROPPED] = "events lost by the source (full rings)",
 	[PT_WARN_NAME_CUT] = "names longer than 1 MiB cut (first bytes, length and hash kept)",
+	[PT_WARN_DUP_KEY] = "top-level keys given twice (a second \"traceEvents\" is not read)",
+	[PT_WARN_ID_RANGE] = "pids/tids beyond 64 bits, kept apart by their digits",
 };
 
 const char *pt_warn_key(enum pt_warn w)

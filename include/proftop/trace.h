@@ -39,6 +39,8 @@ enum pt_warn {
 	PT_WARN_STORE_DROPPED, /* events dropped by the memory cap */
 	PT_WARN_SOURCE_DROPPED,/* events the source itself lost (full rings) */
 	PT_WARN_NAME_CUT,      /* names longer than PT_NAME_MAX_BYTES, cut (pt_trace_intern) */
+	PT_WARN_DUP_KEY,       /* a second "traceEvents" (or other top-level) key; ignored */
+	PT_WARN_ID_RANGE,      /* pid/tid beyond int64, kept apart by their text */
 	PT_WARN__COUNT
 };
 

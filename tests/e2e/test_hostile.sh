@@ -9,7 +9,10 @@
 #    refused; our own --log is truncated and made 0600;
 #  - memory: a trace of 2,000 processes stays within --max-mem (+ 64 MiB),
 #    per-rank figures that would not fit are refused with a note,
-#    and a name over 1 MiB is cut, and said.
+#    and a name over 1 MiB is cut, and said;
+#  - --anomalies into a planted ./proftop-anomalies link writes nothing there;
+#  - report of a FIFO nobody writes ends; a second "traceEvents" key and ids
+#    beyond 64 bits are read, and said.
 # Second users are created with useradd when root, else those checks skip.
 . tests/e2e/lib.sh
 
@@ -218,4 +221,41 @@ json.dump({"traceEvents": [{"ph": "X", "name": "n" * (3 << 20), "pid": 1, "tid":
 check_out "a 3 MiB name: cut to 1 MiB, said in the report" "1 names longer than 1 MiB cut" \
 	"$BIN" report --max-mem 1M "$TMP/longname.json"
 
+# --- --anomalies into a planted link
+if [ $have_mt = 1 ]; then
+	mkdir -p "$TMP/an/target"
+	ln -s target "$TMP/an/proftop-anomalies"
+	(cd "$TMP/an" && "$BIN" record --anomalies --anomaly-factor 3 -- "$MT" --steps 40 --slow-every 20 \
+		--slow-ms 300 --log-every 0 >"$TMP/an.out" 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ] && [ -z "$(ls -A "$TMP/an/target")" ] && grep -q "proftop-anomalies: a symbolic link" "$TMP/an.out"; then
+		ok "--anomalies: a planted ./proftop-anomalies link gets nothing, and says why"
+	else
+		not_ok "--anomalies: a planted link gets nothing" "rc=$rc $(cat "$TMP/an.out")" "$(ls -la "$TMP/an/target")"
+	fi
+else
+	skip "--anomalies: a planted ./proftop-anomalies link gets nothing" "no minitrain or $LIB"
+fi
+
+# --- inputs
+mkfifo "$TMP/in.fifo"
+check_out "report of a FIFO nobody writes ends (empty file)" "in.fifo: byte 0: empty file" \
+	sh -c "timeout 20 '$BIN' report '$TMP/in.fifo' 2>&1; test \$? -eq 1"
+cat >"$TMP/dup.json" <<'EOF'
+{"traceEvents":[{"ph":"X","name":"first","pid":1,"tid":1,"ts":1,"dur":1}],
+ "traceEvents":[{"ph":"X","name":"second","pid":1,"tid":1,"ts":5,"dur":1}]}
+EOF
+check_out "a second traceEvents key: warned (duplicate_key)" "^1 1$" sh -c \
+	"'$BIN' report --json '$TMP/dup.json' | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d[\"warnings\"][\"duplicate_key\"], d[\"events\"])'"
+cat >"$TMP/ids.json" <<'EOF'
+{"traceEvents":[{"ph":"X","name":"a","pid":99999999999999999999,"tid":1,"ts":1,"dur":1},
+ {"ph":"X","name":"b","pid":99999999999999999998,"tid":1,"ts":2,"dur":1}]}
+EOF
+"$BIN" export "$TMP/ids.json" -o "$TMP/ids.out.json" 2>/dev/null
+check_out "pids beyond 64 bits: two processes kept apart, warned" "^2 2$" python3 -c "
+import json, subprocess, sys
+d = json.load(open('$TMP/ids.out.json'))
+pids = {e['pid'] for e in d['traceEvents'] if e.get('ph') == 'X'}
+r = json.loads(subprocess.run(['$BIN', 'report', '--json', '$TMP/ids.json'], capture_output=True).stdout)
+print(len(pids), r['warnings']['id_out_of_range'])"
 done_testing
