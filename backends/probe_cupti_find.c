@@ -299,6 +299,20 @@ void pt_cupti_report(struct pt_cupti_report *r)
 		struct link_map *lm = NULL;
 		if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0])
 			snprintf(l->path, sizeof l->path, "%s", lm->l_name);
+		/* the same file under two names (a toolkit's lib64 link) is listed once */
+		char real[PATH_MAX];
+		int dup = 0;
+		if (realpath(l->path, real))
+			for (int j = 0; j < r->nlibs - 1 && !dup; j++) {
+				char other[PATH_MAX];
+				dup = realpath(r->libs[j].path, other) && !strcmp(real, other);
+			}
+		if (dup) {
+			dlclose(h);
+			memset(l, 0, sizeof *l);
+			r->nlibs--;
+			continue;
+		}
 		int (*get)(uint32_t *) = (int (*)(uint32_t *))dlsym(h, "cuptiGetVersion");
 		if (!get || get(&l->api) != 0) {
 			snprintf(l->why, sizeof l->why, "not a CUPTI library (no cuptiGetVersion)");

@@ -343,9 +343,17 @@ static void check_clock_owner(void)
 	int d = cupti_clock_now();
 	if (d == F.cupti_dom)
 		return;
+	if (F.cupti_dom == -2) { /* the first look */
+		F.cupti_dom = d;
+		if (C.own_clock && d != PT_CLK_MONO)
+			pt_cupti_note(0, "CUPTI took proftop's clock but stamps records with %s: GPU "
+					 "timestamps are converted",
+				      d < 0 ? "an unknown clock" : pt_cupti_dom_name(d));
+		return;
+	}
 	if (d == PT_CLK_MONO)
 		pt_cupti_note(0, "CUPTI's clock is CLOCK_MONOTONIC again");
-	else if (F.cupti_dom == PT_CLK_MONO || F.cupti_dom == -2)
+	else if (F.cupti_dom == PT_CLK_MONO)
 		pt_cupti_note(0, "another component set CUPTI's clock to %s (torch.profiler uses "
 				 "the TSC): GPU timestamps are converted back",
 			      d < 0 ? "an unknown clock" : pt_cupti_dom_name(d));
@@ -421,13 +429,17 @@ static void size_buffers(uint64_t now)
 
 static void final_flush(struct pt_tstate *t)
 {
-	uint64_t deadline = 0;
+	uint64_t deadline = 0, bad0 = F.x.bad_ts;
 	for (size_t i = 0; i < PT_CUPTI_OUR_KINDS; i++)
 		C.f.ActivityDisable(pt_cupti_our_kinds[i]);
 	/* everything CUPTI holds, finished or not: unfinished kernels come back
 	 * with zero timestamps and are counted as dropped */
 	C.f.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	deliver(t, take_queue(), &deadline);
+	if (F.x.bad_ts > bad0)
+		pt_cupti_note(0, "%llu GPU activities were still running when tracing ended: not "
+				 "recorded (counted as dropped)",
+			      (unsigned long long)(F.x.bad_ts - bad0));
 	check_records();
 	if (F.clock.early)
 		pt_cupti_note(0, "GPU clock check: %llu of %llu kernels with a known launch started "

@@ -1234,6 +1234,29 @@ static void test_fake_no_overflow(void **state)
 	free(s);
 }
 
+/* A finished kernel in a buffer far from full reaches the reader while the
+ * job runs (the periodic flush), not at the end. */
+static void test_fake_periodic(void **state)
+{
+	NEED_FAKE();
+	start_fake(TEST_VERSION, 0);
+	F.launch(0, "_Z4soonv", 0, 7, 1000, 1);
+	F.finish();
+	struct pt_trace *t = drain(NULL);
+	struct seen *s = malloc(sizeof *s);
+	for (int i = 0; i < 500; i++) {
+		collect(t, s);
+		if (s->nkernels)
+			break;
+		usleep(20000);
+		t = drain(t);
+	}
+	assert_int_equal(s->nkernels, 1);
+	assert_int_equal(pt_cupti_state(), PT_CUPTI_ON); /* still tracing */
+	assert_int_equal(pt_cupti_stop(5000), 0);
+	free(s);
+}
+
 /* Kernels still running at the stop come back unfinished: counted as dropped. */
 static void test_fake_stop_unfinished(void **state)
 {
@@ -1276,6 +1299,7 @@ int main(void)
 		cmocka_unit_test(test_fake_shared_with_kineto),
 		cmocka_unit_test(test_fake_taken_unseen),
 		cmocka_unit_test(test_fake_no_overflow),
+		cmocka_unit_test(test_fake_periodic),
 		cmocka_unit_test(test_fake_stop_unfinished),
 #endif
 		cmocka_unit_test(test_missing_libcupti),
