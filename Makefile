@@ -243,10 +243,17 @@ install: $(BUILD)/proftop $(BUILD)/libproftop.so $(EXAMPLE_BIN)
 
 DEB_PKGS := build-essential pkg-config libcjson-dev zlib1g-dev libncurses-dev libcmocka-dev \
 	tmux procps python3 python3-torch clang libclang-rt-14-dev valgrind strace \
-	libmicrohttpd-dev prometheus gdb
+	libmicrohttpd-dev prometheus gdb libcupti-dev
+# libcupti-dev (CUPTI 11.8 headers, for the second CUPTI build) is in Debian's
+# non-free component, enabled in debian.sources when it is missing.
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	src=/etc/apt/sources.list.d/debian.sources; \
+	case "$$missing" in *libcupti-dev*) \
+		if [ -f $$src ] && ! grep -q '^Components:.*non-free\( \|$$\)' $$src; then \
+			sed -i 's/^Components: main$$/Components: main contrib non-free non-free-firmware/' $$src; \
+		fi;; esac; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		own=""; if [ ! -e /usr/sbin/policy-rc.d ]; then \
