@@ -195,6 +195,7 @@ struct tui_app {
 	char msg[256];            /* transient status message */
 	uint64_t msg_until_ns;
 	uint64_t anomalies_seen;  /* anomaly files announced so far (o.anomalies) */
+	uint32_t notes_seen;      /* the trace's notes announced so far */
 	uint64_t now_ns;
 };
 
