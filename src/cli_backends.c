@@ -21,7 +21,10 @@ void cli_usage_backends(FILE *f)
 	      "\n"
 	      "List proftop's data sources and whether each can run here, with the reason\n"
 	      "when one cannot. session, procstat and nvml run in proftop; nvtx, api and\n"
-	      "cupti run inside the profiled process (libproftop.so). Environment:\n"
+	      "cupti run inside the profiled process (libproftop.so). For cupti: the\n"
+	      "NVIDIA driver, every libcupti found with its CUPTI version and whether the\n"
+	      "driver runs it, and the one a job opens (marked *; a job that loaded its own,\n"
+	      "as PyTorch does, uses that one). Environment:\n"
 	      "PROFTOP_CUPTI (libcupti to use, or 0 to turn GPU tracing off),\n"
 	      "PROFTOP_NVML_LIB (libnvidia-ml to use).\n",
 	      f);
