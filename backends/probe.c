@@ -482,6 +482,13 @@ int pt_probe_make_room(struct pt_tstate *t, uint64_t now_ns)
 	return 1;
 }
 
+uint64_t pt_probe_ring_free(struct pt_tstate *t)
+{
+	t->cached_tail = __atomic_load_n(&t->ring->tail, __ATOMIC_ACQUIRE);
+	uint64_t used = t->head - t->cached_tail;
+	return used > t->mask ? 0 : t->mask + 1 - used;
+}
+
 int pt_probe_pop_inner(struct pt_tstate *t, uint16_t dom)
 {
 	uint32_t d = t->depth;
