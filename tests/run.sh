@@ -5,7 +5,8 @@
 # Environment: BUILD (build dir, default build), SAN (set for sanitizer runs),
 # PT_TRACES (shared real traces, default ../shared/traces), VERBOSE=1 to show
 # every TAP line, ONLY=pattern to run matching suites only, SUITES="a.sh b.sh"
-# to run these scripts instead of the usual list.
+# to run these scripts instead of the usual list, JOBS=N to run up to N suites
+# at a time (their lines then come in the order they end).
 #
 # No suite may leave a process behind. Each suite runs with PT_TEST_TAG set
 # to a value of its own, which every process it starts inherits (through
@@ -55,45 +56,70 @@ leftovers() {
 	echo $n
 }
 
-# run_suite NAME CMD... : runs CMD, parses its TAP output, adds to the totals.
-run_suite() {
-	local name=$1
-	shift
-	case "$name" in *${ONLY:-}*) ;; *) return ;; esac
+# suite N NAME CMD... : runs CMD as suite number N, parses its TAP output,
+# prints its line (and its log's tail when it failed) and writes its counts
+# to $logdir/N.res for the totals. Each suite gets a session directory of its
+# own (unless the caller chose one), so suites running at the same time
+# never see each other's sessions.
+suite() {
+	local n=$1 name=$2
+	shift 2
 	local log="$logdir/$(echo "$name" | tr '/ ' '__').log"
 	local t0=$SECONDS
-	nsuite=$((nsuite + 1))
-	local tag="$$.$nsuite.$RANDOM"
-	PT_TEST_TAG=$tag "$@" >"$log" 2>&1
+	local tag="$$.$n.$RANDOM"
+	local sdir="$logdir/sessions.$n"
+	mkdir -m 700 "$sdir"
+	PT_TEST_TAG=$tag PROFTOP_SESSION_DIR=${PROFTOP_SESSION_DIR:-$sdir} "$@" >"$log" 2>&1
 	local rc=$?
 	local left
 	left=$(leftovers "$tag" "$log")
-	local p=0 f=0 s=0 line
+	local p=0 f=0 s=0 line res="$logdir/$n.res"
+	: >"$res.tmp"
 	while IFS= read -r line; do
 		case "$line" in
 		"ok "*"# SKIP"* | "ok "*"# skip"*) s=$((s + 1)) ;;
 		"ok "*) p=$((p + 1)) ;;
 		"not ok "*)
 			f=$((f + 1))
-			failed_names+=("$name: ${line#not ok }")
+			echo "F $name: ${line#not ok }" >>"$res.tmp"
 			;;
 		esac
 	done <"$log"
 	if [ $rc -ne 0 ] && [ $f -eq 0 ]; then
 		# crashed or exited non-zero without reporting a failure
 		f=$((f + 1))
-		failed_names+=("$name: exited with status $rc")
+		echo "F $name: exited with status $rc" >>"$res.tmp"
 	fi
 	if [ "$left" -ne 0 ]; then
 		f=$((f + 1))
-		failed_names+=("$name: left $left process(es) behind (killed)")
+		echo "F $name: left $left process(es) behind (killed)" >>"$res.tmp"
 	fi
-	pass=$((pass + p))
-	fail=$((fail + f))
-	skip=$((skip + s))
-	printf '%-34s %4d passed, %d failed, %d skipped (%ds)\n' "$name" $p $f $s $((SECONDS - t0))
-	if [ $f -ne 0 ] || [ "${VERBOSE:-0}" = 1 ]; then
-		sed 's/^/    | /' "$log" | tail -n 60
+	echo "C $p $f $s" >>"$res.tmp"
+	mv "$res.tmp" "$res"
+	{
+		printf '%-34s %4d passed, %d failed, %d skipped (%ds)\n' "$name" $p $f $s $((SECONDS - t0))
+		if [ $f -ne 0 ] || [ "${VERBOSE:-0}" = 1 ]; then
+			sed 's/^/    | /' "$log" | tail -n 60
+		fi
+	} >"$logdir/$n.out"
+	# one suite's lines at a time, whole, when several run at once
+	flock "$logdir/print.lock" cat "$logdir/$n.out"
+}
+
+# run_suite NAME CMD... : runs CMD as a suite, at once with JOBS=1 (the
+# default), else in the background with at most JOBS suites at a time.
+run_suite() {
+	local name=$1
+	shift
+	case "$name" in *${ONLY:-}*) ;; *) return ;; esac
+	nsuite=$((nsuite + 1))
+	if [ "${JOBS:-1}" -gt 1 ]; then
+		while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do
+			wait -n
+		done
+		suite $nsuite "$name" "$@" &
+	else
+		suite $nsuite "$name" "$@"
 	fi
 }
 
@@ -138,6 +164,20 @@ if [ -n "${SUITES:-}" ]; then
 else
 	all_suites
 fi
+
+wait # the suites still running
+for ((i = 1; i <= nsuite; i++)); do
+	[ -f "$logdir/$i.res" ] || { fail=$((fail + 1)) && failed_names+=("suite $i: no result"); continue; }
+	while read -r kind rest; do
+		case "$kind" in
+		C)
+			read -r p f s <<<"$rest"
+			pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+			;;
+		F) failed_names+=("$rest") ;;
+		esac
+	done <"$logdir/$i.res"
+done
 
 if [ ${#failed_names[@]} -gt 0 ]; then
 	echo
