@@ -126,14 +126,34 @@ run_suite() {
 # all_suites: the unit tests, golden and end-to-end scripts and fuzzers, then
 # the unit tests under valgrind and everything again on the sanitizer build
 # when SAN_BUILD is given (the full `make check`).
+# The suites that take longest start first, so that with JOBS > 1 none of
+# them is left running alone at the end.
+HEAVY="test_torch_zero test_cli test_python test_build test_harm test_serve test_lossless
+test_readers test_bounds test_tui_safety test_inject test_cupti"
+
+# e2e_scripts: tests/e2e/test_*.sh, the heavy ones first
+e2e_scripts() {
+	local h script
+	for h in $HEAVY; do
+		[ -f "tests/e2e/$h.sh" ] && echo "tests/e2e/$h.sh"
+	done
+	for script in tests/e2e/test_*.sh; do
+		[ -f "$script" ] || continue
+		case " $(echo $HEAVY) " in *" $(basename "$script" .sh) "*) continue ;; esac
+		echo "$script"
+	done
+}
+
 all_suites() {
 	local bin script
+	for script in $(e2e_scripts); do
+		run_suite "${script#tests/}" bash "$script"
+	done
 	for bin in "$BUILD"/tests/test_*; do
 		[ -x "$bin" ] || continue
 		run_suite "unit/$(basename "$bin")" "$bin"
 	done
-
-	for script in tests/golden/run.sh tests/e2e/test_*.sh tests/fuzz/run.sh; do
+	for script in tests/golden/run.sh tests/fuzz/run.sh; do
 		[ -f "$script" ] || continue
 		run_suite "${script#tests/}" bash "$script"
 	done
@@ -145,14 +165,13 @@ all_suites() {
 
 	# The same suites again on the sanitizer build (ASan + UBSan), when given.
 	if [ -n "${SAN_BUILD:-}" ] && [ -d "$SAN_BUILD/tests" ]; then
+		for script in $(e2e_scripts); do
+			grep -q '^# san: skip' "$script" && continue
+			run_suite "san/${script#tests/}" env PROFTOP="$PWD/$SAN_BUILD/proftop" bash "$script"
+		done
 		for bin in "$SAN_BUILD"/tests/test_*; do
 			[ -x "$bin" ] || continue
 			run_suite "san/unit/$(basename "$bin")" "$bin"
-		done
-		for script in tests/e2e/test_*.sh; do
-			[ -f "$script" ] || continue
-			grep -q '^# san: skip' "$script" && continue
-			run_suite "san/${script#tests/}" env PROFTOP="$PWD/$SAN_BUILD/proftop" bash "$script"
 		done
 	fi
 }
