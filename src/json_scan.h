@@ -59,6 +59,7 @@ void pt_json_side_free(struct pt_json_side *s);
 #define PT_RAW_NAME	0x2000u
 #define PT_RAW_CAT	0x4000u
 #define PT_RAW_DEV_HINT 0x8000u /* args look like a device task (grid, block_dim...) */
+#define PT_RAW_ID_RANGE 0x10000u /* a pid/tid/id number beyond int64: kept as its text */
 
 /* ph value when "ph" was missing / not one character */
 #define PT_RAW_PH_NONE 0
