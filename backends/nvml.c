@@ -44,6 +44,7 @@ struct nvml_api {
 	int (*temp)(nvml_dev, int, unsigned *);
 	int (*procs_v3)(nvml_dev, unsigned *, struct nvml_proc_v3 *);
 	int (*procs_v1)(nvml_dev, unsigned *, struct nvml_proc_v1 *);
+	int (*name)(nvml_dev, char *, unsigned); /* nvmlDeviceGetName */
 };
 
 enum { C_UTIL, C_MEMUTIL, C_USED, C_TOTAL, C_POWER, C_TEMP, C_PROC, C__N };
@@ -92,6 +93,7 @@ static int api_open(struct nvml_api *a, char *why, size_t len)
 	NSYM(temp, "nvmlDeviceGetTemperature");
 	NSYM(procs_v3, "nvmlDeviceGetComputeRunningProcesses_v3");
 	NSYM(procs_v1, "nvmlDeviceGetComputeRunningProcesses");
+	NSYM(name, "nvmlDeviceGetName");
 #undef NSYM
 	if (!a->init || !a->shutdown || !a->count || !a->handle) {
 		snprintf(why, len, "%s lacks nvmlInit_v2/nvmlDeviceGetCount_v2", path);
@@ -212,6 +214,13 @@ static int nv_poll(struct pt_backend *b, struct pt_trace *t, uint64_t now_ns)
 		}
 		for (int c = 0; c < C__N; c++)
 			n->name[c] = pt_trace_intern(t, counter_names[c], strlen(counter_names[c]));
+		/* the first GPU's model: the FLOPs figures' peak (flops.h) */
+		char model[96] = "";
+		if (n->ndev && n->api.name && !t->device_name &&
+		    n->api.name(n->dev[0], model, sizeof model) == 0) {
+			model[sizeof model - 1] = 0;
+			t->device_name = pt_trace_intern(t, model, strlen(model));
+		}
 		n->t = t;
 	}
 	n->have_last = 1;

@@ -29,6 +29,15 @@ int nvmlDeviceGetMemoryInfo(void *d, struct mem *m)
 	return 0;
 }
 int nvmlDeviceGetPowerUsage(void *d, unsigned *mw) { *mw = 123456; return 0; }
+int nvmlDeviceGetName(void *d, char *name, unsigned len)
+{
+	const char *n = d == (void *)1 ? "NVIDIA H100 80GB HBM3" : "NVIDIA A100-SXM4-80GB";
+	unsigned i = 0;
+	for (; n[i] && i + 1 < len; i++)
+		name[i] = n[i];
+	name[i] = 0;
+	return 0;
+}
 int nvmlDeviceGetTemperature(void *d, int sensor, unsigned *c) { *c = 61; return 0; }
 int nvmlDeviceGetComputeRunningProcesses_v3(void *d, unsigned *n, struct proc *p)
 {

@@ -86,6 +86,8 @@ static void test_samples(void **state)
 	assert_true(fabs(stat_of(t, "GPU Memory Total bytes", &n) - (double)(16ull << 30)) < 1);
 	assert_true(fabs(stat_of(t, "GPU Power W", &n) - 123.456) < 1e-9);
 	assert_true(fabs(stat_of(t, "GPU Temperature C", &n) - 61) < 1e-9);
+	/* the first GPU's model, for the FLOPs figures' peak */
+	assert_string_equal(pt_trace_str(t, t->device_name), "NVIDIA H100 80GB HBM3");
 	/* our process: 1 GiB on GPU 0, nothing on GPU 1 */
 	struct pt_counter_stat st;
 	assert_int_equal(pt_counter_stat(t, "GPU Memory(Process) bytes", 0, UINT64_MAX, &st), 4);
