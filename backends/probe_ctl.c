@@ -59,7 +59,8 @@ PT_EXPORT void proftop_control_answer(uint32_t seq, uint32_t state, uint32_t ste
 
 PT_EXPORT void proftop_capture_report(uint64_t t0_ns, uint64_t t1_ns, uint64_t sync_lo_ns,
 				      uint64_t sync_hi_ns, uint64_t start_block_ns,
-				      uint64_t stop_block_ns, uint64_t write_ns, int32_t tid)
+				      uint64_t stop_block_ns, uint64_t write_ns, int32_t tid,
+				      uint32_t first_step)
 {
 	struct pt_shm_ctl *c = ctl();
 	if (!c)
@@ -73,6 +74,7 @@ PT_EXPORT void proftop_capture_report(uint64_t t0_ns, uint64_t t1_ns, uint64_t s
 	c->stop_block_ns = stop_block_ns;
 	c->write_ns = write_ns;
 	c->tid = tid;
+	c->first_step = first_step;
 }
 
 PT_EXPORT int proftop_capture_path(uint32_t seq, char *buf, uint32_t len)

@@ -85,7 +85,7 @@ def _bind(lib):
         "proftop_control": (u64, []),
         "proftop_control_caps": (vp, [u32]),
         "proftop_control_answer": (vp, [u32, u32, u32, cp]),
-        "proftop_capture_report": (vp, [u64] * 7 + [ctypes.c_int32]),
+        "proftop_capture_report": (vp, [u64] * 7 + [ctypes.c_int32, u32]),
         "proftop_capture_path": (ctypes.c_int, [u32, ctypes.c_char_p, u32]),
         "proftop_gpu_collector": (ctypes.c_int, []),
     }

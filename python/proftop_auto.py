@@ -188,7 +188,7 @@ def _emit_step(ts):
 def _control(ts):
     """Once per step: what proftop asked for (a deep capture, proftop_capture.py)."""
     try:
-        _ctl.boundary(ts)
+        _ctl.boundary(ts, _steps)
     except Exception as e:  # noqa: BLE001
         _fail(e)
 

@@ -11,7 +11,9 @@ at each step boundary of a thread; this module:
 - starts torch.profiler at the next step boundary (CPU activity, input
   shapes, FLOPs of the ops torch has formulas for), records the marker
   "proftop/sync#<seq>" inside the profiler between two readings of the
-  session clock, so proftop can put the trace on the session's clock;
+  session clock (again while the bracket is wider than 20 us: the thread
+  was preempted; the last one counts), so proftop can put the trace on the
+  session's clock;
 - stops it after N steps, at a step boundary, on the same thread (the stop
   is counted in the last captured step);
 - writes the trace in a thread of its own, so the steps go on meanwhile:
@@ -44,6 +46,8 @@ _ACCEPTED, _RUNNING, _WRITING, _DONE, _FAILED, _CANCELLED = 1, 2, 3, 4, 5, 6
 _CAP_CAPTURE, _CAP_KINETO, _CAP_CUDA = 0x1, 0x2, 0x4
 _CTL_CANCEL = 0x2
 MAX_STEPS = 1000
+_SYNC_NS = 20000   # a marker bracket this tight is kept
+_SYNC_TRIES = 8
 
 _lib = None
 _torch = None
@@ -96,8 +100,9 @@ class _Busy(Exception):
 
 
 class _Capture(object):
-    def __init__(self, seq, steps, flags, owner):
+    def __init__(self, seq, steps, flags, owner, first_step):
         self.seq = seq
+        self.first_step = first_step  # the job's number of the first captured step
         self.steps = steps
         self.flags = flags
         self.owner = owner          # the stepping thread's state object
@@ -146,10 +151,16 @@ class _Capture(object):
             self.mode = "autograd"
             self.prof.__enter__()
         rf = torch.autograd.profiler.record_function
-        self.lo = now()
-        with rf(self.marker):
-            pass
-        self.hi = now()
+        # the marker between two clock readings, about 5 us apart; a
+        # bracket the thread was preempted in (or the profiler's first
+        # record, slower) is tried again: proftop uses the last marker
+        for _ in range(_SYNC_TRIES):
+            self.lo = now()
+            with rf(self.marker):
+                pass
+            self.hi = now()
+            if self.hi - self.lo <= _SYNC_NS:
+                break
         self.t0 = t_a
         self.start_block = self.hi - t_a
 
@@ -255,7 +266,7 @@ def _path(seq):
     return buf.value.decode("utf-8", "surrogateescape")
 
 
-def _begin(seq, steps, flags, owner):
+def _begin(seq, steps, flags, owner, first_step):
     """A new request at a step boundary of owner's thread: starts at once."""
     global _cap, _last_file
     if steps < 1 or steps > MAX_STEPS:
@@ -267,7 +278,7 @@ def _begin(seq, steps, flags, owner):
         except OSError:
             pass
         _last_file = None
-    c = _Capture(seq, steps, flags, owner)
+    c = _Capture(seq, steps, flags, owner, first_step)
     try:
         c.start()
     except _Busy as e:
@@ -303,7 +314,7 @@ def _finish(c):
         _last_file = path
         try:
             _lib.proftop_capture_report(c.t0, c.t1, c.lo, c.hi, c.start_block, c.stop_block,
-                                        wrote, c.tid)
+                                        wrote, c.tid, c.first_step)
         except Exception:  # noqa: BLE001
             pass
         _answer(c.seq, _DONE, c.done, "%s profiler, torch %s%s" % (
@@ -339,8 +350,9 @@ def _drop(c, state, msg):
     _answer(c.seq, state, c.done, msg)
 
 
-def boundary(ts):
-    """At a step boundary of ts's thread, after its step was recorded."""
+def boundary(ts, nsteps=0):
+    """At a step boundary of ts's thread, after its step was recorded;
+    nsteps: the steps recorded so far (the number of the one beginning)."""
     global _seen, _started
     w = _lib.proftop_control()
     c = _cap
@@ -370,7 +382,7 @@ def boundary(ts):
             return
         _seen = w
         _started = seq
-        _begin(seq, steps, flags, ts)
+        _begin(seq, steps, flags, ts, nsteps)
 
 
 def at_exit():

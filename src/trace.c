@@ -4,6 +4,7 @@
  * after a track's first event), and the warning counters.
  */
 #include "proftop/trace.h"
+#include "proftop/capture.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -109,6 +110,7 @@ void pt_trace_free(struct pt_trace *t)
 	free(t->labels);
 	free(t->source);
 	free(t->procs);
+	pt_capture_list_free(t->captures);
 	free(t);
 }
 

@@ -83,8 +83,9 @@ PROFTOP_API int proftop_reader_attached(void);
  * (PT_SHM_CTL_* states, steps finished so far) with an optional one-line
  * msg (copied; NULL keeps the last one). proftop_capture_report() stores a
  * capture's figures (session-clock times, see struct pt_shm_ctl; tid: the
- * system id of the thread whose steps were captured) before the answer
- * that publishes them.
+ * system id of the thread whose steps were captured; first_step: the number
+ * of the first captured step, counting the steps recorded from 0) before
+ * the answer that publishes them.
  * proftop_capture_path() writes the file a capture's trace goes to, beside
  * the session ("<dir>/<pid>.capture-<seq>.json"): 0, or -1 when len is too
  * small or no session exists. proftop_gpu_collector(): 1 while proftop's
@@ -97,7 +98,8 @@ PROFTOP_API void proftop_control_answer(uint32_t seq, uint32_t state, uint32_t s
 					const char *msg);
 PROFTOP_API void proftop_capture_report(uint64_t t0_ns, uint64_t t1_ns, uint64_t sync_lo_ns,
 					uint64_t sync_hi_ns, uint64_t start_block_ns,
-					uint64_t stop_block_ns, uint64_t write_ns, int32_t tid);
+					uint64_t stop_block_ns, uint64_t write_ns, int32_t tid,
+					uint32_t first_step);
 PROFTOP_API int proftop_capture_path(uint32_t seq, char *buf, uint32_t len);
 PROFTOP_API int proftop_gpu_collector(void);
 

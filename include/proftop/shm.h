@@ -156,7 +156,8 @@ struct pt_shm_ctl {
 	uint64_t write_ns;       /* writing the file (a thread of the helper's: the
 				    steps go on meanwhile) */
 	int32_t tid;             /* gettid() of the thread whose steps were captured */
-	uint32_t reserved;
+	uint32_t first_step;     /* the job's number of the first captured step (its
+				    helper counts steps from 0, as proftop does) */
 	char msg[PT_SHM_CTL_MSG_BYTES]; /* helper: one line for the user, NUL-terminated */
 };
 

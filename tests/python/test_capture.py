@@ -46,10 +46,10 @@ void proftop_control_answer(uint32_t seq, uint32_t st, uint32_t done, const char
 	logf_("answer %u %u %u %s\n", seq, st, done, msg ? msg : "-");
 }
 void proftop_capture_report(uint64_t t0, uint64_t t1, uint64_t lo, uint64_t hi, uint64_t sb,
-			    uint64_t pb, uint64_t w, int32_t tid)
+			    uint64_t pb, uint64_t w, int32_t tid, uint32_t first)
 {
-	logf_("report %llu %llu %llu %llu %d\n", (unsigned long long)t0, (unsigned long long)t1,
-	      (unsigned long long)lo, (unsigned long long)hi, (int)tid);
+	logf_("report %llu %llu %llu %llu %d %u\n", (unsigned long long)t0, (unsigned long long)t1,
+	      (unsigned long long)lo, (unsigned long long)hi, (int)tid, first);
 }
 int proftop_capture_path(uint32_t seq, char *buf, uint32_t len)
 {
@@ -195,9 +195,11 @@ class Capture(unittest.TestCase):
                       done[0][4])
         # the capture's times: t0 <= lo <= hi <= t1, on the stepping thread
         rep = [ln for ln in log if ln.startswith("report ")][0].split()
-        t0, t1, lo, hi, tid = (int(v) for v in rep[1:])
+        t0, t1, lo, hi, tid, first = (int(v) for v in rep[1:])
         self.assertTrue(t0 <= lo <= hi <= t1)
         self.assertEqual(tid, res["tid"])
+        # the first captured step's number: three steps were recorded before it
+        self.assertEqual(first, 3)
         # the trace: whole JSON, the marker, aten ops with shapes and FLOPs
         self.assertEqual(self.files(), ["cap-1.json"])
         with open(os.path.join(self.dir, "cap-1.json")) as f:
