@@ -459,16 +459,39 @@ void pt_capture_describe(const struct pt_capture *c, char *buf, size_t len, int 
 		pt_buf_printf(&b, "cancelled: %s", esc);
 		break;
 	case PT_CAPTURE_MERGED:
+		if (brief && c->saved[0]) {
+			/* the status line: the file first, it is what the user opens */
+			const char *base = strrchr(c->saved, '/');
+			base = base ? base + 1 : c->saved;
+			char sv[600];
+			pt_escape_term(sv, sizeof sv, base, strlen(base), 0, 0);
+			pt_buf_printf(&b, "saved %s, ", sv);
+		}
 		if (c->first_step >= 0)
-			pt_buf_printf(&b, "steps %lld-%lld, ", (long long)c->first_step,
+			pt_buf_printf(&b, "steps %lld-%lld", (long long)c->first_step,
 				      (long long)c->last_step);
 		else
-			pt_buf_printf(&b, "%u steps, ", c->done);
-		pt_buf_printf(&b, "%llu events", (unsigned long long)c->events);
-		if (c->during_n && c->before_n) {
+			pt_buf_printf(&b, "%u steps", c->done);
+		if (!brief)
+			pt_buf_printf(&b, ", %llu events", (unsigned long long)c->events);
+		if (c->during_n && c->before_n && brief) {
+			/* the ratio before the figures: at 80 columns it is what stays */
+			pt_buf_printf(&b, ", step time x%.2f (",
+				      c->before_ns ? (double)c->during_ns / (double)c->before_ns : 0.0);
+			ms(&b, c->during_ns);
+			pt_buf_printf(&b, " vs ");
+			ms(&b, c->before_ns);
+			pt_buf_printf(&b, " before");
+			if (c->after_n) {
+				pt_buf_printf(&b, ", ");
+				ms(&b, c->after_ns);
+				pt_buf_printf(&b, " after");
+			}
+			pt_buf_printf(&b, ")");
+		} else if (c->during_n && c->before_n) {
 			pt_buf_printf(&b, "; step ");
 			ms(&b, c->during_ns);
-			pt_buf_printf(&b, brief ? " vs " : " during vs ");
+			pt_buf_printf(&b, " during vs ");
 			ms(&b, c->before_ns);
 			pt_buf_printf(&b, " before (x%.2f)",
 				      c->before_ns ? (double)c->during_ns / (double)c->before_ns : 0.0);
@@ -487,7 +510,7 @@ void pt_capture_describe(const struct pt_capture *c, char *buf, size_t len, int 
 			ms(&b, c->write_ns);
 			pt_buf_printf(&b, " (%s)", esc);
 		}
-		if (c->saved[0]) {
+		if (c->saved[0] && !brief) {
 			char sv[600];
 			pt_escape_term(sv, sizeof sv, c->saved, strlen(c->saved), 0, 0);
 			pt_buf_printf(&b, "; saved %s", sv);

@@ -114,7 +114,10 @@ int pt_capture_save(struct pt_trace *t, struct pt_capture *c, const char *path, 
  * One line for the screen or the terminal, e.g.
  *   "capture #1 (pid 123): 5 steps, 4810 events merged; steps 12.1 ms
  *    during vs 8.0 ms before (x1.51), 8.1 ms after; start 1.2 ms, stop 40 ms"
- * brief: shorter, for the status line. Raw text from the job is escaped.
+ * brief: shorter, for the status line: the saved file's name first, then
+ * the steps and the step time's ratio, e.g. "capture #1: saved
+ * proftop-capture-123-1.json, steps 12-16, step time x1.51 (12.1 ms vs
+ * 8.0 ms before, 8.1 ms after)". Raw text from the job is escaped.
  */
 void pt_capture_describe(const struct pt_capture *c, char *buf, size_t len, int brief);
 

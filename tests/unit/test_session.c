@@ -1283,6 +1283,12 @@ static void test_capture_protocol(void **state)
 	assert_non_null(strstr(line, "capture #1 (pid"));
 	assert_non_null(strstr(line, "steps 3-5, 2 events"));
 	assert_non_null(strstr(line, "start blocked 0.10 ms, stop 0.20 ms"));
+	/* the status line: the saved file's name first, then the ratio */
+	struct pt_capture cb = *c;
+	snprintf(cb.saved, sizeof cb.saved, "/some/dir/proftop-capture-7-1.json");
+	pt_capture_describe(&cb, line, sizeof line, 1);
+	assert_string_equal(line, "capture #1: saved proftop-capture-7-1.json, steps 3-5, step time "
+				  "x1.00 (1.00 ms vs 1.00 ms before, 1.00 ms after)");
 	/* a reader that attaches just after it ended merges it too: its first
 	 * drain brought the steps before it */
 	struct pt_session *s3;
