@@ -165,6 +165,48 @@ class Capture(unittest.TestCase):
     def files(self):
         return sorted(os.path.basename(p) for p in glob.glob(os.path.join(self.dir, "*")))
 
+    def test_stop_leaves_the_event_list_to_the_writer(self):
+        # torch 1.x without CUDA timing: the step that stops the profiler
+        # only ends recording; the event list is built in the writer thread
+        res = self.run_scenario("""
+            import proftop_capture as pc
+            seen = {}
+            orig = pc._Capture.stop
+            def stop(self):
+                r = orig(self)
+                seen["enabled"] = bool(torch.autograd._profiler_enabled())
+                seen["deferred"] = self.unparsed is not None
+                seen["thread"] = threading.current_thread().name
+                return r
+            pc._Capture.stop = stop
+            origp = pc._Capture._parse
+            def parse(self):
+                if self.unparsed is not None:
+                    seen["parsed_in"] = threading.current_thread().name
+                return origp(self)
+            pc._Capture._parse = parse
+            train(2)
+            ask(1, 2)
+            train(5)
+            if pc._writer is not None:
+                pc._writer.join(60)
+            done(seen=seen, version=torch.__version__)
+        """)
+        seen = res["seen"]
+        self.assertFalse(seen["enabled"], "recording ended at the stop")
+        split = res["version"].startswith("1.") or res["version"].startswith("2.0")
+        self.assertEqual(seen["deferred"], split)
+        if split:
+            self.assertEqual(seen["parsed_in"], "proftop-capture")
+            self.assertNotEqual(seen["thread"], "proftop-capture")
+        self.assertTrue(any(ln.startswith("answer 1 4 2") for ln in res["log"]), res["log"])
+        # the trace has the operators with their shapes all the same
+        with open(os.path.join(self.dir, "cap-1.json")) as f:
+            tr = json.load(f)
+        conv = [e for e in tr["traceEvents"] if e["name"] == "aten::conv2d"]
+        self.assertEqual(len(conv), 2)
+        self.assertEqual(conv[0]["args"]["Input Dims"][0], [2, 3, 8, 8])
+
     def test_capture_three_steps(self):
         res = self.run_scenario("""
             train(3)
