@@ -30,6 +30,7 @@
 
 #define CAPTURE_POLL_NS 100000000ull
 #define CAPTURE_AFTER_WAIT_NS (10ull * 1000000000ull)
+#define CAPTURE_SETTLE_NS 500000000ull
 
 void cli_usage_capture(FILE *f)
 {
@@ -155,8 +156,14 @@ int cli_capture(int argc, char **argv)
 	}
 	struct pt_trace *t = pt_trace_new(lo.max_mem_bytes);
 	int rc = CLI_FAIL;
-	/* attach first: the steps before the capture are the cost's baseline */
-	b->ops->poll(b, t, pt_now_ns());
+	/* attach first: the steps before the capture are the cost's baseline.
+	 * Reading a session from the start (the first drain takes the rings'
+	 * backlog, on a machine where this command shares the job's cores)
+	 * slows the job's steps of that moment: they would inflate the
+	 * baseline. Poll for CAPTURE_SETTLE_NS at the usual rate first. */
+	uint64_t settle_end = pt_now_ns() + CAPTURE_SETTLE_NS;
+	while (b->ops->poll(b, t, pt_now_ns()) != PT_ENOENT && pt_now_ns() < settle_end)
+		sleep_ns(CAPTURE_POLL_NS);
 	struct pt_session *s = pt_backend_session_of(b);
 	uint32_t seq = 0;
 	char why[300];
