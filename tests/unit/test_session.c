@@ -1388,6 +1388,74 @@ static void test_capture_protocol(void **state)
 	seg_free(&g);
 }
 
+/* With proftop's CUPTI collector in the job, torch captures CPU activity
+ * only: the probe's own runtime call and kernel link to the captured aten
+ * operator that encloses the launch, as in a Kineto trace. */
+static void test_capture_links_kernels(void **state)
+{
+	(void)state;
+	struct seg g;
+	seg_make(&g, getpid(), 2, 256, 4096);
+	uint32_t stepn = seg_str(&g, "ProfileStep"), k = seg_str(&g, "volta_sgemm_128x64_nn");
+	uint32_t launch = seg_str(&g, "cudaLaunchKernel");
+	struct pt_shm_ring *r = seg_ring(&g, 0, 100, "main");
+	struct pt_shm_ring *rc = seg_ring(&g, 1, 101, "cupti");
+	for (int i = 1; i <= 6; i++)
+		seg_push(&g, r, PT_KIND_PROFILE_STEP, stepn, i * 1000000ull, 1000000, 8);
+	seg_push(&g, r, PT_KIND_CUDA_RUNTIME, launch, 4100000, 20000, 0);
+	seg_push(&g, r, PT_SHM_REC_EXT, 0, 77, 0, 0);
+	seg_push(&g, rc, PT_SHM_REC_DEVICE, 0, 0, 0, 0);
+	seg_push(&g, rc, PT_KIND_KERNEL, k, 4300000, 300000, 0);
+	seg_push(&g, rc, PT_SHM_REC_EXT, 0, 77, 7, 0);
+	struct pt_session *s;
+	assert_int_equal(open_seg(&g, &s), 0);
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+	struct pt_capture_follow f = {0};
+	g.h->ctl.caps = PT_SHM_CAP_CAPTURE;
+	char why[300], path[600];
+	uint32_t seq;
+	assert_int_equal(pt_session_capture_request(s, 2, 0, &seq, why, sizeof why), 0);
+	follow(s, t, &f, 1, 0);
+	/* torch's trace, CPU only: the marker at 1000 us of its clock, an
+	 * aten::mm from 1050 to 1250 us around the launch (4.1 ms session) */
+	assert_int_equal(pt_session_capture_file(s, 1, path, sizeof path), 0);
+	write_file(path,
+		   "{\"traceEvents\":["
+		   "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"proftop/sync#1\",\"pid\":9,"
+		   "\"tid\":7,\"ts\":1000,\"dur\":2},"
+		   "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":9,\"tid\":7,"
+		   "\"ts\":1050,\"dur\":200,\"args\":{\"Input Dims\":[[64,128],[128,32]]}}]}");
+	g.h->ctl.t0_ns = 4000000;
+	g.h->ctl.t1_ns = 6000000;
+	g.h->ctl.sync_lo_ns = 4000000;
+	g.h->ctl.sync_hi_ns = 4004000; /* offset 3.001 ms: the mm is 4.051..4.251 ms */
+	g.h->ctl.tid = 100;
+	g.h->ctl.first_step = 3;
+	__atomic_store_n(&g.h->ctl.state, PT_SHM_CTL_STATE(1, PT_SHM_CTL_DONE, 2), __ATOMIC_RELEASE);
+	struct pt_capture *c = follow(s, t, &f, 1, 0);
+	assert_int_equal(c->state, PT_CAPTURE_MERGED);
+	struct pt_summary *sum = pt_summarize(t, NULL);
+	int linked = 0;
+	for (size_t i = 0; i < sum->op_detail.n; i++) {
+		const struct pt_row *row = &sum->op_detail.rows[i];
+		if (row->is_device &&
+		    !strcmp(pt_trace_str(t, row->name_id), "volta_sgemm_128x64_nn") &&
+		    !strcmp(pt_trace_str(t, sum->op_detail.rows[row->parent].name_id), "aten::mm"))
+			linked = 1;
+	}
+	assert_true(linked);
+	int timed = 0;
+	for (size_t i = 0; i < sum->operators.n; i++)
+		if (!strcmp(pt_trace_str(t, sum->operators.rows[i].name_id), "aten::mm"))
+			timed = sum->operators.rows[i].gpu.total_ns == 300000;
+	assert_true(timed); /* the kernel's time is the operator's GPU time */
+	pt_summary_free(sum);
+	unlink(path);
+	pt_trace_free(t);
+	pt_session_close(s);
+	seg_free(&g);
+}
+
 static int setup(void **state)
 {
 	snprintf(g_dir, sizeof g_dir, "%s/proftop-test-session.XXXXXX",
@@ -1426,6 +1494,7 @@ int main(void)
 	    cmocka_unit_test(test_stalled_reader_counts),
 	    cmocka_unit_test(test_reader_slots_run_out),
 	    cmocka_unit_test(test_capture_protocol),
+	    cmocka_unit_test(test_capture_links_kernels),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
