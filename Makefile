@@ -50,7 +50,8 @@ ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -pthread
 CORE_SRC := $(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c))
 CLI_SRC := src/main.c $(wildcard src/cli_*.c)
 # backends/ linked into proftop (the probe's files go into libproftop.so instead)
-BACKEND_SRC := $(filter-out backends/probe%,$(wildcard backends/*.c))
+BACKEND_SRC := $(filter-out backends/probe%,$(wildcard backends/*.c)) \
+	backends/probe_cupti_find.c
 # tui/: the terminal UI, the only code that includes curses (ncursesw, else ncurses).
 TUI_SRC := $(wildcard tui/*.c)
 CURSES_PKG := $(shell $(PKG_CONFIG) --exists ncursesw 2>/dev/null && echo ncursesw || echo ncurses)
@@ -74,6 +75,22 @@ PROBE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN) -O2 -g -fPIC -fvisibilit
 CUDA_INC := $(wildcard $(CUDA_HOME)/include/cupti.h)
 CUDA_CFLAGS := $(if $(CUDA_INC),-DPT_HAVE_CUDA_HEADERS -I$(CUDA_HOME)/include)
 PROBE_CFLAGS += $(CUDA_CFLAGS)
+
+# A second CUPTI header set, older than CUDA_HOME's: Debian's non-free
+# libcupti-dev (CUPTI 11.8) installs cupti*.h in /usr/include, and they need
+# cuda.h and friends, taken from CUDA_HOME through a folder of links. The
+# probe is compiled against them as well and the CUPTI unit test runs built
+# against them (test_probe_cupti_old), so both header sets keep compiling and
+# the 11.8 record layouts are checked against their real structs.
+CUPTI_OLD_INC ?= /usr/include
+CUPTI_OLD_OK := $(if $(CUDA_INC),$(wildcard $(CUPTI_OLD_INC)/cupti.h))
+CUPTI_OLD_FILES := $(wildcard $(CUPTI_OLD_INC)/cupti*.h $(CUPTI_OLD_INC)/generated_*_meta.h \
+	$(CUPTI_OLD_INC)/cuda_stdint.h $(CUPTI_OLD_INC)/nvperf_*.h $(CUPTI_OLD_INC)/Openacc \
+	$(CUPTI_OLD_INC)/Openmp)
+CUPTI_OLD_DIR := $(BUILD)/cupti-old
+CUPTI_OLD_CFLAGS := -DPT_HAVE_CUDA_HEADERS -I$(CUPTI_OLD_DIR)/include -I$(CUDA_HOME)/include
+PROBE_OLD_OBJ := $(PROBE_SRC:%.c=$(CUPTI_OLD_DIR)/pic/%.o)
+CUPTI_OLD_BIN := $(if $(CUPTI_OLD_OK),$(BUILD)/tests/test_probe_cupti_old)
 
 # examples/: small programs annotated with the C API, linked weakly so they
 # run with and without proftop (libproftop.so is preloaded by `proftop run`).
@@ -112,6 +129,24 @@ $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(PROBE_CFLAGS) -MMD -MP -c $< -o $@
 
+$(CUPTI_OLD_DIR)/include/.links: $(CUPTI_OLD_FILES)
+	@rm -rf $(dir $@) && mkdir -p $(dir $@)
+	ln -s $(abspath $(CUPTI_OLD_FILES)) $(dir $@)
+	@touch $@
+
+$(CUPTI_OLD_DIR)/pic/%.o: %.c $(CUPTI_OLD_DIR)/include/.links
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out $(CUDA_CFLAGS),$(PROBE_CFLAGS)) $(CUPTI_OLD_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/tests/test_probe_cupti_old: tests/unit/test_probe_cupti.c $(PROBE_OLD_OBJ) $(BUILD)/libproftop_core.a tests/unit/testutil.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CUPTI_OLD_CFLAGS) -Itests/unit \
+		-DPT_TEST_CUPTI_INC='"-I$(abspath $(CUPTI_OLD_DIR))/include -I$(abspath $(CUDA_HOME))/include"' \
+		-o $@ $< $(PROBE_OLD_OBJ) $(BUILD)/libproftop_core.a $(CMOCKA_LIBS) $(LDLIBS) -lrt
+
+# `make cupti-old`: only the probe against the older headers (what CI needs at least).
+cupti-old: $(PROBE_OLD_OBJ)
+
 $(BUILD)/libproftop.so: $(PROBE_OBJ)
 	$(CC) -shared -pthread -Wl,-soname,libproftop.so -Wl,-z,nodelete -o $@ $(PROBE_OBJ) -ldl -lrt
 
@@ -134,7 +169,8 @@ $(BUILD)/bench/bench_tui%: bench/bench_tui%.c $(TUI_OBJ) $(BUILD)/libproftop_cor
 
 # The CUPTI translation is tested and benchmarked with the real record structs
 # when CUDA's headers are present (they skip otherwise).
-$(BUILD)/tests/test_probe_cupti: ALL_CFLAGS += $(CUDA_CFLAGS)
+$(BUILD)/tests/test_probe_cupti: ALL_CFLAGS += $(CUDA_CFLAGS) \
+	-DPT_TEST_CUPTI_INC='"-I$(abspath $(CUDA_HOME))/include"'
 $(BUILD)/bench/bench_cupti: ALL_CFLAGS += $(CUDA_CFLAGS)
 
 # Tests of the probe link its objects directly.
@@ -158,7 +194,7 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libproftop_core.a $(BACKEND_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libproftop_core.a $(LDLIBS)
 
-tests: $(UNIT_BIN) $(PROG_BIN) all
+tests: $(UNIT_BIN) $(CUPTI_OLD_BIN) $(PROG_BIN) all
 
 # libFuzzer targets (clang): the core built with -fsanitize=fuzzer,address,undefined.
 FUZZ_CC ?= clang
@@ -173,16 +209,21 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_CORE) $(wildcard src/*.h include/p
 fuzz: $(FUZZ_BIN)
 
 # A plain `make check` also builds the sanitizer tree and runs the suites again
-# under ASan+UBSan (PT_CHECK_FAST=1 skips that second pass).
-check: tests
+# under ASan+UBSan (PT_CHECK_FAST=1 skips that second pass). It builds with a
+# job per core and runs CHECK_JOBS suites at a time (most of them wait on
+# sessions, screens and child processes more than they compute).
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+CHECK_JOBS ?= $(shell echo $$(( $(NPROC) + 1 )))
+check:
+	@$(MAKE) --no-print-directory -j$(NPROC) tests
 ifeq ($(SAN)$(PT_CHECK_FAST),)
-	@$(MAKE) --no-print-directory SAN=1 tests
+	@$(MAKE) --no-print-directory -j$(NPROC) SAN=1 tests
 	@if echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){return 0;}' | \
 		$(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null; then \
-		$(MAKE) --no-print-directory fuzz; fi
-	@BUILD=$(BUILD) SAN_BUILD=build-san tests/run.sh
+		$(MAKE) --no-print-directory -j$(NPROC) fuzz; fi
+	@BUILD=$(BUILD) SAN_BUILD=build-san JOBS=$(CHECK_JOBS) tests/run.sh
 else
-	@BUILD=$(BUILD) SAN=$(SAN) tests/run.sh
+	@BUILD=$(BUILD) SAN=$(SAN) JOBS=$(CHECK_JOBS) tests/run.sh
 endif
 
 valgrind: $(UNIT_BIN)
@@ -216,10 +257,17 @@ install: $(BUILD)/proftop $(BUILD)/libproftop.so $(EXAMPLE_BIN)
 
 DEB_PKGS := build-essential pkg-config libcjson-dev zlib1g-dev libncurses-dev libcmocka-dev \
 	tmux procps python3 python3-torch clang libclang-rt-14-dev valgrind strace \
-	libmicrohttpd-dev prometheus gdb
+	libmicrohttpd-dev prometheus gdb libcupti-dev
+# libcupti-dev (CUPTI 11.8 headers, for the second CUPTI build) is in Debian's
+# non-free component, enabled in debian.sources when it is missing.
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	src=/etc/apt/sources.list.d/debian.sources; \
+	case "$$missing" in *libcupti-dev*) \
+		if [ -f $$src ] && ! grep -q '^Components:.*non-free\( \|$$\)' $$src; then \
+			sed -i 's/^Components: main$$/Components: main contrib non-free non-free-firmware/' $$src; \
+		fi;; esac; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		own=""; if [ ! -e /usr/sbin/policy-rc.d ]; then \
@@ -234,7 +282,7 @@ format:
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all tests check valgrind golden bench install deps format clean fuzz docs
+.PHONY: all tests check valgrind golden bench install deps format clean fuzz docs cupti-old
 .DELETE_ON_ERROR:
 
--include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(PROBE_OBJ:.o=.d)
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(PROBE_OBJ:.o=.d) $(PROBE_OLD_OBJ:.o=.d)

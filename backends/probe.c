@@ -482,6 +482,26 @@ int pt_probe_make_room(struct pt_tstate *t, uint64_t now_ns)
 	return 1;
 }
 
+uint64_t pt_probe_ring_free(struct pt_tstate *t)
+{
+	struct pt_shm_ring *r = t->ring;
+	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	if (t->head - tail > t->mask) {
+		/* full as far as tail says: the attached readers may be past it, and
+		 * only this thread moves it (as pt_probe_make_room does, no drop) */
+		int attached;
+		uint64_t m = pt_shm_readers_min_cursor(G.hdr, r, pt_clock_mono_ns(), tail, t->head,
+						       &attached);
+		if (attached && m > tail) {
+			__atomic_store_n(&r->tail, m, __ATOMIC_RELEASE);
+			tail = m;
+		}
+	}
+	t->cached_tail = tail;
+	uint64_t used = t->head - tail;
+	return used > t->mask ? 0 : t->mask + 1 - used;
+}
+
 int pt_probe_pop_inner(struct pt_tstate *t, uint16_t dom)
 {
 	uint32_t d = t->depth;

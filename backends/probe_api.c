@@ -1,6 +1,8 @@
 /*
  * probe_api.c - the public C API of include/proftop/proftop.h, the only
- * symbols (with InitializeInjectionNvtx2) that libproftop.so exports. Each
+ * symbols libproftop.so exports besides the injection entry points
+ * (InitializeInjectionNvtx2, InitializeInjection) and the CUPTI files'
+ * interposed cupti* and _exit/_Exit (probe_cupti_share.c, _flow.c). Each
  * call takes a timestamp and writes at most one 32-byte record into the
  * calling thread's ring (probe_int.h); with the probe off, in a forked child
  * or after the thread's exit handler ran, every call returns at once.

@@ -1,12 +1,13 @@
 /*
- * bench_cupti.c - speed of the CUPTI translation (backends/probe_cupti_xlate.c,
- * included here): synthetic CUDA 13 activity records (kernels over 256
- * kernel names, 1 in 20 an NCCL kernel, copies, memsets, external
- * correlation) translated into 32-byte session records written to a
- * 16384-slot ring, beside a reference that only copies 64 bytes per record
- * into the same ring. Target: >= 20 M records/s. Needs the CUDA headers
- * (built with -DPT_HAVE_CUDA_HEADERS -I$CUDA_HOME/include); prints
- * "skipped" without them.
+ * bench_cupti.c - speed of the CUPTI translation (backends/probe_cupti_xlate.c
+ * and the clock map of probe_cupti_clock.c, included here): synthetic CUDA 13
+ * activity records (kernels over 256 kernel names, 1 in 20 an NCCL kernel,
+ * copies, memsets, external correlation), read through the CUPTI 13.0
+ * layout and checked against their launch in the launch table, translated
+ * into 32-byte session records written to a 16384-slot ring, beside a
+ * reference that only copies 64 bytes per record into the same ring.
+ * Target: >= 20 M records/s. Needs the CUDA headers (built with
+ * -DPT_HAVE_CUDA_HEADERS -I$CUDA_HOME/include); prints "skipped" without them.
  *   bench_cupti [records] [runs]
  */
 #include <stdint.h>
@@ -15,7 +16,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "../backends/probe_cupti_clock.c"
 #include "../backends/probe_cupti_xlate.c"
+#ifdef PT_HAVE_CUDA_HEADERS
+#include <cupti.h>
+#endif
 
 #ifndef PT_HAVE_CUDA_HEADERS
 int main(void)
@@ -61,8 +66,12 @@ int main(int argc, char **argv)
 		snprintf(names[i], sizeof names[i], i % 20 == 0 ? "ncclDevKernel_AllReduce_%d"
 							     : "_Z%dvoid_gemm_kernel_variant_%dPfS_i",
 			 i, i);
-	uint64_t t = 1000000;
+	/* records on the session clock, each launched 1 us before it starts */
+	static struct pt_cupti_launch launches[PT_CUPTI_LAUNCHES];
+	const uint64_t first = now_ns();
+	uint64_t t = first;
 	for (size_t i = 0; i < n; i++) {
+		pt_cupti_launch_note(launches, (uint32_t)i + 1, t - 1000);
 		uint32_t corr = (uint32_t)i + 1;
 		switch (i % 20) {
 		case 0: case 1: case 2:
@@ -105,7 +114,10 @@ int main(int argc, char **argv)
 	}
 	struct pt_shm_rec *ring = calloc(RING, sizeof *ring);
 	static struct pt_cupti_xlate x;
-	pt_cupti_xlate_init(&x, bench_intern, NULL, NULL);
+	static struct pt_cupti_clock clock;
+	pt_cupti_clock_init(&clock, launches, first, PT_CLK_MONO);
+	pt_cupti_xlate_init(&x, pt_cupti_layout_for(130001, NULL), &clock, bench_intern, NULL, NULL);
+	pt_cupti_xlate_buffer(&x, t);
 	double best = 0, best_ref = 0;
 	uint64_t sink = 0;
 	for (int r = 0; r < runs; r++) {

@@ -66,38 +66,56 @@ static int derived_lane(const struct pt_trace *t, uint32_t id)
 	return strncmp(p, "Overlap Analysis", 16) == 0;
 }
 
+struct ivl_list *ts_list_make(struct track_state *ts, int k)
+{
+	if (!ts->li[k]) {
+		if (ts->nl == ts->capl) {
+			ts->capl = (uint8_t)(ts->capl ? ts->capl * 2 : 2);
+			if (ts->capl > LS__COUNT)
+				ts->capl = LS__COUNT;
+			ts->lv = pt_xrealloc(ts->lv, ts->capl * sizeof *ts->lv);
+		}
+		memset(&ts->lv[ts->nl], 0, sizeof *ts->lv);
+		ts->li[k] = ++ts->nl;
+	}
+	return &ts->lv[ts->li[k] - 1];
+}
+
+/* The state of track id: events come a track at a time, so the previous
+ * event's track is tried first and the map is asked only on a change. */
 static struct track_state *track_get(struct pt_agg *a, uint32_t id)
 {
-	if (id >= a->ntracks) {
-		size_t nn = a->ntracks ? a->ntracks : 8;
-		while (nn <= id)
-			nn *= 2;
-		a->tracks = pt_xrealloc(a->tracks, nn * sizeof *a->tracks);
-		memset(a->tracks + a->ntracks, 0, (nn - a->ntracks) * sizeof *a->tracks);
-		a->ntracks = nn;
+	if (a->ntracks && a->tracks[a->last_ix].id == id)
+		return &a->tracks[a->last_ix];
+	uint32_t *ix = u64map_slot(&a->track_ix, id);
+	if (*ix != AGG_NONE) {
+		a->last_ix = *ix;
+		return &a->tracks[*ix];
 	}
-	struct track_state *ts = &a->tracks[id];
-	if (!ts->used) {
-		ts->used = 1;
-		ts->device = -1;
-		ts->dev_idx = AGG_NONE;
-		ts->derived = (uint8_t)derived_lane(a->t, id);
-		if (a->t && id < a->t->ntracks && pt_track_is_device(&a->t->tracks[id])) {
-			ts->is_device = 1;
-			ts->device = a->t->tracks[id].device;
-			size_t i;
-			for (i = 0; i < a->ndevs; i++)
-				if (a->devs[i].device == ts->device)
-					break;
-			if (i == a->ndevs) {
-				a->devs =
-				    agg_grow(a->devs, &a->devs_cap, a->ndevs, sizeof *a->devs);
-				memset(&a->devs[i], 0, sizeof a->devs[i]);
-				a->devs[i].device = ts->device;
-				a->ndevs++;
-			}
-			ts->dev_idx = (uint32_t)i;
+	a->tracks = agg_grow(a->tracks, &a->tracks_cap, a->ntracks, sizeof *a->tracks);
+	*ix = (uint32_t)a->ntracks;
+	a->last_ix = a->ntracks;
+	struct track_state *ts = &a->tracks[a->ntracks++];
+	memset(ts, 0, sizeof *ts);
+	ts->id = id;
+	ts->used = 1;
+	ts->device = -1;
+	ts->dev_idx = AGG_NONE;
+	ts->derived = (uint8_t)derived_lane(a->t, id);
+	if (a->t && id < a->t->ntracks && pt_track_is_device(&a->t->tracks[id])) {
+		ts->is_device = 1;
+		ts->device = a->t->tracks[id].device;
+		size_t i;
+		for (i = 0; i < a->ndevs; i++)
+			if (a->devs[i].device == ts->device)
+				break;
+		if (i == a->ndevs) {
+			a->devs = agg_grow(a->devs, &a->devs_cap, a->ndevs, sizeof *a->devs);
+			memset(&a->devs[i], 0, sizeof a->devs[i]);
+			a->devs[i].device = ts->device;
+			a->ndevs++;
 		}
+		ts->dev_idx = (uint32_t)i;
 	}
 	return ts;
 }
@@ -106,20 +124,13 @@ static struct track_state *track_get(struct pt_agg *a, uint32_t id)
  * (cudaMemcpyAsync, cuMemsetD32, GpuMemcpySync...)? */
 static int is_memory_name(struct pt_agg *a, uint32_t name_id)
 {
-	if (name_id >= a->memname_n) {
-		size_t nn = a->memname_n ? a->memname_n : 256;
-		while (nn <= name_id)
-			nn *= 2;
-		a->memname = pt_xrealloc(a->memname, nn);
-		memset(a->memname + a->memname_n, 0, nn - a->memname_n);
-		a->memname_n = nn;
-	}
-	if (!a->memname[name_id]) {
+	uint32_t *known = idmap_slot(&a->memname, name_id);
+	if (*known == AGG_NONE) {
 		const char *s = a->t ? pt_trace_str(a->t, name_id) : "";
 		int hit = strcasestr(s, "memcpy") || strcasestr(s, "memset");
-		a->memname[name_id] = hit ? 1 : 2;
+		*known = hit ? 1 : 2;
 	}
-	return a->memname[name_id] == 1;
+	return *known == 1;
 }
 
 static uint32_t row_for(struct rowvec *rv, struct idmap *m, uint32_t name_id, uint8_t kind,
@@ -434,7 +445,10 @@ static void host_event(struct pt_agg *a, struct track_state *ts, const struct pt
 	uint64_t end = pt_event_end(ev);
 	if (!ts->is_device)
 		unwind(a, ts, ev);
-	ts->stack = agg_grow(ts->stack, &ts->cap, ts->depth, sizeof *ts->stack);
+	if (ts->depth >= ts->cap) { /* from 2 frames: most tracks are shallow */
+		ts->cap = ts->cap ? ts->cap * 2 : 2;
+		ts->stack = pt_xrealloc(ts->stack, ts->cap * sizeof *ts->stack);
+	}
 	struct frame *parent = ts->depth ? &ts->stack[ts->depth - 1] : NULL;
 
 	/* An operator inside an operator is OperatorInner for the Overview
@@ -445,13 +459,13 @@ static void host_event(struct pt_agg *a, struct track_state *ts, const struct pt
 	a->calls[eff]++;
 	if (kind == PT_KIND_INSTANT || kind == PT_KIND_COUNTER)
 		return;
-	ivl_add(&ts->lists[eff], ev->start_ns, end);
+	ivl_add(ts_list_make(ts, eff), ev->start_ns, end);
 	if (ev->flags & PT_EVF_COMM)
-		ivl_add(&ts->lists[LS_HOSTCOMM], ev->start_ns, end);
+		ivl_add(ts_list_make(ts, LS_HOSTCOMM), ev->start_ns, end);
 	if (ts->derived && ev->name_id) {
 		for (int i = 0; i < 3; i++)
 			if (ev->name_id == a->vname[i])
-				ivl_add(&ts->lists[LS_VCOMP + i], ev->start_ns, end);
+				ivl_add(ts_list_make(ts, LS_VCOMP + i), ev->start_ns, end);
 	}
 
 	struct frame *f = &ts->stack[ts->depth];
@@ -555,9 +569,9 @@ static void device_event(struct pt_agg *a, struct track_state *ts, const struct 
 	a->calls[kind]++;
 	a->has_gpu = 1;
 	a->device_total_ns += ev->dur_ns;
-	ivl_add(&ts->lists[kind], ev->start_ns, end);
+	ivl_add(ts_list_make(ts, kind), ev->start_ns, end);
 	if (kind == PT_KIND_KERNEL || kind == PT_KIND_COMMUNICATION) {
-		ivl_add(&ts->lists[LS_BUSY], ev->start_ns, end);
+		ivl_add(ts_list_make(ts, LS_BUSY), ev->start_ns, end);
 		a->kernel_total_ns += ev->dur_ns;
 		uint32_t r = row_for(&a->kernels, &a->kernels_by_name, ev->name_id, kind, 1);
 		pt_stat_add(&a->kernels.v[r].gpu, ev->dur_ns);
@@ -641,14 +655,43 @@ static void free_acts(struct pt_agg *a)
 	pt_u32map_free(&a->act_by_corr);
 }
 
+size_t agg_mem_bytes(const struct pt_agg *a)
+{
+	size_t b = sizeof *a + a->tracks_cap * sizeof *a->tracks + u64map_mem_bytes(&a->track_ix);
+	for (size_t i = 0; i < a->ntracks; i++) {
+		b += a->tracks[i].cap * sizeof *a->tracks[i].stack;
+		b += a->tracks[i].capl * sizeof *a->tracks[i].lv;
+		for (int k = 0; k < a->tracks[i].nl; k++)
+			b += a->tracks[i].lv[k].log.cap;
+	}
+	const struct rowvec *rv[] = {&a->ops, &a->detail, &a->kernels, &a->memory, &a->ud};
+	for (size_t i = 0; i < sizeof rv / sizeof *rv; i++)
+		b += rv[i]->cap * sizeof *rv[i]->v;
+	const struct idmap *im[] = {&a->ops_by_name,	 &a->kernels_by_name, &a->memdev_by_name,
+				    &a->memhost_by_name, &a->ud_by_name,      &a->detail_top,
+				    &a->memname};
+	for (size_t i = 0; i < sizeof im / sizeof *im; i++)
+		b += idmap_mem_bytes(im[i]);
+	b += u64map_mem_bytes(&a->detail_by_key) + a->dcache_cap * sizeof *a->dcache;
+	b += a->acts_cap * sizeof *a->acts + a->act_kind_cap;
+	b += pt_u32map_mem_bytes(&a->act_by_corr) + pt_u32map_mem_bytes(&a->launch_by_corr);
+	b += a->inst_cap * sizeof *a->inst + a->launches_cap * sizeof *a->launches;
+	b += a->done.cap + a->children.cap + a->orphans_cap * sizeof *a->orphans;
+	b += a->steps_cap * sizeof *a->steps + a->phases_cap * sizeof *a->phases;
+	b += a->devs_cap * sizeof *a->devs;
+	return b;
+}
+
 void agg_free(struct pt_agg *a)
 {
 	for (size_t i = 0; i < a->ntracks; i++) {
 		free(a->tracks[i].stack);
-		for (int k = 0; k < LS__COUNT; k++)
-			ivl_free(&a->tracks[i].lists[k]);
+		for (int k = 0; k < a->tracks[i].nl; k++)
+			ivl_free(&a->tracks[i].lv[k]);
+		free(a->tracks[i].lv);
 	}
 	free(a->tracks);
+	u64map_free(&a->track_ix);
 	free(a->ops.v);
 	free(a->detail.v);
 	free(a->kernels.v);
@@ -665,7 +708,7 @@ void agg_free(struct pt_agg *a)
 	for (int i = 0; i < 3; i++)
 		free(a->ro[i]);
 	free(a->dcache);
-	free(a->memname);
+	idmap_free(&a->memname);
 	free_acts(a);
 	free(a->inst);
 	free(a->launches);

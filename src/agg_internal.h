@@ -124,14 +124,24 @@ uint32_t u64map_get(const struct u64map *m, uint64_t key);
 /* Returns the slot's value pointer, inserting AGG_NONE when absent. */
 uint32_t *u64map_slot(struct u64map *m, uint64_t key);
 void u64map_free(struct u64map *m);
+size_t u64map_mem_bytes(const struct u64map *m);
 
-/* Dense map name id -> row index (AGG_NONE when absent), grown on demand. */
+/*
+ * Map name id -> row index (AGG_NONE when absent). Dense (one load) while
+ * the ids it holds fill a good part of the array; a hash once they are too
+ * sparse for that, so an aggregator that sees few names with high ids (one
+ * rank of a trace with many) costs what it holds, not the trace's name count.
+ */
 struct idmap {
-	uint32_t *v;
+	uint32_t *v; /* dense part, v[id] */
 	size_t n;
+	int hashed;
+	struct u64map h;
 };
+/* The value's slot (AGG_NONE when absent: the caller stores one at once). */
 uint32_t *idmap_slot(struct idmap *m, uint32_t id);
 void idmap_free(struct idmap *m);
+size_t idmap_mem_bytes(const struct idmap *m);
 
 /* Growable vector of table rows. */
 struct rowvec {
@@ -175,6 +185,7 @@ struct frame {
 };
 
 struct track_state {
+	uint32_t id; /* the trace's track id */
 	int used;
 	int is_device;
 	uint8_t derived; /* msprof's "Overlap Analysis" lane */
@@ -185,8 +196,20 @@ struct track_state {
 	struct frame *stack;
 	size_t depth, cap;
 	uint64_t last_start_ns;
-	struct ivl_list lists[LS__COUNT];
+	/* interval lists of the kinds this track has (most have one or two),
+	 * not one of each: list k is lv[li[k] - 1], none while li[k] is 0 */
+	uint8_t li[LS__COUNT];
+	uint8_t nl, capl;
+	struct ivl_list *lv;
 };
+
+/* Track ts's list of slot k, NULL when it has none. */
+static inline struct ivl_list *ts_list(const struct track_state *ts, int k)
+{
+	return ts->li[k] ? &ts->lv[ts->li[k] - 1] : NULL;
+}
+/* The same, made when missing. */
+struct ivl_list *ts_list_make(struct track_state *ts, int k);
 
 /*
  * Per-call GPU time. A launch whose device activities were fed before it
@@ -270,8 +293,12 @@ struct pt_agg {
 	uint64_t op_top_cpu_ns;	  /* top-level operators' inclusive time */
 	uint64_t calls[PT_KIND__COUNT];
 
+	/* the tracks fed, in the order first seen (an aggregator of one rank
+	 * holds its own tracks, not the trace's), found by id through track_ix */
 	struct track_state *tracks;
-	size_t ntracks;
+	size_t ntracks, tracks_cap;
+	struct u64map track_ix; /* track id -> index into tracks */
+	size_t last_ix;		/* the track of the previous event */
 
 	struct rowvec ops, detail, kernels, memory, ud;
 	struct idmap ops_by_name, kernels_by_name, memdev_by_name, memhost_by_name, ud_by_name;
@@ -290,8 +317,7 @@ struct pt_agg {
 				  Communication(Not Overlapped); 0 = absent */
 	struct dcache *dcache; /* parallel to detail rows */
 	size_t dcache_cap;
-	uint8_t *memname; /* per name id: 0 unknown, 1 memory call, 2 not */
-	size_t memname_n;
+	struct idmap memname; /* per name id: 1 memory call, 2 not, AGG_NONE unknown */
 
 	/* activities waiting for their launch */
 	struct devact *acts;
@@ -325,6 +351,9 @@ struct pt_agg {
 	struct dev_acc *devs;
 	size_t ndevs, devs_cap;
 };
+
+/* Bytes the aggregator holds (what pt_ranks counts against --max-mem). */
+size_t agg_mem_bytes(const struct pt_agg *a);
 
 /* agg_steps.c: fills s->steps, s->model, s->perf. */
 void agg_settle_steps(struct pt_agg *a, struct pt_summary *s);

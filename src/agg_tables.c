@@ -163,8 +163,9 @@ static uint64_t union_cut(struct pt_agg *a, int ls, int dev_only, int32_t dev,
 		struct track_state *ts = &a->tracks[i];
 		if (!ts->used || (dev_only && (!ts->is_device || ts->device != dev)))
 			continue;
-		if (ts->lists[ls].n)
-			lists[k++] = &ts->lists[ls];
+		struct ivl_list *l = ts_list(ts, ls);
+		if (l && l->n)
+			lists[k++] = l;
 	}
 	uint64_t total = ivl_union_clip(lists, k, clip, out);
 	free(lists);
@@ -226,7 +227,7 @@ static void settle_overview(struct pt_agg *a, struct pt_summary *s)
 	/* msprof's Overlap Analysis, cut to the same window */
 	for (size_t i = 0; i < a->ntracks; i++)
 		if (a->tracks[i].used && a->tracks[i].derived &&
-		    (a->tracks[i].lists[LS_VCOMP].n || a->tracks[i].lists[LS_VCOMM].n))
+		    (ts_list(&a->tracks[i], LS_VCOMP) || ts_list(&a->tracks[i], LS_VCOMM)))
 			d->has_vendor = 1;
 	if (d->has_vendor) {
 		d->vendor_comp_ns = union_in(a, LS_VCOMP, steps, NULL);

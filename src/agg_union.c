@@ -320,25 +320,58 @@ void u64map_free(struct u64map *m)
 	memset(m, 0, sizeof *m);
 }
 
+size_t u64map_mem_bytes(const struct u64map *m)
+{
+	return m->keys ? (m->mask + 1) * (sizeof *m->keys + sizeof *m->vals) : 0;
+}
+
 /* ---- dense id maps and row vectors ---- */
+
+/* Dense arrays stay while they are at most this many times the ids held
+ * (and always up to IDMAP_DENSE_MIN ids). */
+#define IDMAP_SPARSE_FACTOR 8u
+#define IDMAP_DENSE_MIN	    4096u
 
 uint32_t *idmap_slot(struct idmap *m, uint32_t id)
 {
-	if (id >= m->n) {
-		size_t nn = m->n ? m->n : 256;
-		while (nn <= id)
-			nn *= 2;
-		m->v = pt_xrealloc(m->v, nn * sizeof *m->v);
-		memset(m->v + m->n, 0xff, (nn - m->n) * sizeof *m->v);
-		m->n = nn;
+	if (m->hashed)
+		return u64map_slot(&m->h, id);
+	if (id < m->n)
+		return &m->v[id];
+	size_t nn = m->n ? m->n : 256;
+	while (nn <= id)
+		nn *= 2;
+	if (nn > IDMAP_DENSE_MIN) {
+		size_t held = 0;
+		for (size_t i = 0; i < m->n; i++)
+			held += m->v[i] != AGG_NONE;
+		if (nn > IDMAP_SPARSE_FACTOR * (held + 1)) { /* too sparse: hash it */
+			for (size_t i = 0; i < m->n; i++)
+				if (m->v[i] != AGG_NONE)
+					*u64map_slot(&m->h, i) = m->v[i];
+			free(m->v);
+			m->v = NULL;
+			m->n = 0;
+			m->hashed = 1;
+			return u64map_slot(&m->h, id);
+		}
 	}
+	m->v = pt_xrealloc(m->v, nn * sizeof *m->v);
+	memset(m->v + m->n, 0xff, (nn - m->n) * sizeof *m->v);
+	m->n = nn;
 	return &m->v[id];
 }
 
 void idmap_free(struct idmap *m)
 {
 	free(m->v);
+	u64map_free(&m->h);
 	memset(m, 0, sizeof *m);
+}
+
+size_t idmap_mem_bytes(const struct idmap *m)
+{
+	return m->n * sizeof *m->v + u64map_mem_bytes(&m->h);
 }
 
 uint32_t rowvec_add(struct rowvec *r, uint32_t name_id, uint8_t kind, uint8_t is_device)

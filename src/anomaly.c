@@ -216,10 +216,14 @@ static uint64_t median(struct pt_anomaly *d, const uint64_t *ring, uint32_t n)
 
 /* ---- writing ---- */
 
+/*
+ * Makes the folder (mkdir -p, 0700) and checks it before every file: a real
+ * folder, not a symbolic link (./proftop-anomalies in a shared directory
+ * could be another user's link to somewhere root would then write), owned
+ * by us.
+ */
 static int make_dir(struct pt_anomaly *d)
 {
-	if (d->dir_ready)
-		return 0;
 	char path[4096];
 	if (snprintf(path, sizeof path, "%s", d->dir) >= (int)sizeof path) {
 		snprintf(d->err, sizeof d->err, "%.400s: path too long", d->dir);
@@ -240,9 +244,22 @@ static int make_dir(struct pt_anomaly *d)
 			break;
 	}
 	struct stat sb;
-	if (stat(d->dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-		snprintf(d->err, sizeof d->err, "%.400s: not a directory", d->dir);
+	size_t n = strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = 0; /* "dir/" would follow a link */
+	int lr = lstat(path, &sb);
+	if (lr != 0 || !S_ISDIR(sb.st_mode)) {
+		snprintf(d->err, sizeof d->err, "%.400s: %s", d->dir,
+			 lr != 0	       ? strerror(errno)
+			 : S_ISLNK(sb.st_mode) ? "a symbolic link, not a folder (refused: it may "
+						 "lead anywhere)"
+					       : "not a directory");
 		return PT_EINVAL;
+	}
+	if (sb.st_uid != geteuid()) {
+		snprintf(d->err, sizeof d->err, "%.400s: owned by uid %u, not by you (refused)",
+			 d->dir, (unsigned)sb.st_uid);
+		return PT_EPERM;
 	}
 	d->dir_ready = 1;
 	return 0;

@@ -229,6 +229,8 @@ struct rdr {
 	} *procs;                          /* otherData.ranks of our export (a merge) */
 	size_t nprocs;
 	uint64_t bad_elems;
+	uint64_t dup_keys; /* top-level keys met again (only the first is read) */
+	unsigned seen_keys;
 	int err; /* PT_E*, or 1 when stopped by the consumer */
 	uint64_t err_off;
 	char msg[200];
@@ -693,6 +695,15 @@ static int run_object(struct rdr *rd)
 			return r < 0 ? -1
 				     : truncated(rd, "unexpected end of input (truncated file?)");
 		char c = rd->cur->buf[rd->pos];
+		static const char *const known[] = {"traceEvents", "displayTimeUnit",
+						    "distributedInfo", "otherData"};
+		for (unsigned k = 0; k < sizeof known / sizeof *known; k++) {
+			if (strcmp(key, known[k]))
+				continue;
+			if (rd->seen_keys & (1u << k))
+				rd->dup_keys++; /* JSON leaves it open; say which one counts */
+			rd->seen_keys |= 1u << k;
+		}
 		if (!strcmp(key, "traceEvents") && c == '[' && !rd->have_events) {
 			rd->have_events = 1;
 			rd->pos++;
@@ -882,6 +893,8 @@ static int read_src(struct pt_trace *t, struct src *s, const char *name, int thr
 		cr_sink_finish(sink);
 		if (rd.bad_elems)
 			pt_trace_warn(t, PT_WARN_BAD_EVENT, rd.bad_elems);
+		if (rd.dup_keys)
+			pt_trace_warn(t, PT_WARN_DUP_KEY, rd.dup_keys);
 		if (rd.display_unit_set)
 			t->display_unit = rd.display_ns ? 1 : 0;
 		if (rd.rank >= 0)
@@ -935,12 +948,17 @@ int pt_chrome_read(struct pt_trace *t, const char *path, const struct pt_read_op
 		errlen = sizeof dummy;
 	}
 	err[0] = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO nobody writes must not hang the open; back to
+	 * blocking reads at once (a FIFO without a writer then reads as empty) */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		int e = errno;
 		snprintf(err, errlen, "%s: %s", path, strerror(e));
 		return e == ENOENT ? PT_ENOENT : e == EACCES ? PT_EPERM : PT_EIO;
 	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	struct stat st;
 	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
 		close(fd);

@@ -597,6 +597,8 @@ static void one_event(struct cr_sink *s, const struct cr_batch *b, const struct 
 		pt_trace_warn(t, (enum pt_warn)(r->warn - 1), 1);
 		return;
 	}
+	if (r->have & PT_RAW_ID_RANGE)
+		pt_trace_warn(t, PT_WARN_ID_RANGE, 1);
 	switch (r->ph) {
 	case 'M':
 		do_meta(s, b, r);

@@ -3,10 +3,10 @@
  * on this machine: the backends linked into proftop (session, procstat,
  * nvml: their own probe answers), and the ones that run inside the profiled
  * process through libproftop.so (NVTX, the C API, CUPTI), for which proftop
- * checks what the probe will look for: libcupti and the NVIDIA driver.
+ * checks what the probe will look for: every libcupti it could open, its
+ * version, and whether the installed NVIDIA driver runs it.
  * Reasons come from libraries and paths: escaped before they are printed.
  */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +21,10 @@ void cli_usage_backends(FILE *f)
 	      "\n"
 	      "List proftop's data sources and whether each can run here, with the reason\n"
 	      "when one cannot. session, procstat and nvml run in proftop; nvtx, api and\n"
-	      "cupti run inside the profiled process (libproftop.so). Environment:\n"
+	      "cupti run inside the profiled process (libproftop.so). For cupti: the\n"
+	      "NVIDIA driver, every libcupti found with its CUPTI version and whether the\n"
+	      "driver runs it, and the one a job opens (marked *; a job that loaded its own,\n"
+	      "as PyTorch does, uses that one). Environment:\n"
 	      "PROFTOP_CUPTI (libcupti to use, or 0 to turn GPU tracing off),\n"
 	      "PROFTOP_NVML_LIB (libnvidia-ml to use).\n",
 	      f);
@@ -34,52 +37,34 @@ static void row(const char *name, const char *where, int ok, const char *why)
 	printf("%-9s %-8s %-12s %s\n", name, where, ok ? "available" : "unavailable", esc);
 }
 
-/* What the probe's search would find (see backends/probe_cupti.c). */
-static int cupti_check(char *why, size_t len)
+/* What the probe's search would find (backends/probe_cupti_find.c): the
+ * summary on the cupti row, then one indented line per library found. */
+static void cupti_rows(void)
 {
 	const char *env = getenv("PROFTOP_CUPTI");
 	if (env && (!strcmp(env, "0") || !strcmp(env, "off") || !strcmp(env, "none"))) {
-		snprintf(why, len, "turned off by PROFTOP_CUPTI=%s", env);
-		return 0;
+		char why[128];
+		snprintf(why, sizeof why, "turned off by PROFTOP_CUPTI=%s", env);
+		row("cupti", "process", 0, why);
+		return;
 	}
-	char tried[3][600];
-	int n = 0;
-	if (env && *env) {
-		snprintf(tried[n++], sizeof tried[0], "%s", env);
-	} else {
-		snprintf(tried[n++], sizeof tried[0], "libcupti.so.13");
-		const char *home = getenv("CUDA_HOME");
-		snprintf(tried[n++], sizeof tried[0], "%s/extras/CUPTI/lib64/libcupti.so.13",
-			 home && *home ? home : "/usr/local/cuda");
-		snprintf(tried[n++], sizeof tried[0], "%s/lib64/libcupti.so.13",
-			 home && *home ? home : "/usr/local/cuda");
+	struct pt_cupti_report r;
+	pt_cupti_report(&r);
+	int ok = r.usable && r.driver_cuda;
+	row("cupti", "process", ok, r.summary);
+	for (int i = 0; i < r.nlibs; i++) {
+		const struct pt_cupti_report_lib *l = &r.libs[i];
+		char path[600], where[600];
+		pt_escape_term(path, sizeof path, l->path, strlen(l->path), 300, 0);
+		snprintf(where, sizeof where, "%s%s%s", l->where, l->why[0] ? "; " : "", l->why);
+		char esc[700];
+		pt_escape_term(esc, sizeof esc, where, strlen(where), 300, 0);
+		printf("          %c CUPTI %-5s %s\n              (%s)\n", l->chosen ? '*' : ' ',
+		       l->version[0] ? l->version : "?", path, esc);
 	}
-	void *h = NULL;
-	int i;
-	for (i = 0; i < n && !h; i++)
-		h = dlopen(tried[i], RTLD_LAZY | RTLD_LOCAL);
-	if (!h) {
-		snprintf(why, len, "libcupti not found (set PROFTOP_CUPTI=/path/to/libcupti.so.13)");
-		return 0;
-	}
-	unsigned version = 0;
-	int (*get_version)(unsigned *) = (int (*)(unsigned *))dlsym(h, "cuptiGetVersion");
-	if (get_version)
-		get_version(&version);
-	void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-	if (!cuda) {
-		snprintf(why, len, "%.200s loads (CUPTI API %u), but there is no NVIDIA driver "
-			 "(libcuda.so.1)", tried[i - 1], version);
-		return 0;
-	}
-	int drv = 0;
-	int (*drv_version)(int *) = (int (*)(int *))dlsym(cuda, "cuDriverGetVersion");
-	if (drv_version)
-		drv_version(&drv);
-	snprintf(why, len, "%.200s (CUPTI API %u), driver CUDA %d.%d; in the profiled process "
-		 "(one CUPTI subscriber per process: not beside nsys or torch.profiler)",
-		 tried[i - 1], version, drv / 1000, drv % 1000 / 10);
-	return 1;
+	if (r.nlibs)
+		printf("          * the one a job opens, unless it has loaded a libcupti of its own\n"
+		       "            (PyTorch has): then that one\n");
 }
 
 int cli_backends(int argc, char **argv)
@@ -101,8 +86,6 @@ int cli_backends(int argc, char **argv)
 	}
 	row("nvtx", "process", 1, "NVTX ranges through NVTX_INJECTION64_PATH");
 	row("api", "process", 1, "the proftop C API (proftop.h) and the Python helper");
-	char why[600];
-	int ok = cupti_check(why, sizeof why);
-	row("cupti", "process", ok, why);
+	cupti_rows();
 	return CLI_OK;
 }

@@ -25,7 +25,7 @@ void cli_usage_export(FILE *f)
 	      "last moment; the next export to OUT removes it.\n"
 	      "\n"
 	      "Options:\n"
-	      "  -o, --output OUT    the file to write (required)\n"
+	      "  -o, --output OUT    the file to write (required; - writes to stdout)\n"
 	      "  -f, --force         overwrite OUT if it exists\n"
 	      "      --steps A:B     only events that start within steps A to B (inclusive)\n"
 	      "      --max-mem SIZE  memory for kept events (default 1G; e.g. 512M, 2G)\n"

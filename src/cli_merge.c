@@ -9,12 +9,14 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "merge.h"
 #include "proftop/chrome.h"
 #include "proftop/error.h"
 #include "proftop/store.h"
+#include "safefile.h"
 #include "util.h"
 
 void cli_usage_merge(FILE *f)
@@ -36,7 +38,7 @@ void cli_usage_merge(FILE *f)
 	      "\"clock_offsets_ns\").\n"
 	      "\n"
 	      "Options:\n"
-	      "  -o, --output OUT      the file to write (required)\n"
+	      "  -o, --output OUT      the file to write (required; - writes to stdout)\n"
 	      "  -f, --force           overwrite OUT if it exists\n"
 	      "      --align MODE      steps (default): line clocks up as above; none: keep\n"
 	      "                        every timestamp as the files give it\n"
@@ -179,6 +181,8 @@ int cli_merge(int argc, char **argv)
 		goto out;
 	}
 	pt_escape_term(esc, sizeof esc, outp, strlen(outp), 0, 0);
+	if (pt_out_fd(outp) == STDOUT_FILENO)
+		snprintf(esc, sizeof esc, "the trace to stdout");
 	fprintf(stderr, "proftop: wrote %s (%zu ranks, %llu events)\n", esc, m->nlanes,
 		(unsigned long long)pt_store_count(m->t->store));
 out:

@@ -30,6 +30,7 @@
 #include "proftop/error.h"
 #include "proftop/session.h"
 #include "proftop/store.h"
+#include "safefile.h"
 #include "util.h"
 
 void cli_usage_record(FILE *f)
@@ -46,7 +47,7 @@ void cli_usage_record(FILE *f)
 	      "passed to CMD; the trace is written after it exits.\n"
 	      "\n"
 	      "Options:\n"
-	      "  -o, --output FILE    the Chrome trace to write (required; replaced)\n"
+	      "  -o, --output FILE    the Chrome trace to write (required; replaced; - is stdout)\n"
 	      "  -p, --pid PID[,PID...]  attach to the session of PID (or of each PID)\n"
 	      "                       instead of starting CMD\n"
 	      "      --all            attach to every live session of this user\n"
@@ -85,6 +86,8 @@ static void say_written(const struct pt_trace *t, const char *what, const char *
 	uint64_t by_source = pt_trace_source_lost(t);
 	uint64_t by_cap = t->warnings[PT_WARN_STORE_DROPPED];
 	pt_escape_term(esc, sizeof esc, path, strlen(path), 0, 0);
+	if (pt_out_fd(path) == STDOUT_FILENO)
+		snprintf(esc, sizeof esc, "the trace to stdout");
 	fprintf(stderr, "proftop: %s %s (%llu events", what, esc,
 		(unsigned long long)pt_store_count(t->store));
 	if (by_source + by_cap)
@@ -275,6 +278,13 @@ static int record(int argc, char **argv, const char *out, const char *log, uint6
 	int rc;
 	if (!out && !an->on)
 		return cli_usage_error("record: missing -o OUT.json (or --anomaly-dir DIR)");
+	if (out) { /* a device, a FIFO...: refused before CMD starts, not after */
+		char err[PATH_MAX + 128], esc[PATH_MAX + 256];
+		if (pt_safe_check(out, 1, err, sizeof err)) {
+			pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
+			return cli_fail("%s", esc);
+		}
+	}
 	int have_cmd = optind < argc;
 	if (rec_inject && !npids)
 		return cli_usage_error("record: --inject needs -p PID");

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "proftop/error.h"
 #include "gate_metrics.h"
 #include "proftop/ranks.h"
 #include "proftop/report.h"
@@ -187,8 +188,14 @@ int cli_report(int argc, char **argv)
 				ao.step_first = lo.step_first;
 				ao.step_last = lo.step_last;
 			}
-			if (pt_ranks_compute(t, &ao, &ranks) == 0 && ranks.n >= 2)
+			int rrc = pt_ranks_compute(t, &ao, &ranks);
+			if (rrc == 0 && ranks.n >= 2)
 				ro.ranks = &ranks;
+			else if (rrc == PT_ENOMEM)
+				fprintf(stderr,
+					"proftop: no Rank Summary: the per-process figures of "
+					"this trace need more memory than --max-mem leaves "
+					"(raise it)\n");
 		}
 		int wrc = json == 2 ? pt_report_md(stdout, t, s, &ro)
 			  : json ? pt_report_json(stdout, t, s, &ro) : pt_report_text(stdout, t, s, &ro);

@@ -203,29 +203,32 @@ int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, s
 		pt_buf_putc(&preload, 0);
 	}
 	fflush(NULL);
+	int rep[2]; /* the child's word on its log (cli_log.c): "L" + name, or "E" + why */
+	if (pipe2(rep, O_CLOEXEC) != 0) {
+		pt_buf_free(&preload);
+		return cli_fail("pipe: %s", strerror(errno));
+	}
 	pid_t pid = fork();
 	if (pid < 0) {
 		pt_buf_free(&preload);
 		pt_buf_free(&pypath);
+		close(rep[0]);
+		close(rep[1]);
 		return cli_fail("fork: %s", strerror(errno));
 	}
 	if (pid == 0) {
-		char path[PATH_MAX];
+		char path[PATH_MAX], why[PATH_MAX + 128];
 		int err_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
 		setpgid(0, 0);
-		if (log_path)
-			snprintf(path, sizeof path, "%s", log_path);
-		else
-			snprintf(path, sizeof path, "proftop-run-%d.log", (int)getpid());
-		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600); /* logs may hold training data */
+		close(rep[0]);
+		int fd = cli_log_open(log_path, (int)getpid(), path, sizeof path, why, sizeof why);
 		int nul = open("/dev/null", O_RDONLY);
-		if (fd < 0) {
-			dprintf(err_fd, "proftop: %s: %s\n", path, strerror(errno));
+		cli_log_report(rep[1], fd < 0 ? 'E' : 'L', fd < 0 ? why : path);
+		if (fd < 0)
 			_exit(127);
-		}
 		if (nul >= 0) {
 			dup2(nul, 0);
 			close(nul);
@@ -253,10 +256,8 @@ int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, s
 	setpgid(pid, pid); /* both sides, so the group exists before either runs on */
 	pt_buf_free(&preload);
 	pt_buf_free(&pypath);
-	if (log_path)
-		snprintf(log_used, len, "%s", log_path);
-	else
-		snprintf(log_used, len, "proftop-run-%d.log", (int)pid);
+	if (cli_log_wait(rep, pid, log_used, len))
+		return CLI_FAIL;
 	*child = pid;
 	if (launch_id)
 		*launch_id = strtoull(lid_s, NULL, 16);

@@ -3,9 +3,16 @@
  * libmicrohttpd: one internal polling thread, a listen socket proftop binds
  * itself (so a port in use or a foreign address gets a precise message
  * before anything starts), and refcounted immutable snapshots of the
- * /metrics body handed to the library without a copy. Connections are
- * capped and time out, so a stuck or hostile client cannot pin the
- * exporter; only GET and HEAD are answered.
+ * /metrics body handed to the library without a copy. Only GET and HEAD
+ * are answered.
+ *
+ * Slow clients (slowloris: a header line every few seconds keeps the
+ * library's idle timeout from firing) must not lock scrapes out, so every
+ * connection is tracked here: a request not received whole within
+ * REQUEST_DEADLINE_S is cut, and a new connection that finds CONN_SOFT
+ * connections open (or PER_IP_SOFT from its address) cuts the oldest one
+ * still sending its request, so it never waits behind them. Cutting is a
+ * shutdown() of the socket; the library then closes it on its own thread.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -20,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -39,8 +47,26 @@ struct snapshot {
 	char *data;
 };
 
+/* The library's hard limits, and ours below them (see the file comment). */
+#define CONN_MAX	   64u
+#define PER_IP_MAX	   16u
+#define CONN_SOFT	   48u
+#define PER_IP_SOFT	   8u
+#define REQUEST_DEADLINE_S 5u
+
+struct conn {
+	int used, cut;
+	int fd;
+	int answering;		/* between the answer and the end of the response */
+	uint64_t req_start_ns;	/* when the request being read began */
+	unsigned char addr[16]; /* the peer's address (v4 in the first 4 bytes) */
+};
+
 struct serve_http {
 	struct MHD_Daemon *d;
+	pthread_mutex_t conn_lock; /* guards conns (library thread, publisher) */
+	struct conn conns[CONN_MAX];
+	atomic_ulong cuts;
 	int fd;
 	pthread_mutex_t lock; /* guards cur: taken for a pointer copy + increment */
 	struct snapshot *cur;
@@ -66,6 +92,8 @@ static struct snapshot *snap_get(struct serve_http *h)
 	return s;
 }
 
+static void sweep(struct serve_http *h, const struct sockaddr *who);
+
 void serve_http_publish(struct serve_http *h, struct pt_buf *b)
 {
 	struct snapshot *s = pt_xmalloc(sizeof *s);
@@ -79,11 +107,146 @@ void serve_http_publish(struct serve_http *h, struct pt_buf *b)
 	h->cur = s;
 	pthread_mutex_unlock(&h->lock);
 	snap_unref(old);
+	if (h->d)
+		sweep(h, NULL); /* deadlines also pass while nobody connects */
 }
 
 unsigned long serve_http_scrapes(struct serve_http *h)
 {
 	return atomic_load(&h->scrapes);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void addr_key(const struct sockaddr *sa, unsigned char key[16])
+{
+	memset(key, 0, 16);
+	if (sa && sa->sa_family == AF_INET)
+		memcpy(key, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	else if (sa && sa->sa_family == AF_INET6)
+		memcpy(key, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+}
+
+/* Cuts c (lock held): the library sees the end of the stream and closes it. */
+static void conn_cut(struct serve_http *h, struct conn *c)
+{
+	shutdown(c->fd, SHUT_RDWR);
+	c->cut = 1;
+	atomic_fetch_add(&h->cuts, 1);
+}
+
+/*
+ * Cuts requests past their deadline; with who (a connection being
+ * accepted), also the oldest unanswered one when the open connections, or
+ * those from who's address, have reached their soft limit.
+ */
+static void sweep(struct serve_http *h, const struct sockaddr *who)
+{
+	unsigned char key[16];
+	addr_key(who, key);
+	uint64_t now = now_ns(), deadline = (uint64_t)REQUEST_DEADLINE_S * 1000000000ull;
+	pthread_mutex_lock(&h->conn_lock);
+	unsigned open = 0, same = 0;
+	struct conn *oldest = NULL, *oldest_same = NULL;
+	for (unsigned i = 0; i < CONN_MAX; i++) {
+		struct conn *c = &h->conns[i];
+		if (!c->used || c->cut)
+			continue;
+		if (!c->answering && now - c->req_start_ns > deadline) {
+			conn_cut(h, c);
+			continue;
+		}
+		open++;
+		int mine = who && !memcmp(c->addr, key, sizeof key);
+		same += mine;
+		if (c->answering)
+			continue;
+		if (!oldest || c->req_start_ns < oldest->req_start_ns)
+			oldest = c;
+		if (mine && (!oldest_same || c->req_start_ns < oldest_same->req_start_ns))
+			oldest_same = c;
+	}
+	if (who && same >= PER_IP_SOFT && oldest_same) {
+		conn_cut(h, oldest_same);
+		if (oldest == oldest_same)
+			oldest = NULL;
+		open--;
+	}
+	if (who && open >= CONN_SOFT && oldest)
+		conn_cut(h, oldest);
+	pthread_mutex_unlock(&h->conn_lock);
+}
+
+static MHD_RESULT on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+	(void)addrlen;
+	sweep(cls, addr);
+	return MHD_YES;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *mc, void **ctx,
+			  enum MHD_ConnectionNotificationCode what)
+{
+	struct serve_http *h = cls;
+	pthread_mutex_lock(&h->conn_lock);
+	if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *fd =
+		    MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *ad =
+		    MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		*ctx = NULL;
+		for (unsigned i = 0; fd && i < CONN_MAX; i++) {
+			struct conn *c = &h->conns[i];
+			if (c->used)
+				continue;
+			memset(c, 0, sizeof *c);
+			c->used = 1;
+			c->fd = fd->connect_fd;
+			c->req_start_ns = now_ns();
+			addr_key(ad ? ad->client_addr : NULL, c->addr);
+			*ctx = c;
+			break;
+		}
+	} else if (what == MHD_CONNECTION_NOTIFY_CLOSED && *ctx) {
+		/* before the library closes the socket: never cut a reused fd */
+		((struct conn *)*ctx)->used = 0;
+		*ctx = NULL;
+	}
+	pthread_mutex_unlock(&h->conn_lock);
+}
+
+/* The connection's slot, or NULL. */
+static struct conn *conn_of(struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *i =
+	    MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return i ? i->socket_context : NULL;
+}
+
+/* A response went out (or failed): the next request on it starts now. */
+static void on_completed(void *cls, struct MHD_Connection *mc, void **con,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct serve_http *h = cls;
+	(void)con;
+	(void)toe;
+	pthread_mutex_lock(&h->conn_lock);
+	struct conn *c = conn_of(mc);
+	if (c) {
+		c->answering = 0;
+		c->req_start_ns = now_ns();
+	}
+	pthread_mutex_unlock(&h->conn_lock);
+}
+
+unsigned long serve_http_cuts(struct serve_http *h)
+{
+	return atomic_load(&h->cuts);
 }
 
 static const char index_html[] =
@@ -99,6 +262,11 @@ static MHD_RESULT answer(void *cls, struct MHD_Connection *c, const char *url, c
 	(void)version;
 	(void)upload;
 	(void)con;
+	pthread_mutex_lock(&h->conn_lock);
+	struct conn *sc = conn_of(c);
+	if (sc)
+		sc->answering = 1; /* the request is in: no deadline while answering */
+	pthread_mutex_unlock(&h->conn_lock);
 	if (*upload_len) { /* a body we do not want: drop it */
 		*upload_len = 0;
 		return MHD_YES;
@@ -281,6 +449,7 @@ int serve_http_start(const char *listen_s, struct serve_http **out, char *bound,
 	struct serve_http *h = pt_xcalloc(1, sizeof *h);
 	h->fd = fd;
 	pthread_mutex_init(&h->lock, NULL);
+	pthread_mutex_init(&h->conn_lock, NULL);
 	struct pt_buf empty = {0};
 	serve_http_publish(h, &empty);
 	h->index = const_response(index_html, "text/html; charset=utf-8");
@@ -299,10 +468,12 @@ int serve_http_start(const char *listen_s, struct serve_http **out, char *bound,
 	sigaddset(&block, SIGCHLD);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	h->d = MHD_start_daemon(
-	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, answer, h,
-	    MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64,
-	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)32, MHD_OPTION_CONNECTION_TIMEOUT,
-	    (unsigned int)10, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_END);
+	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, on_accept, h, answer, h,
+	    MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)CONN_MAX,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)PER_IP_MAX,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	    (size_t)32768, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	/* the library owns the listen socket now (it closes it when stopped, or
 	 * when it fails to start): never close it here too */
@@ -332,5 +503,6 @@ void serve_http_stop(struct serve_http *h)
 		MHD_destroy_response(h->not_allowed);
 	snap_unref(h->cur);
 	pthread_mutex_destroy(&h->lock);
+	pthread_mutex_destroy(&h->conn_lock);
 	free(h);
 }

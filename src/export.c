@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -766,8 +767,17 @@ int pt_chrome_export(struct pt_trace *t, const char *path, const struct pt_expor
 			snprintf(err, errlen, "no output file given");
 		return PT_EINVAL;
 	}
-	if ((rc = pt_safe_open(&f, path, force, err, errlen)))
+	/* stdout (-o -) and its like are streams: written in place, as they come */
+	int stream_fd = pt_out_fd(path);
+	if (stream_fd >= 0) {
+		int fl = fcntl(stream_fd, F_GETFL);
+		if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY)
+			return pt_safe_fail(err, errlen, path, fl < 0 ? errno : EBADF);
+		fflush(NULL); /* what stdio holds for it goes first */
+		f.fd = stream_fd;
+	} else if ((rc = pt_safe_open(&f, path, force, err, errlen))) {
 		return rc;
+	}
 
 	x.t = t;
 	x.w.fd = f.fd;
@@ -788,7 +798,10 @@ int pt_chrome_export(struct pt_trace *t, const char *path, const struct pt_expor
 	write_tail(&x, o);
 	xw_finish(&x.w);
 	/* on a write error (ENOSPC...) the temporary goes and OUT stays as it was */
-	rc = pt_safe_commit(&f, force, x.w.err, err, errlen);
+	if (stream_fd < 0)
+		rc = pt_safe_commit(&f, force, x.w.err, err, errlen);
+	else
+		rc = x.w.err ? pt_safe_fail(err, errlen, path, x.w.err) : 0;
 
 	free(x.w.buf);
 	for (uint32_t i = 0; i < t->ntracks; i++)

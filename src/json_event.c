@@ -123,9 +123,19 @@ static const char *id_value(struct pctx *c, const char *p, int64_t *num, struct 
 	}
 	if (*p == '-' || is_digit(*p) || *p == 'N' || *p == 'I') {
 		int nf = 0;
+		const char *start = p;
 		p = num_i64(c, p, num, &nf);
 		if (p && nf)
 			set_warn(c->ev, PT_WARN_NONFINITE);
+		else if (p && (*num == INT64_MAX || *num == INT64_MIN) &&
+			 !(p - start == 19 && !memcmp(start, "9223372036854775807", 19)) &&
+			 !(p - start == 20 && !memcmp(start, "-9223372036854775808", 20))) {
+			/* beyond int64: every such value would be the same clamped number
+			 * and merge distinct processes; its digits keep it apart */
+			s->off = (uint32_t)(start - c->base);
+			s->len = (uint32_t)(p - start < 4096 ? p - start : 4096);
+			c->ev->have |= str_bit | PT_RAW_ID_RANGE;
+		}
 		return p;
 	}
 	if (*p != 'n') /* null: absent */

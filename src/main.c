@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +214,37 @@ int cli_load_opt(struct cli_load_opts *o, int c, const char *arg)
 	return rc ? rc : 1;
 }
 
+/* A trace whose every event was skipped: say how many and why, free t,
+ * and fail (0 when nothing was skipped: an empty trace is not an error). */
+static int all_skipped(struct pt_trace *t, const char *path)
+{
+	static const enum pt_warn skips[] = {
+	    PT_WARN_BAD_EVENT,	PT_WARN_UNKNOWN_PHASE, PT_WARN_E_WITHOUT_B,
+	    PT_WARN_UNCLOSED_B, PT_WARN_NEGATIVE_DUR,  PT_WARN_HUGE_DUR,
+	    PT_WARN_BAD_TS,	PT_WARN_NONFINITE,     PT_WARN_BAD_DEVICE_RECORD};
+	uint64_t n = 0;
+	struct pt_buf why = {0};
+	for (size_t i = 0; i < sizeof skips / sizeof *skips; i++) {
+		uint64_t k = t->warnings[skips[i]];
+		if (!k)
+			continue;
+		n += k;
+		pt_buf_printf(&why, "%s%" PRIu64 " %s", why.len ? "; " : "", k,
+			      pt_warn_text(skips[i]));
+	}
+	int rc = 0;
+	if (n) {
+		char esc[PATH_MAX];
+		pt_escape_term(esc, sizeof esc, path, strlen(path), 0, 0);
+		pt_buf_putc(&why, 0);
+		rc =
+		    cli_fail("%s: no event kept: all %" PRIu64 " were skipped (%s)", esc, n, why.p);
+		pt_trace_free(t);
+	}
+	pt_buf_free(&why);
+	return rc;
+}
+
 int cli_load_trace(const char *path, const struct cli_load_opts *o, struct pt_trace **out)
 {
 	struct stat sb;
@@ -233,6 +265,8 @@ int cli_load_trace(const char *path, const struct cli_load_opts *o, struct pt_tr
 		pt_trace_free(t);
 		return cli_fail("%s", esc);
 	}
+	if (!t->events_seen && (rc = all_skipped(t, path)))
+		return rc;
 	*out = t;
 	return CLI_OK;
 }

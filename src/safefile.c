@@ -121,18 +121,67 @@ int pt_safe_clean_stale(const char *path)
 	return removed;
 }
 
-int pt_safe_open(struct pt_safe_file *f, const char *path, int force, char *err, size_t errlen)
+int pt_out_fd(const char *path)
+{
+	static const char *const pre[] = {"/dev/fd/", "/proc/self/fd/"};
+	if (!path)
+		return -1;
+	if (!strcmp(path, "-") || !strcmp(path, "/dev/stdout"))
+		return STDOUT_FILENO;
+	if (!strcmp(path, "/dev/stderr"))
+		return STDERR_FILENO;
+	for (size_t i = 0; i < sizeof pre / sizeof *pre; i++) {
+		size_t n = strlen(pre[i]);
+		if (strncmp(path, pre[i], n) || !path[n] || strlen(path + n) > 6 ||
+		    strspn(path + n, "0123456789") != strlen(path + n))
+			continue;
+		return atoi(path + n);
+	}
+	return -1;
+}
+
+static const char *kind_of(mode_t m)
+{
+	return S_ISCHR(m)    ? "a character device"
+	       : S_ISBLK(m)  ? "a block device"
+	       : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISSOCK(m) ? "a socket"
+			     : "not a regular file";
+}
+
+int pt_safe_check(const char *path, int force, char *err, size_t errlen)
 {
 	struct stat sb;
-	memset(f, 0, sizeof *f);
-	f->fd = -1;
+	if (pt_out_fd(path) >= 0)
+		return 0;
+	/* what the name leads to, links followed: never replace a device, a FIFO... */
+	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+		return pt_safe_fail(err, errlen, path, EISDIR);
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		if (err && errlen)
+			snprintf(err, errlen,
+				 "%s is %s: proftop writes only regular files (-o - writes to "
+				 "stdout)",
+				 path, kind_of(sb.st_mode));
+		return PT_EINVAL;
+	}
 	if (!force && lstat(path, &sb) == 0) {
 		if (err && errlen)
 			snprintf(err, errlen, "%s exists (use --force)", path);
 		return PT_EEXIST;
 	}
-	if (force && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-		return pt_safe_fail(err, errlen, path, EISDIR);
+	return 0;
+}
+
+int pt_safe_open(struct pt_safe_file *f, const char *path, int force, char *err, size_t errlen)
+{
+	int rc;
+	memset(f, 0, sizeof *f);
+	f->fd = -1;
+	if (pt_out_fd(path) >= 0) /* a stream: the caller writes it in place */
+		return pt_safe_fail(err, errlen, path, EINVAL);
+	if ((rc = pt_safe_check(path, force, err, errlen)))
+		return rc;
 	pt_safe_clean_stale(path);
 
 	char *dir = dir_of(path);
@@ -215,6 +264,9 @@ int pt_safe_commit(struct pt_safe_file *f, int force, int wr_errno, char *err, s
 		goto out;
 	}
 	if (force) {
+		/* again at the last moment: a FIFO or device put there meanwhile stays */
+		if ((rc = pt_safe_check(f->path, 1, err, errlen)))
+			goto out;
 		if (rename(f->tmp, f->path) != 0) {
 			rc = pt_safe_fail(err, errlen, f->path, errno);
 			goto out;

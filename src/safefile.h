@@ -27,9 +27,24 @@ struct pt_safe_file {
 };
 
 /*
+ * The file descriptor that OUT names, to be written in place rather than
+ * created: 1 for "-" and /dev/stdout, 2 for /dev/stderr, N for /dev/fd/N and
+ * /proc/self/fd/N; -1 for a file to create. (Replacing /dev/stdout with a
+ * file would replace the system's link.)
+ */
+int pt_out_fd(const char *path);
+/*
+ * Whether OUT may be written: 0, or PT_EINVAL when it exists and is not a
+ * regular file (a device, a FIFO, a socket: never replaced, --force or
+ * not), PT_EIO for a directory, PT_EEXIST when it exists and !force; the
+ * reason in err. Callers check before long work (record, before CMD
+ * starts); pt_safe_open checks again.
+ */
+int pt_safe_check(const char *path, int force, char *err, size_t errlen);
+/*
  * Opens a temporary for OUT (removing stale temporaries of dead writers
- * first). Fails with PT_EEXIST when OUT exists and !force, PT_EIO with
- * "OUT: reason" in err otherwise.
+ * first). Fails as pt_safe_check does, with PT_EIO
+ * and "OUT: reason" in err otherwise (PT_EIO/EINVAL for a pt_out_fd name).
  */
 int pt_safe_open(struct pt_safe_file *f, const char *path, int force, char *err, size_t errlen);
 /*

@@ -38,6 +38,9 @@ int serve_http_start(const char *listen, struct serve_http **out, char *bound, s
 void serve_http_publish(struct serve_http *h, struct pt_buf *b);
 /* Requests answered so far (/metrics only). */
 unsigned long serve_http_scrapes(struct serve_http *h);
+/* Connections cut so far: past the request deadline, or the oldest unanswered
+ * one when a new connection found the soft limits reached. */
+unsigned long serve_http_cuts(struct serve_http *h);
 /* Stops answering (waits for the library's thread), frees everything. */
 void serve_http_stop(struct serve_http *h);
 

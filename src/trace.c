@@ -14,6 +14,10 @@
 #include "util.h"
 
 /* Open-addressing map from a track key to a 32-bit value (+1, 0 = empty). */
+/* Per-track state a summary builds (aggregator track state, a few frames),
+ * counted against the cap when the track appears. */
+#define PT_TRACK_SUMMARY_BYTES 512
+
 struct kmap_ent {
 	struct pt_track_key key;
 	uint32_t val1;
@@ -145,9 +149,51 @@ void pt_trace_set_source(struct pt_trace *t, const char *source)
 	t->source = source ? pt_xstrdup(source) : NULL;
 }
 
+/* The store's drops since the last look, into the warnings. */
+static void sync_dropped(struct pt_trace *t)
+{
+	/* Added, not assigned: a re-read export brings earlier drops along. */
+	uint64_t dropped = pt_store_dropped(t->store);
+	if (dropped != t->store_dropped_seen) {
+		t->warnings[PT_WARN_STORE_DROPPED] += dropped - t->store_dropped_seen;
+		t->store_dropped_seen = dropped;
+	}
+}
+
+/* Memory the trace holds besides the events, counted against the cap. */
+static void charge(struct pt_trace *t, size_t bytes)
+{
+	if (!bytes)
+		return;
+	pt_store_charge(t->store, bytes);
+	sync_dropped(t);
+}
+
 uint32_t pt_trace_intern(struct pt_trace *t, const char *s, size_t len)
 {
-	return pt_strtab_intern(t->strings, s, len);
+	static _Thread_local char *cut; /* PT_NAME_MAX_BYTES: too big for the stack */
+	if (len > PT_NAME_MAX_BYTES) {
+		if (!cut)
+			cut = pt_xmalloc(PT_NAME_MAX_BYTES + 64);
+		uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a of the whole name */
+		for (size_t i = 0; i < len; i++)
+			h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+		size_t keep = PT_NAME_MAX_BYTES - 64;
+		while (keep && ((unsigned char)s[keep] & 0xc0) == 0x80)
+			keep--; /* not inside a UTF-8 sequence */
+		memcpy(cut, s, keep);
+		len =
+		    keep + (size_t)snprintf(cut + keep, PT_NAME_MAX_BYTES + 64 - keep,
+					    "...[%zu bytes #%016llx]", len, (unsigned long long)h);
+		s = cut;
+		t->warnings[PT_WARN_NAME_CUT]++;
+	}
+	size_t before = pt_strtab_mem_bytes(t->strings);
+	uint32_t id = pt_strtab_intern(t->strings, s, len);
+	size_t after = pt_strtab_mem_bytes(t->strings);
+	if (after > before)
+		charge(t, after - before);
+	return id;
 }
 
 static struct pt_track_key process_key(const struct pt_track_key *k)
@@ -161,9 +207,12 @@ uint32_t pt_trace_track(struct pt_trace *t, const struct pt_track_key *key)
 	struct kmap_ent *e = kmap_slot(&t->track_map->m, key, 1);
 	if (e->val1)
 		return e->val1 - 1;
+	size_t grown = 0;
 	if (t->ntracks == t->tracks_cap) {
+		uint32_t old = t->tracks_cap;
 		t->tracks_cap = t->tracks_cap ? t->tracks_cap * 2 : 16;
 		t->tracks = pt_xrealloc(t->tracks, (size_t)t->tracks_cap * sizeof *t->tracks);
+		grown = (size_t)(t->tracks_cap - old) * sizeof *t->tracks;
 	}
 	uint32_t id = t->ntracks++;
 	e->val1 = id + 1;
@@ -181,6 +230,9 @@ uint32_t pt_trace_track(struct pt_trace *t, const struct pt_track_key *key)
 	l = kmap_slot(&t->labels->sort, key, 0);
 	if (l)
 		tr->sort_index = l->extra;
+	/* the table's growth, the map's entry, and the state a summary keeps
+	 * per track (aggregator, one summary of each rank) */
+	charge(t, grown + 2 * sizeof(struct kmap_ent) + PT_TRACK_SUMMARY_BYTES);
 	return id;
 }
 
@@ -277,12 +329,7 @@ void pt_trace_add(struct pt_trace *t, const struct pt_event *ev)
 	if (ev->flags & PT_EVF_FLOPS)
 		t->flop_events++;
 	pt_store_append(t->store, ev);
-	/* Added, not assigned: a re-read export brings earlier drops along. */
-	uint64_t dropped = pt_store_dropped(t->store);
-	if (dropped != t->store_dropped_seen) {
-		t->warnings[PT_WARN_STORE_DROPPED] += dropped - t->store_dropped_seen;
-		t->store_dropped_seen = dropped;
-	}
+	sync_dropped(t);
 }
 
 void pt_trace_warn(struct pt_trace *t, enum pt_warn w, uint64_t count)
@@ -345,6 +392,9 @@ static const char *const warn_keys[PT_WARN__COUNT] = {
 	[PT_WARN_PROFILER_RANGE] = "cupti_profiler_range",
 	[PT_WARN_SOURCE_OVERWRITTEN] = "overwritten_while_detached",
 	[PT_WARN_READER_MISSED] = "missed_by_reader",
+	[PT_WARN_NAME_CUT] = "names_cut",
+	[PT_WARN_DUP_KEY] = "duplicate_key",
+	[PT_WARN_ID_RANGE] = "id_out_of_range",
 };
 
 static const char *const warn_texts[PT_WARN__COUNT] = {
@@ -367,6 +417,9 @@ static const char *const warn_texts[PT_WARN__COUNT] = {
 	[PT_WARN_SOURCE_OVERWRITTEN] = "events the probe overwrote while no reader was attached",
 	[PT_WARN_READER_MISSED] = "events this reader missed (other readers had read them, "
 				  "before it attached or while it was stalled)",
+	[PT_WARN_NAME_CUT] = "names longer than 1 MiB cut (first bytes, length and hash kept)",
+	[PT_WARN_DUP_KEY] = "top-level keys given twice (a second \"traceEvents\" is not read)",
+	[PT_WARN_ID_RANGE] = "pids/tids beyond 64 bits, kept apart by their digits",
 };
 
 const char *pt_warn_key(enum pt_warn w)

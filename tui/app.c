@@ -227,6 +227,17 @@ static int draw_overhead(struct tui_canvas *c, int x, struct tui_rect r, const s
 			  o.share < 0.001 ? 3 : 2, o.share * 100.0, o.events_per_step, o.ns_per_event);
 }
 
+/* A note a source adds while the screen is up ("GPU tracing stopped: ...",
+ * "torch.profiler started collecting GPU activity") goes to the message line
+ * once (escaped there); all of them are in the report. */
+static void announce_notes(struct tui_app *a, const struct pt_trace *t)
+{
+	if (t->nnotes > a->notes_seen) {
+		a->notes_seen = t->nnotes;
+		tui_app_message(a, "note: %s", pt_trace_note_text(t, t->nnotes - 1));
+	}
+}
+
 static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 {
 	const struct pt_summary *s = tui_view_sum(a);
@@ -279,6 +290,7 @@ static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rec
 		x = tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_WARN, TUI_A_BOLD), " | %zu advice [9]",
 			       a->model.advice.n);
 	x = draw_anomalies(a, c, x, r);
+	announce_notes(a, t);
 	x = tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_DEFAULT, 0), " | %llu events",
 		       (unsigned long long)t->events_seen);
 	draw_overhead(c, x, r, t, s);

@@ -276,6 +276,7 @@ struct tui_app {
 	char msg[256];            /* transient status message */
 	uint64_t msg_until_ns;
 	uint64_t anomalies_seen;  /* anomaly files announced so far (o.anomalies) */
+	uint32_t notes_seen;      /* the trace's notes announced so far */
 	uint64_t now_ns;
 	uint64_t ended_ns;        /* when a live session was first seen ended (elapsed stops) */
 	uint32_t capture_req;     /* T: steps asked for, taken by tui_take_capture */

@@ -70,4 +70,30 @@ extern const struct pt_backend_ops pt_backend_session;
 extern const struct pt_backend_ops pt_backend_procstat;
 extern const struct pt_backend_ops pt_backend_nvml; /* optional: libnvidia-ml.so.1 */
 
+/*
+ * What the probe's CUPTI search finds on this machine, for `proftop
+ * backends` (backends/probe_cupti_find.c): the driver, every libcupti found
+ * with its version and whether this driver runs it, and the one a job that
+ * has not loaded a libcupti of its own would use. A job that has (PyTorch
+ * links one) uses that one. Loads each library to ask its version.
+ */
+#define PT_CUPTI_REPORT_LIBS 8
+struct pt_cupti_report {
+	int usable;              /* some libcupti found here runs on this driver */
+	int driver_cuda;         /* CUDA version the driver supports (12040), 0 = no driver */
+	char driver_release[32]; /* "550.54.15", "" when unknown */
+	int nlibs;
+	struct pt_cupti_report_lib {
+		char path[512];
+		char version[16];    /* "12.4"; "" when the file does not load */
+		uint32_t api;        /* cuptiGetVersion */
+		const char *where;   /* how the search found it */
+		int usable;          /* loads, supported, and the driver runs it */
+		int chosen;          /* the one the probe would open */
+		char why[200];       /* why not usable, or a warning */
+	} libs[PT_CUPTI_REPORT_LIBS];
+	char summary[300];
+};
+void pt_cupti_report(struct pt_cupti_report *r);
+
 #endif

@@ -52,12 +52,14 @@ struct pt_ranks {
 	size_t slowest;            /* index of the highest step_avg_ms (valid when n > 0) */
 	double median_step_ms;     /* over ranks with steps */
 	double spread;             /* max / median step_avg_ms; 0 with fewer than 2 such ranks */
+	size_t mem_bytes;          /* what the ranks' aggregators held (counted against the cap) */
 };
 
 /*
  * Computes per-rank figures over the window in o (NULL = everything). Every
  * process with at least one host or device event is a rank. Returns 0, or a
- * negative PT_E* code; out is then empty.
+ * negative PT_E* code; out is then empty. PT_ENOMEM: the ranks' state would
+ * pass the trace's memory cap (--max-mem) beside what the store holds.
  */
 int pt_ranks_compute(struct pt_trace *t, const struct pt_agg_opts *o, struct pt_ranks *out);
 void pt_ranks_free(struct pt_ranks *r);

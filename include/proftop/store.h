@@ -57,7 +57,15 @@ uint64_t pt_store_complete_from_ns(const struct pt_store *st);
 /* Earliest start / latest end among kept events (0/0 when empty). */
 uint64_t pt_store_first_ns(const struct pt_store *st);
 uint64_t pt_store_last_ns(const struct pt_store *st);
+/* Bytes held: chunks, the track table and what pt_store_charge added. */
 size_t pt_store_mem_bytes(const struct pt_store *st);
+/*
+ * Counts bytes held elsewhere for the data (names, tracks, the per-track
+ * state summaries build) against the cap: the events' room shrinks by as
+ * much, oldest chunks going first. Never fails; names and tracks are never
+ * dropped, so they alone may pass the cap (then no event is kept).
+ */
+void pt_store_charge(struct pt_store *st, size_t bytes);
 size_t pt_store_max_bytes(const struct pt_store *st);
 /* Number of track slots (highest track id seen + 1). */
 uint32_t pt_store_track_count(const struct pt_store *st);

@@ -42,8 +42,15 @@ enum pt_warn {
 	PT_WARN_SOURCE_OVERWRITTEN, /* overwritten by the probe while no reader was attached */
 	PT_WARN_READER_MISSED, /* freed after other readers read them (before this one
 				  attached, or while it was stalled) */
+	PT_WARN_NAME_CUT,      /* names longer than PT_NAME_MAX_BYTES, cut (pt_trace_intern) */
+	PT_WARN_DUP_KEY,       /* a second "traceEvents" (or other top-level) key; ignored */
+	PT_WARN_ID_RANGE,      /* pid/tid beyond int64, kept apart by their text */
 	PT_WARN__COUNT
 };
+
+/* Names longer than this are cut: the first bytes, then "...[N bytes
+ * #HASH]" (the hash of the whole name keeps different names apart). */
+#define PT_NAME_MAX_BYTES ((size_t)1 << 20)
 
 /* Durations past this are refused as corrupt (7 days). */
 #define PT_MAX_DUR_NS (7ull * 24 * 3600 * 1000000000ull)
@@ -122,6 +129,8 @@ void pt_trace_free(struct pt_trace *t);
 void pt_trace_set_source(struct pt_trace *t, const char *source);
 
 /* ---- the sink: what sources call ---- */
+/* Names are cut past PT_NAME_MAX_BYTES (counted in PT_WARN_NAME_CUT), and
+ * what names and tracks hold is counted against the store's cap. */
 uint32_t pt_trace_intern(struct pt_trace *t, const char *s, size_t len);
 /* Finds or creates the track for key; returns its id. */
 uint32_t pt_trace_track(struct pt_trace *t, const struct pt_track_key *key);

@@ -99,8 +99,9 @@ with open(sys.argv[1], 'w') as f:
 $RSS "$TMP/e.rss" "$BIN" report --max-mem 1M "$TMP/empty.json" >"$TMP/e.out" 2>&1
 rc=$?
 rm -f "$TMP/empty.json"
-[ $rc -eq 0 ] && grep -q "30000001 events with missing" "$TMP/e.out" &&
-	ok "30 M empty objects: read, skipped and counted" ||
+# nothing kept: exit 1, saying how many were skipped and why
+[ $rc -eq 1 ] && grep -q "no event kept: all 30000001 were skipped (30000001 events with missing" "$TMP/e.out" &&
+	ok "30 M empty objects: read, skipped and counted (exit 1: nothing kept)" ||
 	not_ok "30 M empty objects" "rc=$rc" "$(tail -n 3 "$TMP/e.out")"
 under_cap "30 M empty objects under --max-mem 1M" 1 "$TMP/e.rss"
 

@@ -5,6 +5,7 @@
 # gone afterwards; a child that ends within the grace period is no leftover;
 # a process that is not the suite's (here one of this script's own) is left
 # alone; a clean suite passes.
+# san: skip (it tests the runner, not proftop)
 . tests/e2e/lib.sh
 
 SOCK="pt-runner-$$"

@@ -60,8 +60,8 @@ check_fails "serve without a source exits 2" 2 "$PROFTOP" serve
 check_fails "serve -p and a CMD exits 2" 2 "$PROFTOP" serve -p 1 -- true
 check_fails "serve -p junk exits 2" 2 "$PROFTOP" serve -p 12,x
 check_fails "serve --top junk exits 2" 2 "$PROFTOP" serve --top -1 -- true
-check_out "several pids: each must have a session" "no proftop session for pid 999998" sh -c "'$PROFTOP' serve -p 999998,999999 2>&1; test \$? -eq 1"
-check_out "-p without a session" "no proftop session for pid" sh -c "'$PROFTOP' serve -p 999999 2>&1; test \$? -eq 1"
+check_out "several pids: each must have a session" "no process 999998|no proftop session for pid 999998" sh -c "'$PROFTOP' serve -p 999998,999999 2>&1; test \$? -eq 1"
+check_out "-p without a session" "no process 999999|no proftop session for pid" sh -c "'$PROFTOP' serve -p 999999 2>&1; test \$? -eq 1"
 check_out "a malformed --listen" "expected ADDR:PORT" sh -c "'$PROFTOP' serve --listen 9464 -- true 2>&1; test \$? -eq 1"
 check_out "a bad port" "not a port number" sh -c "'$PROFTOP' serve --listen 127.0.0.1:99999 -- true 2>&1; test \$? -eq 1"
 check_out "an address not of this machine" "not an address of this machine" \
@@ -165,6 +165,84 @@ http "$addr/metrics" POST >"$TMP/405.txt" 2>&1
 check_out "POST answers 405" "^405$" head -n 1 "$TMP/405.txt"
 http "$addr/metrics" HEAD >"$TMP/head.txt" 2>&1
 check_out "HEAD answers 200" "^200$" head -n 1 "$TMP/head.txt"
+
+# --- slow clients (slowloris) do not lock scrapes out: N connections send a
+# header line a second and reconnect when cut, from the scraper's own address
+# (127.0.0.1, the per-address limit) or from 70 others (the global limit);
+# a scrape must get through. Alone, a trickling request is cut after its
+# deadline (5 s). Bounded: 24 rounds of 0.5 s at most.
+slowloris() { # slowloris same|many|deadline
+	python3 - "${addr#http://127.0.0.1:}" "$1" <<'EOF'
+import socket, sys, time, urllib.request
+port, mode = int(sys.argv[1]), sys.argv[2]
+srcs = {"same": ["127.0.0.1"] * 50, "many": ["127.0.0.%d" % (2 + i) for i in range(70)],
+        "deadline": ["127.0.0.99"] * 3}[mode]
+conns = [None] * len(srcs)
+born = [0.0] * len(srcs)
+def opened(i):
+    s = socket.socket()
+    s.settimeout(1)
+    try:
+        s.bind((srcs[i], 0))
+        s.connect(("127.0.0.1", port))
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+        return s
+    except OSError:
+        s.close()
+        return None
+scraped = cut_after = None
+t0 = time.time()
+for rnd in range(24):
+    for i in range(len(srcs)):
+        s = conns[i]
+        if s is not None:
+            try:
+                s.setblocking(False)
+                gone = s.recv(1) == b""
+            except BlockingIOError:
+                gone = False
+            except OSError:
+                gone = True
+            s.settimeout(1)
+            if not gone:
+                try:
+                    s.sendall(b"X-Slow: %d\r\n" % rnd)
+                except OSError:
+                    gone = True
+            if gone:
+                s.close()
+                if cut_after is None and time.time() - born[i] > 4.5:
+                    cut_after = time.time() - born[i]
+                conns[i] = s = None
+        if s is None:
+            conns[i] = opened(i)
+            born[i] = time.time()
+    if scraped is None and mode != "deadline":
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=2) as r:
+                if r.status == 200 and b"proftop_steps" in r.read():
+                    scraped = time.time() - t0
+        except Exception:
+            pass
+    if scraped is not None or cut_after is not None:
+        break
+    time.sleep(0.5)
+held = sum(c is not None for c in conns)
+for c in conns:
+    if c is not None:
+        c.close()
+print("scraped %s after %s s with %d slow connections open; a slow request cut after %s s"
+      % ("yes" if scraped is not None else "no", "%.1f" % scraped if scraped is not None else "-",
+         held, "%.1f" % cut_after if cut_after is not None else "-"))
+EOF
+}
+slowloris same >"$TMP/slow1.txt" 2>&1
+check_out "50 slow connections from the scraper's address: a scrape gets through" "^scraped yes" cat "$TMP/slow1.txt"
+slowloris many >"$TMP/slow2.txt" 2>&1
+check_out "70 slow connections from 70 addresses: a scrape gets through" "^scraped yes" cat "$TMP/slow2.txt"
+slowloris deadline >"$TMP/slow3.txt" 2>&1
+check_out "a request still trickling after its 5 s deadline is cut" "cut after ([5-9]|4\.[5-9])" cat "$TMP/slow3.txt"
+echo "# $(cat "$TMP/slow1.txt"); $(cat "$TMP/slow2.txt"); $(cat "$TMP/slow3.txt")"
 
 # --- a real Prometheus scrapes it
 PROM=${PROMETHEUS:-$(command -v prometheus || echo /usr/bin/prometheus)}

@@ -595,7 +595,7 @@ static void test_empty_rank(void **state)
 	st.last_step = -1;
 	st.gpu_util_pct = -1;
 	st.cpu_util_pct = -1;
-	struct pt_ranks r = {&st, 1, 0, 0, 0};
+	struct pt_ranks r = {&st, 1, 0, 0, 0, 0};
 	struct pt_strtab *strs = pt_strtab_new();
 	struct pt_prom_opts o;
 	pt_prom_opts_init(&o);
@@ -663,7 +663,7 @@ static void test_top_pick(void **state)
 		snprintf(name, sizeof name, "op%d", i);
 		add_op(st.summary, f.st, name, strlen(name), (x >> 40) % 1000, 1);
 	}
-	struct pt_ranks r = {&st, 1, 0, 0, 0};
+	struct pt_ranks r = {&st, 1, 0, 0, 0, 0};
 	struct pt_prom_opts o;
 	pt_prom_opts_init(&o);
 	o.strings = f.st;

@@ -14,6 +14,7 @@
 
 #include "proftop/agg.h"
 #include "proftop/chrome.h"
+#include "proftop/error.h"
 #include "proftop/ranks.h"
 #include "merge.h"
 #include <unistd.h>
@@ -236,6 +237,37 @@ static void test_empty(void **state)
 	struct pt_trace *t = pt_trace_new(0);
 	struct pt_ranks rk;
 	assert_int_equal(pt_ranks_compute(t, NULL, &rk), 0);
+	assert_int_equal(rk.n, 0);
+	pt_ranks_free(&rk);
+	pt_trace_free(t);
+}
+
+/* Many processes with many threads: each rank's state holds its own tracks
+ * (it used to be sized for every track of the trace: N x T x 1.1 KB), and a
+ * cap too small for the ranks' state gives PT_ENOMEM, not more memory. */
+static void test_many_ranks_sized_by_rank(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new((size_t)256 << 20);
+	const int npids = 300, nthreads = 20;
+	for (int p = 0; p < npids; p++)
+		for (int th = 0; th < nthreads; th++) {
+			uint32_t tr = tu_track(t, 1000 + p, (1000 + p) * 100 + th, -1);
+			tu_ev(t, tr, PT_KIND_OPERATOR, "op", p * nthreads + th, 1, 0);
+		}
+	struct pt_ranks rk;
+	assert_int_equal(pt_ranks_compute(t, NULL, &rk), 0);
+	assert_int_equal(rk.n, (size_t)npids);
+	/* measured 19 KB a rank of 20 tracks; sized for the trace it was 6,000 x 1.1 KB */
+	print_message("# ranks held %zu bytes\n", rk.mem_bytes);
+	assert_true(rk.mem_bytes < (size_t)npids * 65536);
+	pt_ranks_free(&rk);
+	pt_trace_free(t);
+
+	t = pt_trace_new((size_t)1 << 20);
+	for (int p = 0; p < npids; p++)
+		tu_ev(t, tu_track(t, 1000 + p, 1, -1), PT_KIND_OPERATOR, "op", p, 1, 0);
+	assert_int_equal(pt_ranks_compute(t, NULL, &rk), PT_ENOMEM);
 	assert_int_equal(rk.n, 0);
 	pt_ranks_free(&rk);
 	pt_trace_free(t);
@@ -619,7 +651,7 @@ int main(void)
 	    cmocka_unit_test(test_real_single),	  cmocka_unit_test(test_real_pair),
 	    cmocka_unit_test(test_merge_offset),  cmocka_unit_test(test_merge_same_clock),
 	    cmocka_unit_test(test_merge_real),	  cmocka_unit_test(test_gpu_pid_not_a_rank),
-	    cmocka_unit_test(test_window_ordinals),
+	    cmocka_unit_test(test_window_ordinals), cmocka_unit_test(test_many_ranks_sized_by_rank),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

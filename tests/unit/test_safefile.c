@@ -3,12 +3,16 @@
  * file appears only when committed, never clobbers without force, a write
  * error or an abort leaves the old file and no temporary, files are 0600
  * under any umask, and the stale-temporary sweep removes only unlocked ones.
+ * A FIFO, a device or a socket at OUT (or a link to one) is never replaced,
+ * force or not; "-", /dev/stdout, /dev/stderr and /dev/fd/N name streams.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -160,6 +164,86 @@ static void test_errors_name_the_path(void **state)
 	assert_non_null(strstr(err, "(EISDIR)"));
 }
 
+/* pt_safe_open refuses path, force or not, says what it is; path stays */
+static void refused(const char *path, const char *kind, mode_t type)
+{
+	struct pt_safe_file f;
+	struct stat sb;
+	char err[512];
+	for (int force = 0; force < 2; force++) {
+		err[0] = 0;
+		assert_int_equal(pt_safe_check(path, force, err, sizeof err), PT_EINVAL);
+		assert_int_equal(pt_safe_open(&f, path, force, err, sizeof err), PT_EINVAL);
+		assert_non_null(strstr(err, path));
+		assert_non_null(strstr(err, kind));
+		assert_non_null(strstr(err, "-o - writes to stdout"));
+		assert_int_equal(stat(path, &sb), 0);
+		assert_int_equal(sb.st_mode & S_IFMT, type);
+	}
+}
+
+static void test_never_replaces_special_files(void **state)
+{
+	(void)state;
+	char *fifo = tu_path(g_dir, "fifo");
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	refused(fifo, "is a FIFO", S_IFIFO);
+
+	/* a link to a device: what it leads to counts (and the link stays too) */
+	char *dev = tu_path(g_dir, "null");
+	assert_int_equal(symlink("/dev/null", dev), 0);
+	refused(dev, "is a character device", S_IFCHR);
+	struct stat sb;
+	assert_int_equal(lstat(dev, &sb), 0);
+	assert_true(S_ISLNK(sb.st_mode));
+
+	char *sock = tu_path(g_dir, "sock");
+	int sfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock);
+	assert_int_equal(bind(sfd, (struct sockaddr *)&sa, sizeof sa), 0);
+	refused(sock, "is a socket", S_IFSOCK);
+	close(sfd);
+
+	/* a FIFO put in place between the check and the commit also stays */
+	char *out = tu_path(g_dir, "late.json");
+	struct pt_safe_file f;
+	char err[512];
+	assert_int_equal(pt_safe_open(&f, out, 1, err, sizeof err), 0);
+	assert_int_equal(write_text(&f, "{}\n"), 0);
+	assert_int_equal(mkfifo(out, 0600), 0);
+	assert_int_equal(pt_safe_commit(&f, 1, 0, err, sizeof err), PT_EINVAL);
+	assert_int_equal(stat(out, &sb), 0);
+	assert_true(S_ISFIFO(sb.st_mode));
+
+	unlink(fifo);
+	unlink(dev);
+	unlink(sock);
+	unlink(out);
+	assert_int_equal(count_entries(), 0);
+}
+
+static void test_stream_names(void **state)
+{
+	(void)state;
+	assert_int_equal(pt_out_fd("-"), 1);
+	assert_int_equal(pt_out_fd("/dev/stdout"), 1);
+	assert_int_equal(pt_out_fd("/dev/stderr"), 2);
+	assert_int_equal(pt_out_fd("/dev/fd/7"), 7);
+	assert_int_equal(pt_out_fd("/proc/self/fd/3"), 3);
+	assert_int_equal(pt_out_fd("/dev/fd/"), -1);
+	assert_int_equal(pt_out_fd("/dev/fd/1x"), -1);
+	assert_int_equal(pt_out_fd("/dev/null"), -1);
+	assert_int_equal(pt_out_fd("--"), -1);
+	assert_int_equal(pt_out_fd("out.json"), -1);
+	assert_int_equal(pt_out_fd(NULL), -1);
+	/* never a file in place of /dev/stdout */
+	struct pt_safe_file f;
+	char err[256] = "";
+	assert_int_equal(pt_safe_check("/dev/stdout", 1, err, sizeof err), 0);
+	assert_int_equal(pt_safe_open(&f, "/dev/stdout", 1, err, sizeof err), PT_EIO);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -179,6 +263,8 @@ int main(void)
 	    cmocka_unit_test(test_write_error_keeps_old),
 	    cmocka_unit_test(test_stale_sweep),
 	    cmocka_unit_test(test_errors_name_the_path),
+	    cmocka_unit_test(test_never_replaces_special_files),
+	    cmocka_unit_test(test_stream_names),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -314,6 +314,31 @@ static void test_hostile_names(void **state)
 	pt_trace_free(t);
 }
 
+/* A note a source adds (the probe: GPU tracing stopped, torch.profiler took
+ * CUPTI...) is announced once on the message line, escaped. */
+static void test_notes_announced(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new(16u << 20);
+	uint32_t th = tu_track(t, 1, 1, -1);
+	tu_ev(t, th, PT_KIND_PROFILE_STEP, "ProfilerStep#1", 0, 1000, 0);
+	tu_ev(t, th, PT_KIND_INSTANT, "proftop: GPU tracing off: a\x1b[2J reason", 10, 0, 0);
+	struct tui_opts o;
+	tui_opts_init(&o);
+	struct tui_app a;
+	tui_app_init(&a, t, &o);
+	struct tui_canvas c;
+	tui_canvas_init(&c, 120, 30, 0);
+	const char *s = render(&a, &c);
+	assert_non_null(strstr(s, "note: GPU tracing off: a\\e[2J reason"));
+	tu_ev(t, th, PT_KIND_INSTANT, "proftop: the other profiler's GPU collection ended", 20, 0, 0);
+	s = render(&a, &c);
+	assert_non_null(strstr(s, "note: the other profiler's GPU collection ended"));
+	tui_canvas_free(&c);
+	tui_app_free(&a);
+	pt_trace_free(t);
+}
+
 /*
  * The edges of promise 5: a NUL inside a name (JSON \u0000) is shown
  * escaped with what follows it, a 10,000-character name is cut with an
@@ -740,6 +765,7 @@ int main(void)
 		cmocka_unit_test(test_views),
 		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test(test_hostile_edges),
+		cmocka_unit_test(test_notes_announced),
 		cmocka_unit_test(test_gpu_meter_both_utilizations),
 		cmocka_unit_test(test_ranks_view),
 		cmocka_unit_test(test_rank_filter),
