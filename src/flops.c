@@ -818,10 +818,19 @@ struct frame {
 	int32_t inst; /* innermost operator with FLOPs at or above this frame, -1 */
 };
 
-static int by_flops(const void *pa, const void *pb)
+/* Most FLOPs first; ties by name and type class, never by name id (an id
+ * depends on the order names were met: a re-read export must list the
+ * rows in the same order). */
+static int by_flops(const void *pa, const void *pb, void *ctx)
 {
 	const struct pt_flops_row *a = pa, *b = pb;
-	return a->flops < b->flops ? 1 : a->flops > b->flops ? -1 : (a->name_id > b->name_id) - (a->name_id < b->name_id);
+	const struct pt_trace *t = ctx;
+	if (a->flops != b->flops)
+		return a->flops < b->flops ? 1 : -1;
+	int c = strcmp(pt_trace_str(t, a->name_id), pt_trace_str(t, b->name_id));
+	if (c)
+		return c;
+	return (a->dtype > b->dtype) - (a->dtype < b->dtype);
 }
 
 static struct pt_flops_row *row_of(struct pt_flops_row **v, size_t *n, size_t *cap,
@@ -956,9 +965,9 @@ void pt_flops_summarize(struct pt_trace *t, uint64_t t0_ns, uint64_t t1_ns,
 	}
 	out->events = ninst;
 	if (out->nops)
-		qsort(out->ops, out->nops, sizeof *out->ops, by_flops);
+		qsort_r(out->ops, out->nops, sizeof *out->ops, by_flops, (void *)t);
 	if (out->nkernels)
-		qsort(out->kernels, out->nkernels, sizeof *out->kernels, by_flops);
+		qsort_r(out->kernels, out->nkernels, sizeof *out->kernels, by_flops, (void *)t);
 	pt_u32map_free(&oidx);
 	pt_u32map_free(&kidx);
 	pt_u32map_free(&by_corr);
