@@ -405,11 +405,9 @@ static int conv(int op, const struct ins *a, double torch_flops, double *fl, dou
 		return 0;
 	int nd = x->rank - 2;
 	int es = esize(x);
-	double kprod = 1, sprod = 1;
-	for (int k = 0; k < nd; k++) {
+	double kprod = 1;
+	for (int k = 0; k < nd; k++)
 		kprod *= (double)w->d[2 + k];
-		sprod *= (double)x->d[2 + k];
-	}
 	const struct input *bias = op == OP_CONV_CUDNN ? NULL : tensor(a, 2);
 	double in_b = numel(x) * es, w_b = numel(w) * esize(w), b_b = bias ? numel(bias) * es : 0;
 	int transposed = op == OP_CONV_T;
