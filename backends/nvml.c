@@ -503,6 +503,13 @@ static int nv_poll(struct pt_backend *b, struct pt_trace *t, uint64_t now_ns)
 		}
 		for (int c = 0; c < C__N; c++)
 			n->name[c] = pt_trace_intern(t, counter_names[c], strlen(counter_names[c]));
+		/* the first GPU's model: the FLOPs figures' peak (flops.h) */
+		char model[96] = "";
+		if (n->ndev && n->api.name && !t->device_name &&
+		    n->api.name(n->gpu[0].parent, model, sizeof model) == 0) {
+			model[sizeof model - 1] = 0;
+			t->device_name = pt_trace_intern(t, model, strlen(model));
+		}
 		n->t = t;
 		n->noted = 0;
 	}

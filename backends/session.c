@@ -333,6 +333,21 @@ void pt_session_describe(const struct pt_session *s, char *buf, size_t len)
 	snprintf(buf, len, "%s", s->desc);
 }
 
+struct pt_shm_header *pt_session_hdr(struct pt_session *s)
+{
+	return s->h;
+}
+
+int32_t pt_session_pid(const struct pt_session *s)
+{
+	return s->pid;
+}
+
+const char *pt_session_file(const struct pt_session *s)
+{
+	return s->path;
+}
+
 const char *pt_session_failed(const struct pt_session *s)
 {
 	return s->shrunk ? s->why : NULL;
@@ -829,6 +844,7 @@ struct session_backend {
 	struct pt_backend b;
 	struct pt_session *s;
 	int labelled;
+	struct pt_capture_follow cf;
 };
 
 static int sb_probe(char *why, size_t whylen)
@@ -873,7 +889,12 @@ static int sb_poll(struct pt_backend *b, struct pt_trace *t, uint64_t now_ns)
 		sb->labelled = 1;
 	}
 	int exited = pt_session_owner_exited(sb->s);
+	struct pt_shm_ctl ctl; /* before the drain: what the helper wrote before it is drained */
+	if (!sb->s->shrunk)
+		pt_shm_ctl_read(sb->s->h, &ctl);
 	uint64_t n = pt_session_drain(sb->s, t, now_ns);
+	if (!sb->s->shrunk)
+		pt_session_capture_follow(sb->s, t, &ctl, &sb->cf, exited, now_ns);
 	if (exited) {
 		snprintf(b->err, sizeof b->err, "process %d exited", (int)sb->s->pid);
 		return PT_ENOENT;

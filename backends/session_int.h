@@ -23,6 +23,31 @@ int pt_session_reader_slot(const struct pt_session *s);
 /* Why the reader stopped reading the segment (it shrank), else NULL. */
 const char *pt_session_failed(const struct pt_session *s);
 
+/* The mapped header (read-write: readers write the control word's request),
+ * the validated pid and the segment's path. */
+struct pt_shm_header *pt_session_hdr(struct pt_session *s);
+int32_t pt_session_pid(const struct pt_session *s);
+const char *pt_session_file(const struct pt_session *s);
+
+/*
+ * Following the session's deep captures (session_capture.c): what one
+ * reader knows of them. base: captures up to this seq were over when the
+ * reader attached and are not followed (their steps may be older than
+ * what it has); one in progress then is followed.
+ */
+struct pt_capture_follow {
+	int init;
+	uint32_t base;
+	uint64_t next_after_ns; /* when to look at the steps after the last merged one */
+	uint32_t after_seq;     /* that capture (0: none pending) */
+};
+/* After a drain: the control word as read before it (so every record the
+ * helper wrote before its answer is in t), into t's capture list; merges a
+ * finished capture. exited: the owner is gone (open requests end). */
+void pt_session_capture_follow(struct pt_session *s, struct pt_trace *t,
+			       const struct pt_shm_ctl *ctl, struct pt_capture_follow *f,
+			       int exited, uint64_t now_ns);
+
 /*
  * The SIGBUS guard. A MAP_SHARED file mapping faults (SIGBUS) on pages past
  * the file's end, and the file is another process's to truncate. A mapping

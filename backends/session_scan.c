@@ -176,6 +176,31 @@ static int cmp_info(const void *a, const void *b)
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
+/* Removes the deep-capture traces ("<pid>.capture-N.json", and a
+ * temporary one the job left) of sessions just removed as stale. */
+static void remove_captures(const char *dir, const int32_t *pids, size_t n)
+{
+	DIR *d = n ? opendir(dir) : NULL;
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (end == de->d_name || strncmp(end, ".capture-", 9) != 0)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			if (pids[i] != pid)
+				continue;
+			char path[600];
+			snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+			unlink(path);
+			break;
+		}
+	}
+	closedir(d);
+}
+
 int pt_session_list(struct pt_session_info **out, size_t *n, int clean, size_t *cleaned,
 		    char *err, size_t errlen)
 {
@@ -195,7 +220,8 @@ int pt_session_list(struct pt_session_info **out, size_t *n, int clean, size_t *
 		return errno == ENOENT ? 0 : PT_EIO;
 	}
 	struct pt_session_info *v = NULL;
-	size_t cap = 0, k = 0;
+	size_t cap = 0, k = 0, ngone = 0, gone_cap = 0;
+	int32_t *gone = NULL; /* pids whose stale session was removed */
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		int32_t pid = session_pid(de->d_name);
@@ -222,11 +248,18 @@ int pt_session_list(struct pt_session_info **out, size_t *n, int clean, size_t *
 		if (remove && unlink(in->path) == 0) {
 			if (cleaned)
 				(*cleaned)++;
+			if (ngone == gone_cap) {
+				gone_cap = gone_cap ? gone_cap * 2 : 8;
+				gone = pt_xrealloc(gone, gone_cap * sizeof *gone);
+			}
+			gone[ngone++] = pid;
 			continue;
 		}
 		k++;
 	}
 	closedir(d);
+	remove_captures(dir, gone, ngone);
+	free(gone);
 	if (k)
 		qsort(v, k, sizeof *v, cmp_info);
 	*out = v;

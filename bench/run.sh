@@ -60,3 +60,6 @@ BUILD=$BUILD bench/bench_ranks_live.sh
 echo
 echo "== bench_torch_zero (unmodified PyTorch scripts alone vs under proftop record: <= 3 % slower; ns per module call)"
 /usr/bin/python3 bench/bench_torch_zero.py --build "$BUILD"
+echo
+echo "== bench_capture (a deep capture of 5 steps: step time before, during and after it; start and stop pauses)"
+/usr/bin/python3 bench/bench_capture.py --build "$BUILD"

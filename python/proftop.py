@@ -81,6 +81,13 @@ def _bind(lib):
         "proftop_step_span": (vp, [u64, u64, u64]),
         "proftop_now": (u64, []),
         "proftop_reader_attached": (ctypes.c_int, []),
+        # the control word: deep capture on demand (proftop_capture.py)
+        "proftop_control": (u64, []),
+        "proftop_control_caps": (vp, [u32]),
+        "proftop_control_answer": (vp, [u32, u32, u32, cp]),
+        "proftop_capture_report": (vp, [u64] * 7 + [ctypes.c_int32, u32]),
+        "proftop_capture_path": (ctypes.c_int, [u32, ctypes.c_char_p, u32]),
+        "proftop_gpu_collector": (ctypes.c_int, []),
     }
     try:
         for sym, (res, args) in protos.items():

@@ -84,6 +84,7 @@ _errors = 0
 _attach = False        # installed into a running job: skip the first partial step
 _activity = False      # any hooked call ran
 _steps = 0             # steps emitted
+_ctl = None            # proftop_capture, when the probe has the control word
 _rule = None           # "optimizer" / "forward": the rule of the last step emitted
 
 
@@ -112,6 +113,8 @@ class _TS(object):
                 self.pending = self.soft
             if self.pending is not None and not _off:
                 _emit_step(self)
+            if _ctl is not None:
+                _ctl.thread_ended(self)
         except Exception:  # noqa: BLE001
             pass
 
@@ -149,6 +152,10 @@ def _now():
 def _emit_step(ts):
     """Closes the open step at ts.pending; the next one starts there."""
     global _steps, _rule
+    if _ctl is not None and _ctl._cap is not None:
+        stopped = _ctl.before_emit(ts)  # a capture's last step: its stop counts in it
+        if stopped is not None:
+            ts.pending = stopped
     end = ts.pending
     ts.pending = ts.soft = None
     start = ts.start if ts.start is not None else end
@@ -157,6 +164,8 @@ def _emit_step(ts):
     ts.loader_samples = ts.fwd_samples = 0
     if ts.partial:
         ts.partial = False  # attached mid-step: steps start at this boundary
+        if _ctl is not None:
+            _control(ts)
         return
     rule = "optimizer" if _train else "forward"
     if rule != _rule:
@@ -170,8 +179,18 @@ def _emit_step(ts):
         _lib.proftop_mark(text.encode())
     _lib.proftop_step_span(start, end, samples)
     _steps += 1
+    if _ctl is not None:
+        _control(ts)
     if _attach:
         _check_reader()
+
+
+def _control(ts):
+    """Once per step: what proftop asked for (a deep capture, proftop_capture.py)."""
+    try:
+        _ctl.boundary(ts, _steps)
+    except Exception as e:  # noqa: BLE001
+        _fail(e)
 
 
 def _begin(ts, fetch=False):
@@ -561,6 +580,8 @@ def _at_exit():
         if _errors > 1:
             _lib.proftop_mark(("proftop: the Python helper caught %d errors of its own"
                                % _errors).encode())
+        if _ctl is not None:
+            _ctl.at_exit()
     except Exception:  # noqa: BLE001
         pass
     _off = True
@@ -585,6 +606,21 @@ def _torch_ops(torch):
         return None
 
 
+def _control_setup(lib, torch):
+    """The capture module when the probe has the control word (else None)."""
+    if not hasattr(lib, "proftop_control"):
+        return None
+    try:
+        here = os.path.dirname(os.path.abspath(__file__))
+        if here not in sys.path:
+            sys.path.append(here)
+        import proftop_capture
+        return proftop_capture if proftop_capture.setup(lib, torch) else None
+    except Exception as e:  # noqa: BLE001
+        _fail(e)
+        return None
+
+
 _nvtx_ctx = None
 
 
@@ -592,6 +628,7 @@ def install(torch, attach=False):
     """Installs the hooks into torch (once); returns a one-line status."""
     global _off, _lib, _max_depth, _batch_fixed, _compiling, _grad_enabled, _loss_base
     global _wrapper_roots, _labels, _torch, _installed, _attach, _nvtx_ctx, _all_ts, _containers
+    global _ctl
     if _installed:
         return status()
     if os.environ.get("PROFTOP_TORCH", "1") == "0":
@@ -662,6 +699,7 @@ def install(torch, attach=False):
     atexit.register(_at_exit)
     _installed = True
     _off = False
+    _ctl = _control_setup(lib, torch)
     if os.environ.get("PROFTOP_TORCH_OPS", "") not in ("", "0"):
         _nvtx_ctx = _torch_ops(torch)
     return status()

@@ -223,6 +223,8 @@ struct rdr {
 	int native;                        /* otherData.generator is proftop */
 	uint64_t imp_warn[PT_WARN__COUNT]; /* otherData.warnings of our export */
 	double ns_per_event;               /* otherData.probe_ns_per_event, 0 = none */
+	char device[64];                   /* otherData.device_name, or Kineto's first
+					      deviceProperties name (FLOPs' peak) */
 	struct rd_proc {
 		int64_t pid, rank;
 		char host[64];
@@ -580,6 +582,9 @@ static void capture_other(struct rdr *rd, const cJSON *v)
 			if (it->string && !strcmp(it->string, pt_warn_key((enum pt_warn)k)))
 				rd->imp_warn[k] += (uint64_t)it->valuedouble;
 	}
+	const cJSON *dn = cJSON_GetObjectItemCaseSensitive(v, "device_name");
+	if (cJSON_IsString(dn))
+		snprintf(rd->device, sizeof rd->device, "%s", dn->valuestring);
 	/* the probe's measured cost per event (the overhead figure) */
 	const cJSON *cost = cJSON_GetObjectItemCaseSensitive(v, "probe_ns_per_event");
 	if (cJSON_IsNumber(cost) && cost->valuedouble > 0 && cost->valuedouble < 1e5)
@@ -629,6 +634,11 @@ static int capture(struct rdr *rd, int which)
 			rd->world = (int64_t)w->valuedouble;
 	} else if (which == 2 && cJSON_IsObject(v)) {
 		capture_other(rd, v);
+	} else if (which == 3 && cJSON_IsArray(v)) {
+		/* Kineto's deviceProperties: [{"id":0,"name":"NVIDIA A100-SXM4-80GB",...}] */
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(v, 0), "name");
+		if (cJSON_IsString(n) && !rd->device[0])
+			snprintf(rd->device, sizeof rd->device, "%s", n->valuestring);
 	}
 	cJSON_Delete(v);
 	return 0;
@@ -709,6 +719,8 @@ static int run_object(struct rdr *rd)
 			r = capture(rd, 1);
 		} else if (!strcmp(key, "otherData")) {
 			r = capture(rd, 2);
+		} else if (!strcmp(key, "deviceProperties")) {
+			r = capture(rd, 3);
 		} else {
 			rd->keep = rd->pos;
 			r = skip_stream(rd);
@@ -899,6 +911,8 @@ static int read_src(struct pt_trace *t, struct src *s, const char *name, int thr
 			pt_trace_warn(t, (enum pt_warn)k, rd.imp_warn[k]);
 		if (rd.ns_per_event > 0)
 			t->probe_ns_per_event = rd.ns_per_event;
+		if (rd.device[0] && !t->device_name)
+			t->device_name = pt_trace_intern(t, rd.device, strlen(rd.device));
 		for (size_t i = 0; i < rd.nprocs; i++)
 			pt_trace_set_proc(t, rd.procs[i].pid, rd.procs[i].rank, rd.procs[i].host);
 	}

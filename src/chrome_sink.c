@@ -13,6 +13,7 @@
 
 #include "chrome_int.h"
 #include "classify.h"
+#include "proftop/flops.h"
 #include "u32map.h"
 #include "util.h"
 
@@ -80,6 +81,7 @@ struct cr_sink {
 	int have_last;
 	struct pt_buf tmp;
 	int native;		  /* proftop's own export: "cat" is the kind, exactly */
+	struct pt_u32map flop_ops; /* name id -> FLOPs formula + 1 (flops.h) */
 	uint64_t profiler_ranges; /* cuda_profiler_range slices (see do_slice) */
 };
 
@@ -179,6 +181,7 @@ void cr_sink_free(struct cr_sink *s)
 	map_free(&s->proc_lane);
 	map_free(&s->cls);
 	pt_u32map_free(&s->corrs);
+	pt_u32map_free(&s->flop_ops);
 	free(s->flows);
 	free(s->names);
 	pt_buf_free(&s->tmp);
@@ -419,10 +422,50 @@ static uint64_t kind_arg(enum pt_kind kind, uint64_t bytes, uint64_t samples)
 	return 0;
 }
 
+/*
+ * An operator's FLOPs and bytes from its input shapes (flops.h), into
+ * ev->arg with PT_EVF_FLOPS. The formula is looked up once per name; our
+ * own export carries the figures as they were computed.
+ */
+static void op_flops(struct cr_sink *s, const struct cr_batch *b, const struct pt_raw_event *r,
+		     struct pt_event *ev)
+{
+	if (s->native) {
+		if ((r->have & PT_RAW_FLOPS) && r->flops >= 0)
+			goto packed;
+		return;
+	}
+	uint32_t op = pt_u32map_get(&s->flop_ops, ev->name_id);
+	if (!op) {
+		op = (uint32_t)pt_flops_op(pt_trace_str(s->t, ev->name_id),
+					   pt_strtab_len(s->t->strings, ev->name_id)) + 1;
+		pt_u32map_put(&s->flop_ops, ev->name_id, op);
+	}
+	if (op == 1)
+		return;
+	double fl, by;
+	int dt;
+#define RAWS(bit, sl) ((r->have & (bit)) ? sl_ptr(b, r->sl) : NULL), PT_JSL_LEN(r->sl)
+	if (!pt_flops_compute((int)op - 1, RAWS(PT_RAW_DIMS, arg_dims), RAWS(PT_RAW_TYPES, arg_types),
+			      RAWS(PT_RAW_CONC, arg_conc),
+			      (r->have & PT_RAW_FLOPS) && r->flops > 0 ? (double)r->flops : -1.0, &fl,
+			      &by, &dt))
+		return;
+#undef RAWS
+	ev->arg = pt_flops_pack(fl, by, dt);
+	ev->flags |= PT_EVF_FLOPS;
+	return;
+packed:
+	ev->arg = pt_flops_pack((double)r->flops, (double)r->bytes,
+				(r->have & PT_RAW_DTYPE) ? (int)(r->dtype & 3) : PT_DT_F32);
+	ev->flags |= PT_EVF_FLOPS;
+}
+
 static void do_slice(struct cr_sink *s, const struct pt_track_key *k, uint32_t track,
 		     struct trk *tr, int64_t ts, int64_t dur, uint32_t name_id, uint32_t cat_id,
 		     uint32_t corr, uint64_t bytes, uint64_t samples, int64_t device,
-		     int64_t stream, uint32_t have)
+		     int64_t stream, uint32_t have, const struct cr_batch *b,
+		     const struct pt_raw_event *r)
 {
 	if (dur < 0) {
 		pt_trace_warn(s->t, PT_WARN_NEGATIVE_DUR, 1);
@@ -451,6 +494,8 @@ static void do_slice(struct cr_sink *s, const struct pt_track_key *k, uint32_t t
 	ev.kind = (uint8_t)kind;
 	ev.flags = flags;
 	ev.arg = kind_arg(kind, bytes, samples);
+	if (r && kind == PT_KIND_OPERATOR && (have & (PT_RAW_DIMS | PT_RAW_FLOPS)))
+		op_flops(s, b, r, &ev);
 	emit(s, k, track, tr, &ev, kind, device, stream, have);
 }
 
@@ -595,7 +640,7 @@ static void one_event(struct cr_sink *s, const struct cr_batch *b, const struct 
 	case 'X':
 		do_slice(s, &k, track, tr, r->ts_ns, (r->have & PT_RAW_DUR) ? r->dur_ns : 0,
 			 name_id, cat_id, r->corr, r->bytes, r->samples, r->device, r->stream,
-			 r->have);
+			 r->have, b, r);
 		break;
 	case 'B': {
 		struct open_b ob = {r->ts_ns,	name_id,   cat_id,    r->corr, r->bytes,
@@ -615,7 +660,7 @@ static void one_event(struct cr_sink *s, const struct cr_batch *b, const struct 
 			ob.cat_id = cat_id;
 		do_slice(s, &k, track, tr, ob.ts_ns, r->ts_ns - ob.ts_ns, ob.name_id, ob.cat_id,
 			 ob.corr ? ob.corr : r->corr, ob.bytes, ob.samples, ob.device, ob.stream,
-			 ob.have);
+			 ob.have & ~(PT_RAW_DIMS | PT_RAW_FLOPS), NULL, NULL);
 		break;
 	}
 	case 'i':

@@ -95,6 +95,9 @@ int cli_record(int argc, char **argv);
 int cli_ls(int argc, char **argv);
 /* `proftop backends`: each data source and whether it can run here. */
 int cli_backends(int argc, char **argv);
+/* `proftop capture -p PID`: torch.profiler for the next N steps (cli_capture.c). */
+void cli_usage_capture(FILE *f);
+int cli_capture(int argc, char **argv);
 /* `proftop serve`: the Prometheus exporter (cli_serve.c). */
 void cli_usage_serve(FILE *f);
 int cli_serve(int argc, char **argv);
@@ -226,11 +229,13 @@ int cli_anomaly_end(struct cli_anomaly *a, struct pt_trace *t);
 
 /* ---- the full-screen UI (cli_view.c; tui/tui.h has no curses types) ---- */
 #include "../tui/tui.h"
+#include "live.h"
 struct pt_live_result;
 void cli_usage_view(FILE *f);
 int cli_view(int argc, char **argv);
 /* Options every screen command takes: --ascii --no-color --mouse --no-mouse -n N. */
-enum { CLI_OPT_ASCII = 300, CLI_OPT_NOCOLOR, CLI_OPT_MOUSE, CLI_OPT_NOMOUSE, CLI_OPT_EXIT_ON_END };
+enum { CLI_OPT_ASCII = 300, CLI_OPT_NOCOLOR, CLI_OPT_MOUSE, CLI_OPT_NOMOUSE, CLI_OPT_EXIT_ON_END,
+       CLI_OPT_PEAK_TFLOPS = 380, CLI_OPT_PEAK_GBPS, CLI_OPT_CAPTURE_STEPS };
 /* run and attach: the screen stays when the job ends, unless --exit-on-end. */
 #define CLI_END_LONGOPT {"exit-on-end", no_argument, NULL, CLI_OPT_EXIT_ON_END}
 #define CLI_END_HELP                                                                         \
@@ -241,13 +246,30 @@ enum { CLI_OPT_ASCII = 300, CLI_OPT_NOCOLOR, CLI_OPT_MOUSE, CLI_OPT_NOMOUSE, CLI
 		{"no-color", no_argument, NULL, CLI_OPT_NOCOLOR},                            \
 		{"mouse", no_argument, NULL, CLI_OPT_MOUSE},                                 \
 		{"no-mouse", no_argument, NULL, CLI_OPT_NOMOUSE},                            \
-		{"iterations", required_argument, NULL, 'n'}
+		{"iterations", required_argument, NULL, 'n'},                                \
+		CLI_PEAK_LONGOPTS
+/* --peak-tflops / --peak-gbps: the device peak of the FLOPs figures (flops.h) */
+#define CLI_PEAK_LONGOPTS                                                                    \
+	{"peak-tflops", required_argument, NULL, CLI_OPT_PEAK_TFLOPS},                       \
+		{"peak-gbps", required_argument, NULL, CLI_OPT_PEAK_GBPS}
+#define CLI_PEAK_HELP                                                                        \
+	"      --peak-tflops N the device's peak TFLOP/s for the FLOPs figures' Peak%\n"       \
+	"                      (default: from the GPU's name, when proftop knows it)\n"        \
+	"      --peak-gbps N   its memory bandwidth, for the roofline (GB/s)\n"
+/* 1 when c was --peak-tflops or --peak-gbps (applied), 0 when not, CLI_USAGE after an error. */
+int cli_peak_opt(double *tflops, double *gbps, int c, const char *arg);
+/* run and attach: --capture-steps N, the steps key T captures (default 5) */
+#define CLI_CAPTURE_LONGOPT {"capture-steps", required_argument, NULL, CLI_OPT_CAPTURE_STEPS}
+#define CLI_CAPTURE_HELP                                                                     \
+	"      --capture-steps N  key T captures the next N steps with torch.profiler\n"      \
+	"                      (default 5; see 'proftop help capture')\n"
 #define CLI_SCREEN_HELP                                                                      \
 	"  -n, --iterations N  quit the screen after N refreshes (for tests)\n"                \
 	"      --ascii         draw with ASCII only (automatic when the locale is not UTF-8)\n" \
 	"      --no-color      no colours (also when NO_COLOR is set)\n"                        \
 	"      --mouse         clicks pick tabs, rows and slices; the wheel scrolls and\n"   \
-	"                      zooms (off by default: it takes the terminal's selection)\n"
+	"                      zooms (off by default: it takes the terminal's selection)\n"  \
+	CLI_PEAK_HELP
 /* 1 when c was a screen option (applied), 0 when not, CLI_USAGE after an error. */
 int cli_screen_opt(struct tui_opts *o, int c, const char *arg);
 /* The live loop's ui_wait: opens the screen on first use (ctx: struct cli_screen). */
@@ -258,6 +280,7 @@ struct cli_screen {
 	int failed;
 	char state[48];          /* the session line's state ("exited (code 0)") */
 	char describe[512];      /* the session, without the " [exited]" the state says */
+	struct pt_live_ctl ctl;  /* the screen's requests to the live loop (key T) */
 };
 int cli_screen_wait(void *ctx, struct pt_trace *t, const struct pt_live_result *res,
 		    uint64_t wait_ns);

@@ -63,6 +63,7 @@ void cli_usage_attach(FILE *f)
 	      CLI_BASELINE_HELP
 	      CLI_ANOMALY_HELP
 	      CLI_SCREEN_HELP
+	      CLI_CAPTURE_HELP
 	      CLI_END_HELP
 	      "  -h, --help          show this help\n",
 	      f);
@@ -227,6 +228,7 @@ int cli_attach(int argc, char **argv)
 		CLI_EVERY_LONGOPT,
 		CLI_INJECT_LONGOPT,
 		CLI_SCREEN_LONGOPTS,
+		CLI_CAPTURE_LONGOPT,
 		CLI_END_LONGOPT,
 		CLI_ANOMALY_LONGOPTS,
 		{NULL, 0, NULL, 0},
@@ -357,8 +359,11 @@ int cli_attach(int argc, char **argv)
 		scr.o.refresh_ns = delay_given ? refresh_ns : TUI_AUTO_REFRESH_NS;
 		scr.o.refresh_auto = !delay_given;
 		scr.started_ns = pt_now_ns();
+		scr.o.can_capture = 1; /* key T: a deep capture (capture.h), saved here */
 		lo.ui_wait = cli_screen_wait;
 		lo.ui_ctx = &scr;
+		lo.ctl = &scr.ctl;
+		lo.capture_save = 1;
 	} else {
 		lo.screen = isatty(1) && !no_screen && !every_ns;
 	}

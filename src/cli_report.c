@@ -19,7 +19,8 @@ void cli_usage_report(FILE *f)
 	      "\n"
 	      "Print the summary tables of a trace, in the layout of Paddle's profiler:\n"
 	      "Device, Overview, Model, Distributed, Operator, Kernel, Memory Manipulation,\n"
-	      "UserDefined and the Perf Summary (reader ratio, batch cost, ips).\n"
+	      "UserDefined and the Perf Summary (reader ratio, batch cost, ips); for traces\n"
+	      "with input shapes (record_shapes, proftop capture), the FLOPs Summary.\n"
 	      "\n"
 	      "Ratios (none can pass 100%):\n"
 	      "  Overview, Distributed  of the steps' time, counting only the parts within the\n"
@@ -44,6 +45,7 @@ void cli_usage_report(FILE *f)
 	      "      --steps A:B     only steps A to B, inclusive (also A:, :B, A)\n"
 	      "      --detail        show inner ops and the kernels under each operator\n"
 	      "      --no-advice     leave out the Advice section (the bottleneck advisor)\n"
+	      CLI_PEAK_HELP
 	      "      --max-mem SIZE  memory for kept events (default 1G; e.g. 512M, 2G)\n"
 	      "      --threads N     parser threads (default: one per CPU, at most 4)\n"
 	      "  -h, --help          show this help\n",
@@ -93,6 +95,7 @@ int cli_report(int argc, char **argv)
 		CLI_STEPS_LONGOPT,
 		{"detail", no_argument, NULL, OPT_DETAIL},
 		{"no-advice", no_argument, NULL, OPT_NO_ADVICE},
+		CLI_PEAK_LONGOPTS,
 		CLI_LOAD_LONGOPTS,
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -150,6 +153,11 @@ int cli_report(int argc, char **argv)
 			ro.no_advice = 1;
 			break;
 		default:
+			if ((rc = cli_peak_opt(&ro.peak_tflops, &ro.peak_gbps, c, optarg)) != 0) {
+				if (rc != 1)
+					return rc;
+				break;
+			}
 			return cli_getopt_error(c, argv);
 		}
 	}

@@ -55,6 +55,7 @@ void cli_usage_run(FILE *f)
 	      CLI_ANOMALY_HELP
 	      CLI_BASELINE_HELP
 	      CLI_SCREEN_HELP
+	      CLI_CAPTURE_HELP
 	      CLI_END_HELP
 	      "  -h, --help          show this help\n"
 	      "\n"
@@ -312,6 +313,7 @@ int cli_run(int argc, char **argv)
 		{"torch-ops", no_argument, NULL, OPT_TORCH_OPS},
 		CLI_EVERY_LONGOPT,
 		CLI_SCREEN_LONGOPTS,
+		CLI_CAPTURE_LONGOPT,
 		CLI_END_LONGOPT,
 		CLI_ANOMALY_LONGOPTS,
 		{NULL, 0, NULL, 0},
@@ -409,8 +411,11 @@ int cli_run(int argc, char **argv)
 		scr.o.refresh_ns = delay_given ? refresh_ns : TUI_AUTO_REFRESH_NS;
 		scr.o.refresh_auto = !delay_given;
 		scr.started_ns = pt_now_ns();
+		scr.o.can_capture = 1; /* key T: a deep capture (capture.h), saved here */
 		lo.ui_wait = cli_screen_wait;
 		lo.ui_ctx = &scr;
+		lo.ctl = &scr.ctl;
+		lo.capture_save = 1;
 	}
 	cli_anomaly_start(&an, &lo, &scr.o);
 	pt_live_run(t, &lo, &res);

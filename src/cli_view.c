@@ -11,6 +11,7 @@
  */
 #include <getopt.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
@@ -21,6 +22,7 @@
 #include "live.h"
 #include "proftop/diff.h"
 #include "proftop/report.h"
+#include "proftop/shm.h"
 #include "proftop/tracedir.h"
 #include "util.h"
 
@@ -78,8 +80,26 @@ int cli_screen_opt(struct tui_opts *o, int c, const char *arg)
 			return cli_usage_error("-n: '%s' is not a positive count", arg);
 		o->max_refreshes = n;
 		return 1;
+	case CLI_OPT_CAPTURE_STEPS:
+		if (cli_parse_count(arg, PT_SHM_CTL_MAX_STEPS, &n) || n == 0)
+			return cli_usage_error("--capture-steps takes 1 to %u", PT_SHM_CTL_MAX_STEPS);
+		o->capture_steps = (uint32_t)n;
+		return 1;
 	}
-	return 0;
+	return cli_peak_opt(&o->peak_tflops, &o->peak_gbps, c, arg);
+}
+
+int cli_peak_opt(double *tflops, double *gbps, int c, const char *arg)
+{
+	if (c != CLI_OPT_PEAK_TFLOPS && c != CLI_OPT_PEAK_GBPS)
+		return 0;
+	char *end;
+	double v = strtod(arg, &end);
+	if (end == arg || *end || !(v > 0) || v > 1e9)
+		return cli_usage_error("%s needs a positive number",
+				       c == CLI_OPT_PEAK_TFLOPS ? "--peak-tflops" : "--peak-gbps");
+	*(c == CLI_OPT_PEAK_TFLOPS ? tflops : gbps) = v;
+	return 1;
 }
 
 int cli_screen_wait(void *ctx, struct pt_trace *t, const struct pt_live_result *res,
@@ -112,7 +132,11 @@ int cli_screen_wait(void *ctx, struct pt_trace *t, const struct pt_live_result *
 	st.state = s->state;
 	st.started_ns = s->started_ns;
 	st.live = !res->session_exited && !res->child_done;
-	if (tui_wait(s->u, &st, wait_ns)) {
+	int quit = tui_wait(s->u, &st, wait_ns);
+	uint32_t cap = tui_take_capture(s->u);
+	if (cap)
+		s->ctl.capture_steps = cap;
+	if (quit) {
 		cli_screen_close(s);
 		s->failed = 1; /* closed: do not reopen */
 		return 1;

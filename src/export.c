@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "proftop/chrome.h"
+#include "proftop/flops.h"
 #include "proftop/error.h"
 #include "report_int.h"
 #include "safefile.h"
@@ -430,6 +431,16 @@ static size_t format_event(char *p0, const struct pt_event *ev, const struct tra
 		p += arglen;
 		p += fmt_u64(p, ev->arg);
 	}
+	if (ev->flags & PT_EVF_FLOPS) { /* flops.h: what the shapes gave, read back as is */
+		double fl, by;
+		int dt;
+		pt_flops_unpack(ev->arg, &fl, &by, &dt);
+		if (nargs++)
+			*p++ = ',';
+		else
+			PUT_LIT(p, ",\"args\":{");
+		p += snprintf(p, 80, "\"flops\":%.9g,\"bytes\":%.9g,\"dtype\":%d", fl, by, dt);
+	}
 	if (tf->dev_len) {
 		if (nargs++)
 			*p++ = ',';
@@ -451,7 +462,7 @@ static void write_event(struct exporter *x, const struct pt_event *ev)
 	size_t nlen;
 	const char *name = name_json(&x->names, x->t, ev->name_id, &nlen);
 	/* fixed parts, the cat (<= 16), three numbers and the counter value */
-	size_t need = 256 + nlen + tf->who_len + tf->dev_len;
+	size_t need = 256 + 80 + nlen + tf->who_len + tf->dev_len; /* 80: FLOPs args */
 	rec_sep(x);
 	if (need > OUTBUF_BYTES / 2) { /* a huge name: format aside, xw_put splits it */
 		char *tmp = pt_xmalloc(need);
@@ -697,6 +708,11 @@ static void write_head(struct exporter *x, const struct pt_export_opts *o)
 	pt_buf_put(&b, ",\"source\":", 10);
 	const char *src = t->source ? t->source : "";
 	pt_buf_json_str(&b, src, strlen(src));
+	if (t->device_name) { /* the FLOPs tables' peak (flops.h) */
+		pt_buf_put(&b, ",\"device_name\":", 15);
+		pt_buf_json_str(&b, pt_trace_str(t, t->device_name),
+				pt_strtab_len(t->strings, t->device_name));
+	}
 	pt_buf_printf(&b, ",\"events_dropped\":%" PRIu64,
 		      t->warnings[PT_WARN_STORE_DROPPED] + pt_trace_source_lost(t));
 	pt_buf_put(&b, ",\"warnings\":{", 13);

@@ -207,6 +207,18 @@ static const char *arg_num(struct pctx *c, const char *p, int64_t *out, uint32_t
 	return p;
 }
 
+/* A value of any kind kept as raw JSON text (an array of shapes). */
+static const char *arg_raw(struct pctx *c, const char *p, struct pt_jslice *s, uint32_t bit)
+{
+	const char *e = skip(c, p);
+	if (e && *p == '[' && e - p < 0x7fffffff) {
+		s->off = (uint32_t)(p - c->base);
+		s->len = (uint32_t)(e - p);
+		c->ev->have |= bit;
+	}
+	return e;
+}
+
 static const char *arg_str(struct pctx *c, const char *p, struct pt_jslice *s, uint32_t bit)
 {
 	if (*p != '"')
@@ -300,6 +312,10 @@ static const char *parse_args(struct pctx *c, const char *p)
 			if (KEY_IS(k, kl, "bytes")) {
 				p = arg_num(c, p, &v, PT_RAW_BYTES);
 				ev->bytes = v > 0 ? (uint64_t)v : 0;
+			} else if (KEY_IS(k, kl, "flops")) {
+				p = arg_num(c, p, &ev->flops, PT_RAW_FLOPS);
+			} else if (KEY_IS(k, kl, "dtype")) {
+				p = arg_num(c, p, &ev->dtype, PT_RAW_DTYPE);
 			} else {
 				p = skip(c, p);
 			}
@@ -335,6 +351,10 @@ static const char *parse_args(struct pctx *c, const char *p)
 		case 10:
 			if (KEY_IS(k, kl, "sort_index"))
 				p = arg_num(c, p, &ev->sort_index, PT_RAW_SORT);
+			else if (KEY_IS(k, kl, "Input Dims"))
+				p = arg_raw(c, p, &ev->arg_dims, PT_RAW_DIMS);
+			else if (KEY_IS(k, kl, "Input type"))
+				p = arg_raw(c, p, &ev->arg_types, PT_RAW_TYPES);
 			else
 				p = skip(c, p);
 			break;
@@ -349,6 +369,12 @@ static const char *parse_args(struct pctx *c, const char *p)
 			} else {
 				p = skip(c, p);
 			}
+			break;
+		case 15:
+			if (KEY_IS(k, kl, "Concrete Inputs"))
+				p = arg_raw(c, p, &ev->arg_conc, PT_RAW_CONC);
+			else
+				p = skip(c, p);
 			break;
 		default:
 			p = skip(c, p);

@@ -60,6 +60,11 @@ void pt_json_side_free(struct pt_json_side *s);
 #define PT_RAW_CAT	0x4000u
 #define PT_RAW_DEV_HINT 0x8000u /* args look like a device task (grid, block_dim...) */
 #define PT_RAW_ID_RANGE 0x10000u /* a pid/tid/id number beyond int64: kept as its text */
+#define PT_RAW_DIMS	0x20000u /* "Input Dims" (raw JSON text in arg_dims) */
+#define PT_RAW_TYPES	0x40000u /* "Input type" */
+#define PT_RAW_CONC	0x80000u /* "Concrete Inputs" */
+#define PT_RAW_FLOPS	0x100000u /* "flops" (torch's with_flops, or proftop's export) */
+#define PT_RAW_DTYPE	0x200000u /* "dtype" (proftop's export: a FLOPs dtype class) */
 
 /* ph value when "ph" was missing / not one character */
 #define PT_RAW_PH_NONE 0
@@ -76,6 +81,9 @@ struct pt_raw_event {
 	int64_t device, stream, sort_index;
 	uint64_t bytes, samples;
 	struct pt_jslice name, cat, pid_s, tid_s, id_s, arg_name, arg_labels;
+	/* operator input shapes, as raw JSON text in the chunk (flops.h) */
+	struct pt_jslice arg_dims, arg_types, arg_conc;
+	int64_t flops, dtype;
 	uint32_t corr;
 	uint32_t have;	    /* PT_RAW_* */
 	uint32_t ctr_first; /* counters in side->ctr[ctr_first, +nctr) */

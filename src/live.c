@@ -37,9 +37,11 @@
 #include "live.h"
 #include "live_multi.h"
 #include "proftop/agg.h"
+#include "proftop/capture.h"
 #include "proftop/error.h"
 #include "proftop/ranks.h"
 #include "proftop/report.h"
+#include "proftop/session.h"
 #include "util.h"
 
 static volatile sig_atomic_t sig_count;
@@ -207,6 +209,39 @@ uint64_t live_drain_gap(uint64_t gap_ns, int busy, uint64_t busy_ns, uint64_t po
 	return gap_ns < poll_ns / 2 ? gap_ns * 2 : poll_ns;
 }
 
+/* The screen asked for a deep capture: every open session's helper is asked. */
+static void ask_capture(struct pt_trace *t, struct pt_backend *sess, struct live_multi *multi,
+			uint32_t steps)
+{
+	char why[300];
+	int32_t pid = 0;
+	if (multi) {
+		if (live_multi_capture(multi, steps, &pid, why, sizeof why) == 0)
+			pt_capture_refused(t, pid, why);
+		return;
+	}
+	struct pt_session *s = sess ? pt_backend_session_of(sess) : NULL;
+	uint32_t seq;
+	if (!s)
+		pt_capture_refused(t, 0, "no session is open yet");
+	else if (pt_session_capture_request(s, steps, 0, &seq, why, sizeof why) != 0)
+		pt_capture_refused(t, pt_session_header(s)->pid, why);
+}
+
+/* Saves the merged captures this proftop asked for (once each). */
+static void save_captures(struct pt_trace *t, const struct pt_live_opts *o)
+{
+	struct pt_capture_list *l = t->captures;
+	for (uint32_t i = 0; l && i < l->n; i++) {
+		struct pt_capture *c = &l->v[i];
+		if (c->state != PT_CAPTURE_MERGED || !c->mine || c->saved[0] || c->save_failed)
+			continue;
+		char err[200];
+		if (pt_capture_save(t, c, NULL, o->capture_dir, err, sizeof err) != 0)
+			snprintf(c->msg, sizeof c->msg, "not saved: %s", err);
+	}
+}
+
 int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live_result *res)
 {
 	struct pt_backend *sess = NULL, *proc = NULL, *nvml = NULL;
@@ -309,6 +344,8 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 		}
 		if (slow && o->after_poll)
 			o->after_poll(o->after_ctx, t, now);
+		if (o->capture_save && t->captures)
+			save_captures(t, o);
 		if (o->child ? res->child_done : ended)
 			break;
 		if (sig_count != sigs_seen) {
@@ -344,6 +381,10 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 				if (!o->child)
 					break;
 				kill(o->child, SIGINT);
+			}
+			if (o->ctl && o->ctl->capture_steps) {
+				ask_capture(t, sess, multi, o->ctl->capture_steps);
+				o->ctl->capture_steps = 0;
 			}
 		} else if (wait) {
 			sleep_ns(wait);

@@ -25,6 +25,17 @@
 
 struct pt_live_result;
 
+/*
+ * Requests from the screen to the sessions, taken by the loop after each
+ * ui_wait: capture_steps > 0 asks the Python helper of every open session
+ * for a deep capture of its next capture_steps steps (capture.h); the loop
+ * sets it back to 0 and the outcome shows in the trace's capture list (a
+ * refusal as a PT_CAPTURE_REFUSED entry with the reason).
+ */
+struct pt_live_ctl {
+	uint32_t capture_steps;
+};
+
 struct pt_live_opts {
 	const struct pt_backend_ops *session_ops; /* NULL: no session backend */
 	const struct pt_backend_ops *procstat_ops;/* NULL: no CPU samples */
@@ -90,6 +101,13 @@ struct pt_live_opts {
 	 */
 	void (*after_poll)(void *ctx, struct pt_trace *t, uint64_t now_ns);
 	void *after_ctx;
+	/* Optional: the screen's requests (above), shared with ui_ctx. With
+	 * capture_save, each capture this proftop asked for is saved once
+	 * merged, as capture_dir/proftop-capture-PID-N.json (NULL: the current
+	 * directory). */
+	struct pt_live_ctl *ctl;
+	int capture_save;
+	const char *capture_dir;
 };
 
 /* One session of a multi-session run (pt_live_result.sessions). */

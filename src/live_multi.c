@@ -442,3 +442,30 @@ void live_multi_free(struct live_multi *m, struct pt_live_result *res)
 	free(m->v);
 	free(m);
 }
+
+size_t live_multi_capture(struct live_multi *m, uint32_t steps, int32_t *first_pid, char *why,
+			  size_t whylen)
+{
+	size_t ok = 0;
+	why[0] = 0;
+	*first_pid = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		struct entry *e = &m->v[i];
+		struct pt_session *s = e->state == ENTRY_OPEN ? pt_backend_session_of(e->sess) : NULL;
+		if (!s)
+			continue;
+		char w[300];
+		uint32_t seq;
+		if (pt_session_capture_request(s, steps, 0, &seq, w, sizeof w) == 0) {
+			ok++;
+		} else if (!why[0]) {
+			snprintf(why, whylen, "%s", w);
+			*first_pid = e->pid;
+		}
+		if (!*first_pid)
+			*first_pid = e->pid;
+	}
+	if (!ok && !why[0])
+		snprintf(why, whylen, "no session is open yet");
+	return ok;
+}

@@ -36,6 +36,9 @@ void cli_usage_main(FILE *f)
 	      "  (none) [-p PIDS|--all]   attach to every live session (or those of PIDS)\n"
 	      "  run [OPTS] -- CMD...      start CMD under the probe and watch it\n"
 	      "  record -o OUT -- CMD...   record CMD (or -p PIDS, --all) to a Chrome trace\n"
+	      "  capture -p PID [--steps N] run torch's profiler in a PyTorch job under proftop\n"
+	      "                            for its next N steps (default 5): every aten op,\n"
+	      "                            nested in the live view, saved as a Chrome trace\n"
 	      "  ls                        list this user's sessions\n"
 	      "  backends                  list the data sources and whether each works here\n"
 	      "  serve --listen A:P -- CMD export live figures to Prometheus (/metrics)\n"
@@ -330,6 +333,7 @@ static const struct command {
 	{"attach", NULL, cli_usage_attach}, /* `proftop [-p PID]`: help only */
 	{"backends", cli_backends, cli_usage_backends},
 	{"serve", cli_serve, cli_usage_serve},
+	{"capture", cli_capture, cli_usage_capture},
 	{"help", cmd_help, cli_usage_main},
 };
 

@@ -650,6 +650,7 @@ int pt_report_text(FILE *out, const struct pt_trace *t, const struct pt_summary 
 		fputs("Kernel Summary: no GPU kernels found\n\n", out);
 	}
 	pt_table_view_free(&v);
+	pt_report_flops_text(out, t, s, o);
 
 	char note[256];
 	v = pt_table_view(&s->memory, o->sort, o->top, t);

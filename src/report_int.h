@@ -73,6 +73,13 @@ void pt_box_sep(FILE *out, const int *w, int n);                         /* dash
  * width of cells[0] (escaped names may be multi-byte), -1 = its length */
 void pt_box_row(FILE *out, const int *w, int n, const char *const *cells, int cols0);
 
+/* report_flops.c: the FLOPs Summary (only when the trace has operators
+ * with FLOPs) and the JSON's "flops" object (always). */
+void pt_report_flops_text(FILE *out, const struct pt_trace *t, const struct pt_summary *s,
+			  const struct pt_report_opts *o);
+void pt_report_flops_json(struct pt_buf *b, const struct pt_trace *t, const struct pt_summary *s,
+			  const struct pt_report_opts *o);
+
 /* report_ranks.c: the per-rank parts, printed only with two or more ranks. */
 struct pt_ranks;
 void pt_report_ranks_text(FILE *out, const struct pt_ranks *r);

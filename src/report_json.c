@@ -524,6 +524,7 @@ void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct
 	j_rows(b, "user_defined", t, &s->user_defined, o);
 	j_rows(b, "memory", t, &s->memory, o);
 	j_op_detail(b, t, s, o);
+	pt_report_flops_json(b, t, s, o);
 	j_overview(b, s);
 	j_distributed(b, s);
 	j_devices(b, t, s);

@@ -9,6 +9,7 @@
 #include "proftop/shm.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,4 +198,117 @@ int pt_shm_foreign_pid(int32_t pid, char *err, size_t errlen)
 		 "own processes; run proftop as that user",
 		 (int)pid, (unsigned)st.st_uid, (unsigned)geteuid());
 	return PT_EPERM;
+}
+
+/* ---- the control word, readers' side ---- */
+
+void pt_shm_ctl_read(const struct pt_shm_header *h, struct pt_shm_ctl *out)
+{
+	const struct pt_shm_ctl *c = &h->ctl;
+	for (int tries = 0; tries < 8; tries++) {
+		uint64_t st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
+		memcpy(out, c, sizeof *out);
+		out->state = st;
+		out->request = __atomic_load_n(&c->request, __ATOMIC_ACQUIRE);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&c->state, __ATOMIC_RELAXED) == st)
+			break;
+	}
+	out->msg[sizeof out->msg - 1] = 0;
+}
+
+const char *pt_shm_ctl_state_name(uint32_t state)
+{
+	switch (state) {
+	case PT_SHM_CTL_NONE:
+		return "asked, not yet seen by the job";
+	case PT_SHM_CTL_ACCEPTED:
+		return "waiting for a step boundary";
+	case PT_SHM_CTL_RUNNING:
+		return "running";
+	case PT_SHM_CTL_WRITING:
+		return "writing the trace";
+	case PT_SHM_CTL_DONE:
+		return "done";
+	case PT_SHM_CTL_FAILED:
+		return "failed";
+	case PT_SHM_CTL_CANCELLED:
+		return "cancelled";
+	}
+	return "unknown";
+}
+
+static int ctl_final(uint32_t st)
+{
+	return st == PT_SHM_CTL_DONE || st == PT_SHM_CTL_FAILED || st == PT_SHM_CTL_CANCELLED;
+}
+
+int pt_shm_ctl_request(struct pt_shm_header *h, uint32_t steps, uint32_t flags, int32_t me,
+		       uint64_t now_ns, uint32_t *seq, char *why, size_t whylen)
+{
+	struct pt_shm_ctl *c = &h->ctl;
+	if (steps < 1 || steps > PT_SHM_CTL_MAX_STEPS) {
+		snprintf(why, whylen, "a capture takes 1 to %u steps", PT_SHM_CTL_MAX_STEPS);
+		return PT_EINVAL;
+	}
+	if (!(__atomic_load_n(&c->caps, __ATOMIC_ACQUIRE) & PT_SHM_CAP_CAPTURE)) {
+		snprintf(why, whylen,
+			 "no PyTorch helper answers in this process (no torch imported yet, "
+			 "PROFTOP_TORCH=0, or not a Python job started under proftop)");
+		return PT_ENOTAVAIL;
+	}
+	uint64_t req = __atomic_load_n(&c->request, __ATOMIC_ACQUIRE);
+	uint64_t st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
+	uint32_t rseq = PT_SHM_CTL_REQ_SEQ(req), sseq = PT_SHM_CTL_STATE_SEQ(st);
+	uint32_t sst = PT_SHM_CTL_STATE_ST(st);
+	if (rseq && !(PT_SHM_CTL_REQ_FLAGS(req) & PT_SHM_CTL_CANCEL)) {
+		if (sseq == rseq && !ctl_final(sst)) {
+			snprintf(why, whylen, "capture #%u is %s (%u of %u steps); wait for it", rseq,
+				 pt_shm_ctl_state_name(sst), PT_SHM_CTL_STATE_DONE(st),
+				 PT_SHM_CTL_REQ_STEPS(req));
+			return PT_EEXIST;
+		}
+		if (sseq != rseq) {
+			/* never answered: still wanted while its reader lives */
+			int32_t who = __atomic_load_n(&c->requester, __ATOMIC_RELAXED);
+			int alive = who > 0 && (who == me || kill(who, 0) == 0 || errno != ESRCH);
+			if (alive) {
+				snprintf(why, whylen,
+					 "capture #%u was asked for and the job has not reached a "
+					 "step boundary since",
+					 rseq);
+				return PT_EEXIST;
+			}
+		}
+	}
+	uint32_t next = (rseq > sseq ? rseq : sseq) + 1;
+	if (next == 0)
+		next = 1;
+	__atomic_store_n(&c->asked_ns, now_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->requester, me, __ATOMIC_RELAXED);
+	uint64_t want = PT_SHM_CTL_REQ(next, flags & PT_SHM_CTL_STACKS, steps);
+	if (!__atomic_compare_exchange_n(&c->request, &req, want, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		snprintf(why, whylen, "another reader asked for capture #%u just now",
+			 PT_SHM_CTL_REQ_SEQ(req));
+		return PT_EEXIST;
+	}
+	*seq = next;
+	return 0;
+}
+
+int pt_shm_ctl_cancel(struct pt_shm_header *h, uint32_t seq)
+{
+	struct pt_shm_ctl *c = &h->ctl;
+	uint64_t req = __atomic_load_n(&c->request, __ATOMIC_ACQUIRE);
+	if (PT_SHM_CTL_REQ_SEQ(req) != seq || (PT_SHM_CTL_REQ_FLAGS(req) & PT_SHM_CTL_CANCEL))
+		return PT_ENOENT;
+	uint64_t st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
+	if (PT_SHM_CTL_STATE_SEQ(st) == seq && ctl_final(PT_SHM_CTL_STATE_ST(st)))
+		return PT_ENOENT;
+	uint64_t want = req | ((uint64_t)PT_SHM_CTL_CANCEL << 16);
+	return __atomic_compare_exchange_n(&c->request, &req, want, 0, __ATOMIC_ACQ_REL,
+					   __ATOMIC_RELAXED)
+		   ? 0
+		   : PT_ENOENT;
 }

@@ -4,6 +4,7 @@
  * after a track's first event), and the warning counters.
  */
 #include "proftop/trace.h"
+#include "proftop/capture.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -113,6 +114,7 @@ void pt_trace_free(struct pt_trace *t)
 	free(t->labels);
 	free(t->source);
 	free(t->procs);
+	pt_capture_list_free(t->captures);
 	free(t);
 }
 
@@ -324,6 +326,8 @@ void pt_trace_add(struct pt_trace *t, const struct pt_event *ev)
 	t->tracks[ev->track_id].events++;
 	if (ev->kind == PT_KIND_PROFILE_STEP)
 		t->tracks[ev->track_id].steps++;
+	if (ev->flags & PT_EVF_FLOPS)
+		t->flop_events++;
 	pt_store_append(t->store, ev);
 	sync_dropped(t);
 }

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "app.h"
+#include "proftop/capture.h"
 #include "proftop/anomaly.h"
 #include "proftop/chrome.h"
 #include "proftop/error.h"
@@ -364,9 +365,40 @@ static void draw_tabs(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 		tui_put_str(c, end - wlen, r.y, end, w, tui_st(TUI_C_KEY, 0));
 }
 
+#define CAPTURE_SHOW_NS (60ull * 1000000000ull) /* a finished capture's line stays a minute */
+
+/* The latest capture's line while it runs, and for a minute after it ended. */
+static int capture_line(struct tui_app *a, char *buf, size_t len, int *bad)
+{
+	const struct pt_capture_list *l = a->t->captures;
+	if (!l || !l->n)
+		return 0;
+	if (l->gen != a->capture_gen) {
+		a->capture_gen = l->gen;
+		a->capture_seen_ns = a->now_ns;
+	}
+	const struct pt_capture *c = &l->v[l->n - 1];
+	int active = c->state == PT_CAPTURE_ASKED || c->state == PT_CAPTURE_RUNNING ||
+		     c->state == PT_CAPTURE_WRITING;
+	if (!active && a->now_ns - a->capture_seen_ns > CAPTURE_SHOW_NS)
+		return 0;
+	*bad = c->state == PT_CAPTURE_FAILED || c->state == PT_CAPTURE_REFUSED ||
+	       c->state == PT_CAPTURE_CANCELLED;
+	pt_capture_describe(c, buf, len, 1);
+	return 1;
+}
+
 static void draw_help_bar(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 {
 	tui_fill(c, r, ' ', tui_st(TUI_C_DEFAULT, 0));
+	char cap[600];
+	int bad = 0;
+	if (!(a->msg[0] && a->now_ns < a->msg_until_ns) && capture_line(a, cap, sizeof cap, &bad)) {
+		/* already escaped; cut to the width */
+		tui_put_str(c, r.x, r.y, r.x + r.w, cap,
+			    bad ? tui_st(TUI_C_WARN, TUI_A_BOLD) : tui_st(TUI_C_KEY, TUI_A_BOLD));
+		return;
+	}
 	if (a->msg[0] && a->now_ns < a->msg_until_ns) {
 		char esc[300];
 		pt_escape_term(esc, sizeof esc, a->msg, strlen(a->msg), (size_t)r.w, c->ascii ? PT_ESC_ASCII : 0);
@@ -718,6 +750,18 @@ int tui_app_key(struct tui_app *a, int key)
 		break;
 	case TUI_ACT_EXPORT:
 		do_export(a);
+		break;
+	case TUI_ACT_CAPTURE:
+		if (!a->o.can_capture) {
+			tui_app_message(a, "T: a capture needs a live PyTorch job under proftop "
+					   "(proftop run, or proftop -p PID)");
+		} else if (!a->st.live) {
+			tui_app_message(a, "T: the job has ended: nothing to capture");
+		} else {
+			a->capture_req = a->o.capture_steps ? a->o.capture_steps : 5;
+			tui_app_message(a, "asking the job for a capture of its next %u steps...",
+					a->capture_req);
+		}
 		break;
 	case TUI_ACT_BASELINE:
 		toggle_snapshot_baseline(a);

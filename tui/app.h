@@ -19,11 +19,13 @@
 #include "layout.h"
 #include "proftop/advisor.h"
 #include "proftop/agg.h"
+#include "proftop/flops.h"
 #include "proftop/fuzzy.h"
 #include "proftop/ranks.h"
 #include "proftop/timeline.h"
 #include "proftop/trace.h"
 #include "tui.h"
+#include "u32map.h"
 
 #define TUI_SPARK_N 60        /* sparkline samples: the last minute, 1 s each */
 #define TUI_SPARK_BUCKET_NS 1000000000ull
@@ -65,6 +67,13 @@ struct tui_model {
 	 * summary and when the rank filter moves */
 	struct pt_advice_list advice;
 	uint64_t advice_cost_ns;
+	/* FLOPs per operator and kernel name over the window (flops.h), built
+	 * with the summary when the trace has operators with FLOPs; the index
+	 * maps a name id to its first (largest) row + 1 */
+	struct pt_flops_table flops;
+	struct pt_u32map flops_ops, flops_kernels;
+	struct pt_peak peak;
+	int has_peak;
 };
 
 /* One displayed table row (operators, kernels, memory, user-defined). */
@@ -89,6 +98,8 @@ enum tui_col {
 	TUI_COL_GPU_MAX,
 	TUI_COL_GPU_MIN,
 	TUI_COL_GPU_RATIO,
+	TUI_COL_TFLOPS,           /* with FLOPs (flops.h): achieved TFLOP/s */
+	TUI_COL_PEAK,             /* ... and the share of the device's roofline */
 	TUI_COL_DELTA,            /* with a baseline: change of the row's time (baseline.c) */
 	TUI_COL_DELTA_PCT,
 	TUI_COL__COUNT
@@ -268,6 +279,9 @@ struct tui_app {
 	uint32_t notes_seen;      /* the trace's notes announced so far */
 	uint64_t now_ns;
 	uint64_t ended_ns;        /* when a live session was first seen ended (elapsed stops) */
+	uint32_t capture_req;     /* T: steps asked for, taken by tui_take_capture */
+	uint32_t capture_gen;     /* the trace's capture list generation last shown */
+	uint64_t capture_seen_ns; /* when it last changed */
 };
 
 /* model.c */
@@ -282,6 +296,9 @@ size_t tui_nranks(const struct tui_app *a);
 void tui_rank_select(struct tui_app *a, int i);
 /* Operator type of a name (see model.c for the rule); returns the length kept. */
 size_t tui_op_type(const char *name, size_t len);
+
+/* FLOPs of a table row (the model's FLOPs tables, by name): NULL when none. */
+const struct pt_flops_row *tui_flops_of(const struct tui_app *a, const struct pt_row *r);
 
 /* table.c */
 void tui_table_init(struct tui_table *tb, int view);

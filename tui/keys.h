@@ -104,6 +104,7 @@ enum tui_action {
 	TUI_ACT_RANK_NEXT,   /* every view: show the next rank only */
 	TUI_ACT_RANK_PREV,
 	TUI_ACT_RANK_ALL,    /* every view: all ranks merged */
+	TUI_ACT_CAPTURE,     /* live: torch.profiler for the next N steps (capture.h) */
 	TUI_ACT__COUNT
 };
 

@@ -311,6 +311,34 @@ static void advise(struct tui_app *a)
  * multi-rank one pays the second pass only while someone looks at ranks.
  * cost_ns is what a refresh costs now; the adaptive period keys on it.
  */
+/* The FLOPs tables over the window, and their index by name (flops.h). */
+static void build_flops(struct tui_app *a, uint64_t t0_ns)
+{
+	struct tui_model *m = &a->model;
+	pt_flops_table_free(&m->flops);
+	pt_u32map_free(&m->flops_ops);
+	pt_u32map_free(&m->flops_kernels);
+	if (!a->t->flop_events)
+		return;
+	pt_flops_summarize(a->t, t0_ns, UINT64_MAX, &m->flops);
+	for (size_t i = m->flops.nops; i-- > 0;) /* ends on the first (largest) row of a name */
+		pt_u32map_put(&m->flops_ops, m->flops.ops[i].name_id, (uint32_t)i + 1);
+	for (size_t i = m->flops.nkernels; i-- > 0;)
+		pt_u32map_put(&m->flops_kernels, m->flops.kernels[i].name_id, (uint32_t)i + 1);
+	m->has_peak = pt_peak_of_trace(a->t, a->o.peak_tflops, a->o.peak_gbps, &m->peak) == 0;
+}
+
+const struct pt_flops_row *tui_flops_of(const struct tui_app *a, const struct pt_row *r)
+{
+	const struct tui_model *m = &a->model;
+	if (!r || !r->name_id || !m->flops.nops)
+		return NULL;
+	uint32_t i = pt_u32map_get(r->is_device ? &m->flops_kernels : &m->flops_ops, r->name_id);
+	if (!i)
+		return NULL;
+	return r->is_device ? &m->flops.kernels[i - 1] : &m->flops.ops[i - 1];
+}
+
 void tui_model_build(struct tui_app *a, int force)
 {
 	struct tui_model *m = &a->model;
@@ -335,6 +363,7 @@ void tui_model_build(struct tui_app *a, int force)
 		m->built_window = a->window;
 		m->ranks_ok = 0;
 		build_meters(a);
+		build_flops(a, o.t0_ns);
 	}
 	if (want && !m->ranks_ok) {
 		uint64_t c0 = pt_now_ns();
@@ -371,6 +400,9 @@ void tui_rank_select(struct tui_app *a, int i)
 
 void tui_model_free(struct tui_model *m)
 {
+	pt_flops_table_free(&m->flops);
+	pt_u32map_free(&m->flops_ops);
+	pt_u32map_free(&m->flops_kernels);
 	if (m->sum)
 		pt_summary_free(m->sum);
 	m->sum = NULL;

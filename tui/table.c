@@ -18,14 +18,25 @@
 
 static const char *const col_names[TUI_COL__COUNT] = {
 	"Name", "Calls", "CPU Total", "CPU Avg", "CPU Max", "CPU Min", "CPU%",
-	"GPU Total", "GPU Avg", "GPU Max", "GPU Min", "GPU%", "Delta", "Delta%"};
-static const int col_width[TUI_COL__COUNT] = {0, 8, 10, 10, 10, 10, 7, 10, 10, 10, 10, 7, 11, 9};
-/* order in which columns are added as the width allows (Delta: with a baseline) */
+	"GPU Total", "GPU Avg", "GPU Max", "GPU Min", "GPU%", "TFLOP/s", "Peak%", "Delta", "Delta%"};
+static const int col_width[TUI_COL__COUNT] = {0, 8, 10, 10, 10, 10, 7, 10, 10, 10, 10, 7, 9, 7, 11, 9};
+/* order in which columns are added as the width allows (Delta: with a
+ * baseline; TFLOP/s and Peak%: with operators that have FLOPs) */
 static const int col_priority[] = {TUI_COL_CALLS,     TUI_COL_CPU_TOTAL, TUI_COL_GPU_TOTAL,
-				   TUI_COL_DELTA,     TUI_COL_DELTA_PCT,
-				   TUI_COL_CPU_RATIO, TUI_COL_GPU_RATIO, TUI_COL_CPU_AVG,
-				   TUI_COL_GPU_AVG,   TUI_COL_CPU_MAX,   TUI_COL_GPU_MAX,
-				   TUI_COL_CPU_MIN,   TUI_COL_GPU_MIN};
+				   TUI_COL_DELTA,     TUI_COL_DELTA_PCT, TUI_COL_TFLOPS,
+				   TUI_COL_PEAK,      TUI_COL_CPU_RATIO, TUI_COL_GPU_RATIO,
+				   TUI_COL_CPU_AVG,   TUI_COL_GPU_AVG,   TUI_COL_CPU_MAX,
+				   TUI_COL_GPU_MAX,   TUI_COL_CPU_MIN,   TUI_COL_GPU_MIN};
+
+/* The FLOPs columns apply: operators (or kernels) with FLOPs in the window. */
+static int flops_cols(const struct tui_app *a, int view)
+{
+	if (view == TUI_V_OPERATORS)
+		return a->model.flops.nops > 0;
+	if (view == TUI_V_KERNELS)
+		return a->model.flops.nkernels > 0;
+	return 0;
+}
 #define NAME_MIN_W 28
 
 const char *tui_col_name(int col)
@@ -148,6 +159,17 @@ static uint64_t col_value(const struct pt_row *r, int col)
 static int g_sort_col, g_invert, g_search, g_view;
 static struct tui_app *g_app; /* the delta columns' sort keys need the baseline */
 
+/* TFLOP/s (x 1000, for sorting) and the peak share, -1 when not known */
+static double flops_value(const struct tui_app *a, const struct pt_row *r, int col)
+{
+	const struct pt_flops_row *f = tui_flops_of(a, r);
+	if (!f)
+		return -1;
+	if (col == TUI_COL_TFLOPS)
+		return pt_flops_row_tflops(f); /* -1: untimed */
+	return a->model.has_peak ? pt_flops_row_peak_pct(f, &a->model.peak) : -1;
+}
+
 static int cmp_rows(const void *pa, const void *pb)
 {
 	const struct tui_trow *x = pa, *y = pb;
@@ -161,6 +183,9 @@ static int cmp_rows(const void *pa, const void *pb)
 		c = memcmp(x->name, y->name, n);
 		if (!c)
 			c = x->nlen < y->nlen ? -1 : x->nlen > y->nlen;
+	} else if (g_sort_col == TUI_COL_TFLOPS || g_sort_col == TUI_COL_PEAK) {
+		double a = flops_value(g_app, x->row, g_sort_col), b = flops_value(g_app, y->row, g_sort_col);
+		c = a > b ? -1 : a < b ? 1 : 0;
 	} else {
 		int d = g_sort_col >= TUI_COL_DELTA;
 		uint64_t a = d ? tui_base_sort_key(g_app, g_view, x, g_sort_col) : col_value(x->row, g_sort_col);
@@ -266,10 +291,20 @@ static void ensure(struct tui_app *a, struct tui_table *tb)
 		rebuild(a, tb);
 }
 
-static void cell_text(char *buf, size_t len, const struct tui_trow *tr, int col,
-		      const struct pt_table *src)
+static void cell_text(const struct tui_app *a, char *buf, size_t len, const struct tui_trow *tr,
+		      int col, const struct pt_table *src)
 {
 	const struct pt_row *r = tr->row;
+	if (col == TUI_COL_TFLOPS || col == TUI_COL_PEAK) {
+		double v = flops_value(a, r, col);
+		if (v == -2)
+			snprintf(buf, len, ">100");
+		else if (v < 0)
+			snprintf(buf, len, "-");
+		else
+			snprintf(buf, len, col == TUI_COL_PEAK ? "%.1f" : v >= 10 ? "%.1f" : "%.3f", v);
+		return;
+	}
 	int cpu = col >= TUI_COL_CPU_TOTAL && col <= TUI_COL_CPU_RATIO;
 	if ((cpu && r->is_device) || (col != TUI_COL_CALLS && col != TUI_COL_CPU_RATIO &&
 				       col != TUI_COL_GPU_RATIO && !cpu && r->gpu.n == 0)) {
@@ -308,6 +343,9 @@ void tui_table_draw(struct tui_app *a, struct tui_table *tb, struct tui_canvas *
 			if (kernels && col >= TUI_COL_CPU_TOTAL && col <= TUI_COL_CPU_RATIO)
 				continue;
 			if (col >= TUI_COL_DELTA && !tui_base_on(a))
+				continue;
+			if ((col == TUI_COL_TFLOPS || col == TUI_COL_PEAK) &&
+			    (!flops_cols(a, tb->view) || (col == TUI_COL_PEAK && !a->model.has_peak)))
 				continue;
 			if (r.w - used - col_width[col] < NAME_MIN_W && !(pass == 0 && r.w - used - col_width[col] >= 12))
 				continue;
@@ -399,7 +437,7 @@ void tui_table_draw(struct tui_app *a, struct tui_table *tb, struct tui_canvas *
 			if (col >= TUI_COL_DELTA)
 				tui_base_cell(a, tb->view, tr, col, v, sizeof v);
 			else
-				cell_text(v, sizeof v, tr, col, src);
+				cell_text(a, v, sizeof v, tr, col, src);
 			int len = (int)strlen(v);
 			tui_put_str(c, x + w - len, y, x + w, v, s);
 			x += w;
@@ -450,6 +488,9 @@ static int sort_cols(const struct tui_app *a, const struct tui_table *tb, int *o
 		if (tb->view == TUI_V_KERNELS && col >= TUI_COL_CPU_TOTAL && col <= TUI_COL_CPU_RATIO)
 			continue;
 		if (col >= TUI_COL_DELTA && !tui_base_on(a))
+			continue;
+		if ((col == TUI_COL_TFLOPS || col == TUI_COL_PEAK) &&
+		    (!flops_cols(a, tb->view) || (col == TUI_COL_PEAK && !a->model.has_peak)))
 			continue;
 		out[n++] = col;
 	}

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "proftop/capture.h"
 #include "proftop/error.h"
 #include "util.h"
 
@@ -512,7 +513,20 @@ int tui_wait(struct tui *u, const struct tui_status *st, uint64_t wait_ns)
 			u->dirty = 1;
 			u->key_dirty = 1;
 		}
+		if (a->capture_req)
+			return 0; /* the loop asks the job at once */
+		if (a->t->captures && a->t->captures->gen != a->capture_gen)
+			u->dirty = 1; /* a capture moved on: its line changes */
 	}
+}
+
+uint32_t tui_take_capture(struct tui *u)
+{
+	if (!u)
+		return 0;
+	uint32_t n = u->app.capture_req;
+	u->app.capture_req = 0;
+	return n;
 }
 
 static volatile sig_atomic_t view_stop;

@@ -32,6 +32,14 @@ struct tui_opts {
 	/* --baseline: a run to compare with (delta columns; diff.h); not owned,
 	 * must outlive the screen. NULL: none. */
 	const struct pt_diff_side *baseline;
+	/* A live session whose loop takes capture requests (pt_live_ctl): key
+	 * T asks for a deep capture of the next capture_steps steps. 0: T says
+	 * why it cannot (a file, a record without a screen). */
+	int can_capture;
+	uint32_t capture_steps;  /* default 5 */
+	/* the FLOPs columns' device peak (flops.h): --peak-tflops, --peak-gbps;
+	 * 0: from the device's name, when known */
+	double peak_tflops, peak_gbps;
 };
 void tui_opts_init(struct tui_opts *o);
 
@@ -60,6 +68,9 @@ struct tui *tui_open(struct pt_trace *t, const struct tui_opts *o);
  * 1 when the user quit (or -n was reached): the screen is closed by then.
  */
 int tui_wait(struct tui *u, const struct tui_status *st, uint64_t wait_ns);
+/* Steps of the capture the user asked for with T since the last call (0:
+ * none); the caller passes it to the live loop (pt_live_ctl). */
+uint32_t tui_take_capture(struct tui *u);
 /* Restores the terminal and frees the screen (NULL is fine; idempotent). */
 void tui_close(struct tui *u);
 /*

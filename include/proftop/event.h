@@ -46,6 +46,8 @@ enum pt_kind {
 #define PT_EVF_INTERNAL 0x40u /* the profiler's own span or mark ("PyTorch Profiler (0)",
                                  "Record Window End"): timeline only, in no summary and
                                  not in the profiled span */
+#define PT_EVF_FLOPS 0x80u    /* operator whose arg holds its FLOPs and bytes moved
+                                 (flops.h: pt_flops_unpack), from its input shapes */
 
 /*
  * One event, 40 bytes. start_ns is on the session clock (for imported

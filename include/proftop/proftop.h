@@ -72,6 +72,37 @@ PROFTOP_API uint64_t proftop_now(void);
 /* 1 while a proftop reader is attached to this process's session, else 0. */
 PROFTOP_API int proftop_reader_attached(void);
 
+/*
+ * On-demand deep capture: the Python helper's side of the session's control
+ * word (shm.h, struct pt_shm_ctl). Not needed by annotated programs.
+ *
+ * proftop_control() is what a reader asked for: 0 when nothing, else
+ * PT_SHM_CTL_REQ(seq, flags, steps) (one atomic load: call it once per
+ * step). proftop_control_caps() says what the helper can do (PT_SHM_CAP_*).
+ * proftop_control_answer() publishes the helper's state for request seq
+ * (PT_SHM_CTL_* states, steps finished so far) with an optional one-line
+ * msg (copied; NULL keeps the last one). proftop_capture_report() stores a
+ * capture's figures (session-clock times, see struct pt_shm_ctl; tid: the
+ * system id of the thread whose steps were captured; first_step: the number
+ * of the first captured step, counting the steps recorded from 0) before
+ * the answer that publishes them.
+ * proftop_capture_path() writes the file a capture's trace goes to, beside
+ * the session ("<dir>/<pid>.capture-<seq>.json"): 0, or -1 when len is too
+ * small or no session exists. proftop_gpu_collector(): 1 while proftop's
+ * own CUPTI collector runs in this process, 2 when it will start at cuInit,
+ * 0 otherwise (only then may another tool subscribe to CUPTI).
+ */
+PROFTOP_API uint64_t proftop_control(void);
+PROFTOP_API void proftop_control_caps(uint32_t caps);
+PROFTOP_API void proftop_control_answer(uint32_t seq, uint32_t state, uint32_t steps_done,
+					const char *msg);
+PROFTOP_API void proftop_capture_report(uint64_t t0_ns, uint64_t t1_ns, uint64_t sync_lo_ns,
+					uint64_t sync_hi_ns, uint64_t start_block_ns,
+					uint64_t stop_block_ns, uint64_t write_ns, int32_t tid,
+					uint32_t first_step);
+PROFTOP_API int proftop_capture_path(uint32_t seq, char *buf, uint32_t len);
+PROFTOP_API int proftop_gpu_collector(void);
+
 /* Phase scopes; they nest with the ranges below. */
 PROFTOP_API void proftop_phase_push(enum proftop_phase phase);
 PROFTOP_API void proftop_phase_pop(void);

@@ -34,6 +34,9 @@ struct pt_report_opts {
 	 * Summary per rank, the JSON a "ranks" array. NULL: none (not owned). */
 	const struct pt_ranks *ranks;
 	int no_advice;           /* 1: no Advice section (text), an empty "advice" array (JSON) */
+	/* the device peak of the FLOPs Summary (flops.h): --peak-tflops,
+	 * --peak-gbps; 0 = from the trace's device name, if known */
+	double peak_tflops, peak_gbps;
 };
 void pt_report_opts_init(struct pt_report_opts *o);
 

@@ -77,6 +77,22 @@ const struct pt_session_stats *pt_session_stats(const struct pt_session *s);
 /* "PID (cmdline)" into buf, escaped for a terminal. */
 void pt_session_describe(const struct pt_session *s, char *buf, size_t len);
 
+/*
+ * Deep captures (shm.h's control word; backends/session_capture.c). A
+ * reader that polls the session through the "session" backend follows
+ * every capture asked for after it attached, in t's capture list
+ * (capture.h), and merges each finished one into t.
+ * pt_session_capture_request asks the job's Python helper for a capture of
+ * the next `steps` steps, as this process: 0 with *seq, or PT_E* with one
+ * line in why (no helper, one already running, the job exiting).
+ * pt_session_capture_cancel withdraws it (PT_ENOENT when it is over).
+ * pt_session_capture_file: where the job writes capture seq's trace.
+ */
+int pt_session_capture_request(struct pt_session *s, uint32_t steps, uint32_t flags,
+			       uint32_t *seq, char *why, size_t whylen);
+int pt_session_capture_cancel(struct pt_session *s, uint32_t seq);
+int pt_session_capture_file(const struct pt_session *s, uint32_t seq, char *buf, size_t len);
+
 struct pt_backend;
 /* The session behind an instance of the "session" backend, else NULL. */
 struct pt_session *pt_backend_session_of(struct pt_backend *b);

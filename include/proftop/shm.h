@@ -90,6 +90,77 @@ struct pt_shm_reader {
 	uint32_t gen;          /* bumped at each claim */
 };
 
+/*
+ * The control word: on-demand deep capture (python/proftop_capture.py).
+ *
+ * A reader asks: it writes asked_ns and requester, then publishes
+ * request = PT_SHM_CTL_REQ(seq, flags, steps) with a CAS from the value it
+ * read, seq one above every seq seen in request and state, and only while
+ * the helper's state for the previous request is final (done, failed,
+ * cancelled) or the helper never answered it. The helper (through the
+ * probe's proftop_control* calls, include/proftop/proftop.h) looks at
+ * request once per step; it answers by writing its fields and msg first,
+ * then state = PT_SHM_CTL_STATE(seq, state, steps done) with a release
+ * store. Readers load state (acquire) before the fields. A capture's trace
+ * goes to "<session dir>/<pid>.capture-<seq>.json" (mode 0600, written to a
+ * temporary name and renamed), which every reader of the session may merge.
+ * caps says whether a helper is there to answer at all.
+ */
+#define PT_SHM_CTL_MSG_BYTES 256u
+#define PT_SHM_CTL_MAX_STEPS 1000u
+#define PT_SHM_CTL_REQ(seq, flags, steps)                                                       \
+	(((uint64_t)(uint32_t)(seq) << 32) | ((uint64_t)((flags)&0xffffu) << 16) |              \
+	 (uint64_t)((steps)&0xffffu))
+#define PT_SHM_CTL_REQ_SEQ(w) ((uint32_t)((w) >> 32))
+#define PT_SHM_CTL_REQ_FLAGS(w) ((uint32_t)((w) >> 16) & 0xffffu)
+#define PT_SHM_CTL_REQ_STEPS(w) ((uint32_t)(w)&0xffffu)
+#define PT_SHM_CTL_STATE(seq, st, done)                                                         \
+	(((uint64_t)(uint32_t)(seq) << 32) | ((uint64_t)((st)&0xffu) << 24) |                    \
+	 (uint64_t)((done)&0xffffffu))
+#define PT_SHM_CTL_STATE_SEQ(w) ((uint32_t)((w) >> 32))
+#define PT_SHM_CTL_STATE_ST(w) ((uint32_t)((w) >> 24) & 0xffu)
+#define PT_SHM_CTL_STATE_DONE(w) ((uint32_t)(w)&0xffffffu)
+
+/* request flags */
+#define PT_SHM_CTL_STACKS 0x1u /* record Python stacks too (with_stack) */
+#define PT_SHM_CTL_CANCEL 0x2u /* the reader withdrew request seq */
+
+/* the helper's states */
+enum pt_shm_ctl_state {
+	PT_SHM_CTL_NONE = 0,      /* no answer yet */
+	PT_SHM_CTL_ACCEPTED = 1,  /* seen: starts at the next step boundary */
+	PT_SHM_CTL_RUNNING = 2,   /* torch's profiler runs; done = steps finished */
+	PT_SHM_CTL_WRITING = 3,   /* stopped at a step boundary, writing the file */
+	PT_SHM_CTL_DONE = 4,      /* the file is complete */
+	PT_SHM_CTL_FAILED = 5,    /* msg says why; no file */
+	PT_SHM_CTL_CANCELLED = 6, /* withdrawn, or the job exited; no file */
+};
+
+/* caps: what the helper can do */
+#define PT_SHM_CAP_CAPTURE 0x1u /* the PyTorch helper runs and answers requests */
+#define PT_SHM_CAP_KINETO 0x2u  /* its torch has Kineto (else the legacy profiler) */
+#define PT_SHM_CAP_CUDA 0x4u    /* torch may collect CUDA activity (proftop's CUPTI is off) */
+
+struct pt_shm_ctl {
+	uint64_t request;      /* reader: PT_SHM_CTL_REQ; 0 = never asked */
+	uint64_t state;        /* helper: PT_SHM_CTL_STATE */
+	uint32_t caps;         /* helper: PT_SHM_CAP_*; 0 = no helper answers */
+	int32_t requester;     /* reader: pid of the reader that asked for `request` */
+	uint64_t asked_ns;     /* reader: CLOCK_MONOTONIC when it asked */
+	/* helper, valid from WRITING on (session clock, CLOCK_MONOTONIC ns): */
+	uint64_t t0_ns, t1_ns; /* the profiler recorded from t0 to t1 */
+	uint64_t sync_lo_ns, sync_hi_ns; /* taken just before and after the trace's
+					    marker "proftop/sync#<seq>" */
+	uint64_t start_block_ns; /* what starting torch's profiler blocked the step */
+	uint64_t stop_block_ns;  /* ... stopping it */
+	uint64_t write_ns;       /* writing the file (a thread of the helper's: the
+				    steps go on meanwhile) */
+	int32_t tid;             /* gettid() of the thread whose steps were captured */
+	uint32_t first_step;     /* the job's number of the first captured step (its
+				    helper counts steps from 0, as proftop does) */
+	char msg[PT_SHM_CTL_MSG_BYTES]; /* helper: one line for the user, NUL-terminated */
+};
+
 struct pt_shm_header {
 	uint64_t magic;
 	uint32_t abi;
@@ -140,6 +211,11 @@ struct pt_shm_header {
 	uint64_t launch_id;
 	int32_t ppid; /* getppid() when the probe started */
 	uint32_t reserved2;
+
+	/* Added within ABI 2 (older probes leave it 0): the control word, by
+	 * which a reader asks the process's Python helper for a deep capture
+	 * (struct pt_shm_ctl below). */
+	struct pt_shm_ctl ctl;
 };
 
 struct pt_shm_ring {
@@ -226,6 +302,30 @@ uint64_t pt_shm_readers_min_cursor(const struct pt_shm_header *h, const struct p
 /* The highest cursor of r among the occupied slots, attached or not (every
  * record below it was read by some reader); 0 when no slot is occupied. */
 uint64_t pt_shm_readers_max_cursor(const struct pt_shm_header *h, const struct pt_shm_ring *r);
+
+/*
+ * The readers' side of the control word (struct pt_shm_ctl). Not for the
+ * probe's hot path.
+ *
+ * pt_shm_ctl_read: a copy of h->ctl whose fields belong to the state it
+ * holds (state loaded first, then the rest, then state again; retried a few
+ * times while the helper writes).
+ * pt_shm_ctl_request: asks for a capture of steps steps (1 ..
+ * PT_SHM_CTL_MAX_STEPS) with flags, as reader pid `me` at now_ns
+ * (CLOCK_MONOTONIC). Returns 0 with *seq, or a PT_E* code with one line in
+ * why: PT_ENOTAVAIL (no helper answers in this process), PT_EEXIST (a
+ * capture is asked for or running: its number and progress are said),
+ * PT_EINVAL (steps out of range). A request whose reader is gone and
+ * that the helper never answered is replaced.
+ * pt_shm_ctl_cancel: withdraws request seq while the helper has not
+ * finished it (the helper stops at its next step boundary, keeps nothing).
+ */
+void pt_shm_ctl_read(const struct pt_shm_header *h, struct pt_shm_ctl *out);
+int pt_shm_ctl_request(struct pt_shm_header *h, uint32_t steps, uint32_t flags, int32_t me,
+		       uint64_t now_ns, uint32_t *seq, char *why, size_t whylen);
+int pt_shm_ctl_cancel(struct pt_shm_header *h, uint32_t seq);
+/* "waiting for a step boundary", "running", ...: a state's words. */
+const char *pt_shm_ctl_state_name(uint32_t state);
 
 /* Bytes of a segment with these parameters (0 when they are out of range). */
 uint64_t pt_shm_segment_bytes(uint32_t nrings, uint32_t ring_slots, uint32_t strings_bytes);

@@ -112,6 +112,13 @@ struct pt_trace {
 	uint32_t notes[16];
 	uint32_t nnotes;
 	uint64_t notes_dropped;
+	/* Deep captures of live sessions (capture.h), NULL until the first. */
+	struct pt_capture_list *captures;
+	/* Operator events with FLOPs (PT_EVF_FLOPS) added so far, and the first
+	 * device's name (NVML, a Kineto trace's deviceProperties, our export's
+	 * otherData), 0 when unknown: the FLOPs tables and their peak (flops.h). */
+	uint64_t flop_events;
+	uint32_t device_name;
 };
 #define PT_TRACE_MAX_NOTES 16
 /* Marks whose name starts with this become notes (pt_trace_add). */

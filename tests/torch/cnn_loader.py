@@ -4,6 +4,9 @@ its own phases with time.perf_counter and ends with one line that proftop's
 tests compare with proftop's report:
 
   RESULT steps=N samples=S loop_s=T data_s=D fwd_s=F bwd_s=B opt_s=O
+
+With --mark-file PATH it creates PATH once --mark-after steps are done (a
+test waits for it, then looks at the steps that follow).
 """
 import argparse
 import time
@@ -44,6 +47,8 @@ def main():
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--read-ms", type=float, default=0.5)
+    ap.add_argument("--mark-after", type=int, default=20)
+    ap.add_argument("--mark-file", default="")
     a = ap.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(1)
@@ -76,6 +81,8 @@ def main():
         optim += t - t4
         steps += 1
         samples += x.shape[0]
+        if a.mark_file and steps == a.mark_after:
+            open(a.mark_file, "w").close()
     loop = time.perf_counter() - t_loop
     print("RESULT steps=%d samples=%d loop_s=%.6f data_s=%.6f fwd_s=%.6f bwd_s=%.6f opt_s=%.6f "
           "loss=%.6f" % (steps, samples, loop, data, fwd, bwd, optim, loss.item()), flush=True)

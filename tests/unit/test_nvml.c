@@ -168,6 +168,8 @@ static void test_samples(void **state)
 	int nu = values(t, 0, "GPU Util(NVML) %", v, 16);
 	assert_true(nu >= 1 && nu <= 2);
 	assert_true(fabs(v[0] - 37) < 1e-9);
+	/* the first GPU's model, for the FLOPs figures' peak */
+	assert_string_equal(pt_trace_str(t, t->device_name), "NVIDIA H100 80GB HBM3");
 	/* our process: 1 GiB on GPU 0, nothing on GPU 1 */
 	assert_int_equal(values(t, 0, "GPU Memory(Process) bytes", v, 16), 2);
 	assert_true(fabs(v[0] - (double)(1ull << 30)) < 1);

@@ -1,0 +1,165 @@
+/*
+ * report_flops.c - the FLOPs Summary of `proftop report` (text and JSON):
+ * per operator with FLOPs from its input shapes (flops.h), and per kernel
+ * launched from such operators, the work done, the achieved TFLOP/s and
+ * GB/s, and with a known device peak the share of the roofline. The text
+ * section is printed only when the trace has operators with FLOPs; the
+ * JSON always has a "flops" object (empty arrays without them).
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "proftop/flops.h"
+#include "report_int.h"
+
+static const char *dtype_name(int d)
+{
+	static const char *const n[4] = {"fp32", "fp16/bf16", "fp64", "int/fp8"};
+	return n[d & 3];
+}
+
+static void put_rows(FILE *out, const struct pt_trace *t, const struct pt_flops_row *rows,
+		     size_t n, size_t top, const struct pt_peak *pk, const char *what)
+{
+	int w[9] = {44, 9, 7, 10, 9, 10, 9, 9, 8};
+	static const char *const head[9] = {"Name",	"Type",	   "Calls", "GFLOP",  "GB",
+					    "Time(ms)", "TFLOP/s", "GB/s",  "Peak(%)"};
+	const char *h[9];
+	char hname[64];
+	snprintf(hname, sizeof hname, "%s", what);
+	for (int i = 0; i < 9; i++)
+		h[i] = head[i];
+	h[0] = hname;
+	pt_box_sep(out, w, 9);
+	pt_box_row(out, w, 9, h, -1);
+	pt_box_sep(out, w, 9);
+	size_t shown = top && top < n ? top : n;
+	for (size_t i = 0; i < shown; i++) {
+		const struct pt_flops_row *r = &rows[i];
+		char name[200], c[7][32];
+		const char *nm = pt_trace_str(t, r->name_id);
+		size_t cols = pt_escape_term(name, sizeof name, nm, strlen(nm), (size_t)w[0], 0);
+		snprintf(c[0], 32, "%" PRIu64, r->calls);
+		snprintf(c[1], 32, "%.3f", r->flops / 1e9);
+		snprintf(c[2], 32, "%.3f", r->bytes / 1e9);
+		snprintf(c[3], 32, "%.3f", (double)(r->gpu_ns ? r->gpu_ns : r->cpu_ns) / 1e6);
+		if (pt_flops_row_tflops(r) >= 0) {
+			snprintf(c[4], 32, "%.3f", pt_flops_row_tflops(r));
+			snprintf(c[5], 32, "%.1f", pt_flops_row_gbps(r));
+		} else { /* a GPU trace whose kernels for these calls are not in it */
+			snprintf(c[4], 32, "-");
+			snprintf(c[5], 32, "-");
+		}
+		double pct = pt_flops_row_peak_pct(r, pk);
+		if (pct >= 0)
+			snprintf(c[6], 32, "%.1f", pct);
+		else
+			snprintf(c[6], 32, pct == -2 ? ">100" : "-");
+		const char *cells[9] = {name, dtype_name(r->dtype), c[0], c[1], c[2],
+					c[3], c[4], c[5], c[6]};
+		pt_box_row(out, w, 9, cells, (int)cols);
+	}
+	if (shown < n)
+		fprintf(out, "(%zu more)\n", n - shown);
+	pt_box_sep(out, w, 9);
+}
+
+void pt_report_flops_text(FILE *out, const struct pt_trace *t, const struct pt_summary *s,
+			  const struct pt_report_opts *o)
+{
+	if (!t->flop_events)
+		return;
+	struct pt_flops_table tab;
+	pt_flops_summarize((struct pt_trace *)t, s->t0_ns, s->t1_ns + 1, &tab);
+	if (!tab.nops) {
+		pt_flops_table_free(&tab);
+		return;
+	}
+	struct pt_peak pk;
+	int have_peak = pt_peak_of_trace(t, o->peak_tflops, o->peak_gbps, &pk) == 0;
+	pt_box_title(out, "FLOPs Summary", 127, '-');
+	if (have_peak) {
+		char dev[100];
+		pt_escape_term(dev, sizeof dev, pk.device, strlen(pk.device), 60, 0);
+		fprintf(out, "Peak: %s: fp16/bf16 %.1f, fp32 %.1f, fp64 %.1f TFLOP/s", dev,
+			pk.tflops[PT_DT_F16], pk.tflops[PT_DT_F32], pk.tflops[PT_DT_F64]);
+		if (pk.gbps > 0)
+			fprintf(out, ", memory %.0f GB/s", pk.gbps);
+		fputc('\n', out);
+	} else {
+		fputs("Peak: unknown (no known GPU; --peak-tflops N [--peak-gbps N] gives one)\n", out);
+	}
+	put_rows(out, t, tab.ops, tab.nops, o->top, have_peak ? &pk : NULL, "Operator");
+	if (tab.nkernels)
+		put_rows(out, t, tab.kernels, tab.nkernels, o->top, have_peak ? &pk : NULL,
+			 "Kernel (launched by those operators)");
+	fputs("Note:\nFLOPs and bytes come from the operators' input shapes (a trace recorded with "
+	      "record_shapes, or a proftop capture); a multiply-add is 2 FLOPs. Time is the "
+	      "operator's GPU kernel time when it launched kernels, else its CPU time. A kernel "
+	      "takes the share of its operator's FLOPs that its time is of the operator's kernel "
+	      "time. Peak(%) is the achieved rate over the roofline of the operator's data type: "
+	      "min(peak, FLOPs per byte x memory bandwidth), or only the peak when the shapes "
+	      "claim more traffic than the memory can move (an expanded input, data in cache); "
+	      ">100: past the peak given.\n",
+	      out);
+	pt_box_n(out, '-', 127);
+	fputs("\n\n", out);
+	pt_flops_table_free(&tab);
+}
+
+static void j_rows(struct pt_buf *b, const struct pt_trace *t, const struct pt_flops_row *rows,
+		   size_t n, size_t top, const struct pt_peak *pk)
+{
+	size_t shown = top && top < n ? top : n;
+	pt_buf_putc(b, '[');
+	for (size_t i = 0; i < shown; i++) {
+		const struct pt_flops_row *r = &rows[i];
+		const char *nm = pt_trace_str(t, r->name_id);
+		pt_buf_put(b, i ? ",\n    {\"name\":" : "\n    {\"name\":", i ? 14 : 13);
+		pt_buf_json_str(b, nm, strlen(nm));
+		double pct = pt_flops_row_peak_pct(r, pk);
+		pt_buf_printf(b,
+			      ",\"calls\":%" PRIu64 ",\"dtype\":\"%s\",\"flops\":%.6g,\"bytes\":%.6g,"
+			      "\"cpu_ms\":%.6f,\"gpu_ms\":%.6f,\"tflops_per_s\":",
+			      r->calls, dtype_name(r->dtype), r->flops, r->bytes,
+			      (double)r->cpu_ns / 1e6, (double)r->gpu_ns / 1e6);
+		if (pt_flops_row_tflops(r) >= 0)
+			pt_buf_printf(b, "%.6g,\"gb_per_s\":%.6g,\"peak_pct\":", pt_flops_row_tflops(r),
+				      pt_flops_row_gbps(r));
+		else
+			pt_buf_printf(b, "null,\"gb_per_s\":null,\"peak_pct\":");
+		if (pct >= 0)
+			pt_buf_printf(b, "%.4g}", pct);
+		else if (pct == -2) /* past the compute peak: the peak is wrong */
+			pt_buf_printf(b, "null,\"over_peak\":true}");
+		else
+			pt_buf_put(b, "null}", 5);
+	}
+	pt_buf_putc(b, ']');
+}
+
+void pt_report_flops_json(struct pt_buf *b, const struct pt_trace *t, const struct pt_summary *s,
+			  const struct pt_report_opts *o)
+{
+	struct pt_flops_table tab;
+	pt_flops_summarize((struct pt_trace *)t, s->t0_ns, s->t1_ns + 1, &tab);
+	struct pt_peak pk;
+	int have_peak = pt_peak_of_trace(t, o->peak_tflops, o->peak_gbps, &pk) == 0;
+	pt_buf_put(b, ",\n  \"flops\": {\"peak\":", 21);
+	if (have_peak) {
+		pt_buf_put(b, "{\"device\":", 10);
+		pt_buf_json_str(b, pk.device, strlen(pk.device));
+		pt_buf_printf(b,
+			      ",\"tflops_per_s\":{\"fp16/bf16\":%.6g,\"fp32\":%.6g,\"fp64\":%.6g},"
+			      "\"gb_per_s\":%.6g}",
+			      pk.tflops[PT_DT_F16], pk.tflops[PT_DT_F32], pk.tflops[PT_DT_F64], pk.gbps);
+	} else {
+		pt_buf_put(b, "null", 4);
+	}
+	pt_buf_put(b, ",\"operators\":", 13);
+	j_rows(b, t, tab.ops, tab.nops, o->top, have_peak ? &pk : NULL);
+	pt_buf_put(b, ",\"kernels\":", 11);
+	j_rows(b, t, tab.kernels, tab.nkernels, o->top, have_peak ? &pk : NULL);
+	pt_buf_putc(b, '}');
+	pt_flops_table_free(&tab);
+}
