@@ -6,7 +6,7 @@
 #   make bench        benchmarks, each beside a reference run
 #   make valgrind     the unit tests under valgrind (also part of a full make check)
 #   make golden       regenerate tests/golden/*.txt (review the diff!)
-#   make docs         rewrite the key tables of docs/tui.md and README.md from tui/keys.c
+#   make docs         rewrite the key table of docs/tui.md from tui/keys.c
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make deps         apt-get the Debian packages that are missing
 #   make clean
@@ -233,7 +233,7 @@ $(BUILD)/tools/keydoc: tools/keydoc.c $(BUILD)/tui/keys.o
 	$(CC) $(ALL_CFLAGS) -Itui -o $@ $< $(BUILD)/tui/keys.o
 
 docs: $(BUILD)/tools/keydoc
-	$(BUILD)/tools/keydoc docs/tui.md README.md
+	$(BUILD)/tools/keydoc docs/tui.md
 
 bench: all $(BENCH_BIN)
 	@BUILD=$(BUILD) bench/run.sh

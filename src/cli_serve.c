@@ -72,7 +72,7 @@ void cli_usage_serve(FILE *f)
 	      "\n"
 	      "/metrics always answers with the figures of the last refresh, at once.\n"
 	      "With several sessions every series is there once per rank (rank from RANK,\n"
-	      "else LOCAL_RANK). Scrape config and Grafana queries: see the README.\n",
+	      "else LOCAL_RANK). Scrape config and Grafana queries: docs/prometheus.md.\n",
 	      f);
 }
 
