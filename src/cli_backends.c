@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli/commands.h"
 #include "proftop/backend.h"
 #include "util.h"
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli/commands.h"
 #include "proftop/chrome.h"
 #include "proftop/error.h"
 #include "util.h"

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli/commands.h"
 #include "merge.h"
 #include "proftop/chrome.h"
 #include "proftop/error.h"

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli/commands.h"
 #include "proftop/error.h"
 #include "gate_metrics.h"
 #include "proftop/ranks.h"

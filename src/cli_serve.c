@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli/commands.h"
 #include "live.h"
 #include "prom.h"
 #include "proftop/backend.h"
