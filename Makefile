@@ -48,7 +48,8 @@ LDLIBS := $(PKG_LIBS) -lpthread -lm -ldl
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -pthread
 
 CORE_SRC := $(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c))
-CLI_SRC := src/main.c $(wildcard src/cli_*.c)
+# the CLI: main.c, the shared CLI layer (src/cli_*.c) and one file per command (src/cli/)
+CLI_SRC := src/main.c $(wildcard src/cli_*.c) $(wildcard src/cli/*.c)
 # backends/ linked into proftop (the probe's files go into libproftop.so instead)
 BACKEND_SRC := $(filter-out backends/probe%,$(wildcard backends/*.c)) \
 	backends/probe_cupti_find.c
@@ -272,7 +273,7 @@ deps:
 	else echo "all Debian packages present"; fi
 
 format:
-	clang-format -i $(wildcard src/*.[ch] include/proftop/*.h tests/unit/*.[ch] bench/*.c)
+	clang-format -i $(wildcard src/*.[ch] src/cli/*.[ch] include/proftop/*.h tests/unit/*.[ch] bench/*.c)
 
 clean:
 	rm -rf build build-san build-fuzz
