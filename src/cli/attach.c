@@ -1,5 +1,5 @@
 /*
- * cli_attach.c - attaching: `proftop` with no command (or --all) attaches
+ * cli/attach.c - attaching: `proftop` with no command (or --all) attaches
  * to every live session of the user, picking up those that start later
  * (the ranks torchrun starts over a few seconds); `proftop -p PID` attaches
  * to one, `-p A,B,...` to several. The text view refreshes every -d

@@ -1,5 +1,5 @@
 /*
- * cli_diff.c - `proftop diff BEFORE AFTER`: loads two traces (any format
+ * cli/diff.c - `proftop diff BEFORE AFTER`: loads two traces (any format
  * the reader takes: proftop recordings and snapshots, exports, PyTorch,
  * Paddle, ...), summarizes each (all steps or --steps A:B), detaches the
  * summaries from their traces (diff.h) and prints the Perf and Model

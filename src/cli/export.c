@@ -1,5 +1,5 @@
 /*
- * cli_export.c - `proftop export IN -o OUT.json`: loads a trace and writes
+ * cli/export.c - `proftop export IN -o OUT.json`: loads a trace and writes
  * it as Chrome Trace Event Format JSON (Perfetto, chrome://tracing, and
  * proftop again), optionally only the time of steps A to B.
  */

@@ -1,5 +1,5 @@
 /*
- * cli_ls.c - `proftop ls`: this user's live sessions, and the cleanup of
+ * cli/ls.c - `proftop ls`: this user's live sessions, and the cleanup of
  * stale ones.
  */
 #include <stdlib.h>

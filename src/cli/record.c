@@ -1,5 +1,5 @@
 /*
- * cli_record.c - `proftop record -o OUT.json [--duration S] -- CMD...`,
+ * cli/record.c - `proftop record -o OUT.json [--duration S] -- CMD...`,
  * `proftop record -p PID[,PID...] -o OUT.json [--duration S]` and
  * `proftop record --all -o OUT.json`: the live loop without a screen;
  * writes a Chrome trace at the end (several sessions: one process per rank,

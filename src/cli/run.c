@@ -1,5 +1,5 @@
 /*
- * cli_run.c - `proftop run [OPTIONS] -- CMD...`: starts CMD with the probe
+ * cli/run.c - `proftop run [OPTIONS] -- CMD...`: starts CMD with the probe
  * (libproftop.so) injected (cli_launch.c), shows the screen or a text
  * summary refreshed every -d seconds while it runs, and passes its exit
  * code through.

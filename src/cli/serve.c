@@ -1,5 +1,5 @@
 /*
- * cli_serve.c - `proftop serve --listen ADDR:PORT [-p PID | --all | -- CMD]`:
+ * cli/serve.c - `proftop serve --listen ADDR:PORT [-p PID | --all | -- CMD]`:
  * the headless Prometheus exporter. The live loop (live.c) runs on the main
  * thread as for `record`; its wait hook (ui_wait) is the periodic tick:
  * every --refresh seconds it computes the per-rank figures over the recent

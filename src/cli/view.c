@@ -1,5 +1,5 @@
 /*
- * cli_view.c - `proftop view FILE`: the full-screen UI over a trace file
+ * cli/view.c - `proftop view FILE`: the full-screen UI over a trace file
  * (tui/); `proftop view DIR`: the same screen, live, over a folder that a
  * framework's profiler keeps writing traces into (the tracedir backend as
  * the live loop's extra source). Off a terminal, view FILE prints the text
