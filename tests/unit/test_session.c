@@ -25,6 +25,7 @@
 
 #include "../../backends/procstat.c"
 #include "../../backends/session.c"
+#include "../../backends/session_open.c"
 #include "../../backends/session_scan.c"
 #include "proftop/counters.h"
 
