@@ -6,7 +6,7 @@
 #   make bench        benchmarks, each beside a reference run
 #   make valgrind     the unit tests under valgrind (also part of a full make check)
 #   make golden       regenerate tests/golden/*.txt (review the diff!)
-#   make docs         rewrite the key tables of docs/tui.md and README.md from tui/keys.c
+#   make docs         rewrite the key table of docs/tui.md from tui/keys.c
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make deps         apt-get the Debian packages that are missing
 #   make clean
@@ -48,7 +48,8 @@ LDLIBS := $(PKG_LIBS) -lpthread -lm -ldl
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -pthread
 
 CORE_SRC := $(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c))
-CLI_SRC := src/main.c $(wildcard src/cli_*.c)
+# the CLI: main.c, the shared CLI layer (src/cli_*.c) and one file per command (src/cli/)
+CLI_SRC := src/main.c $(wildcard src/cli_*.c) $(wildcard src/cli/*.c)
 # backends/ linked into proftop (the probe's files go into libproftop.so instead)
 BACKEND_SRC := $(filter-out backends/probe%,$(wildcard backends/*.c)) \
 	backends/probe_cupti_find.c
@@ -238,7 +239,7 @@ $(BUILD)/tools/keydoc: tools/keydoc.c $(BUILD)/tui/keys.o
 	$(CC) $(ALL_CFLAGS) -Itui -o $@ $< $(BUILD)/tui/keys.o
 
 docs: $(BUILD)/tools/keydoc
-	$(BUILD)/tools/keydoc docs/tui.md README.md
+	$(BUILD)/tools/keydoc docs/tui.md
 
 bench: all $(BENCH_BIN)
 	@BUILD=$(BUILD) bench/run.sh
@@ -277,7 +278,7 @@ deps:
 	else echo "all Debian packages present"; fi
 
 format:
-	clang-format -i $(wildcard src/*.[ch] include/proftop/*.h tests/unit/*.[ch] bench/*.c)
+	clang-format -i $(wildcard src/*.[ch] src/cli/*.[ch] include/proftop/*.h tests/unit/*.[ch] bench/*.c)
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -1,8 +1,10 @@
 /*
- * session_int.h - what the session reader's two files share beyond
- * session.h: the producers' drop total read through the validated layout,
- * the reader's "stopped" state, and the guard (session_scan.c) that keeps a
- * segment truncated by another process from killing proftop with SIGBUS.
+ * session_int.h - what the session reader's files share beyond session.h:
+ * the reader's state (struct pt_session, made by session_open.c, read and
+ * drained by session.c), the producers' drop total read through the
+ * validated layout, the reader's "stopped" state, and the guard
+ * (session_scan.c) that keeps a segment truncated by another process from
+ * killing proftop with SIGBUS.
  *
  * Threading: the guard's registry and handler are process-wide and safe
  * from any thread; a struct pt_session is still used by one thread.
@@ -13,7 +15,67 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proftop/event.h"
 #include "proftop/session.h"
+#include "proftop/shm.h"
+
+#define LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define LOAD_RLX(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+/* What the reader keeps per ring. */
+struct ring_rd {
+	int have;               /* track assigned for generation */
+	uint32_t generation;
+	uint32_t track;
+	int32_t device;         /* from PT_SHM_REC_DEVICE, -1 = host */
+	uint64_t dropped_seen, overwritten_seen;
+	int seen;               /* the ring was looked at once: cursor is ours */
+	uint64_t cursor;        /* next index this reader reads */
+	uint64_t ow_unmatched;  /* overwritten records not yet among our skipped ones */
+	int pending;            /* pend waits for a possible EXT record */
+	int pend_ext;
+	uint64_t pend_seq;
+	int32_t pend_dev;
+	int64_t pend_stream;
+	struct pt_event pend;
+};
+
+/* offset -> string id, open addressing; key 0 is empty (offset 0 = no name). */
+struct name_map {
+	uint32_t *keys, *vals;
+	uint32_t cap, n;
+};
+
+struct pt_session {
+	char *path;
+	void *base;
+	size_t size;
+	int mapped;
+	struct pt_shm_header *h;
+	/* validated copies of the layout (the header may change under us) */
+	int32_t pid;
+	uint64_t start_ticks;
+	uint32_t nrings, ring_slots, strings_bytes;
+	uint64_t rings_offset, ring_stride, strings_offset;
+	struct ring_rd *rings;
+	struct pt_shm_rec *scratch;
+	struct name_map names;
+	uint32_t last_off, last_id; /* one-entry cache in front of names */
+	struct pt_trace *names_of; /* the trace the cached ids belong to */
+	uint64_t no_ring_seen, no_string_seen;
+	int heartbeat_on;
+	int slot;               /* our slot in header->readers, -1 = none yet */
+	uint32_t slot_gen;
+	int no_slot;            /* every slot taken: reading without one */
+	int exited_seen;
+	struct pt_session_stats st;
+	int fd;      /* the segment's file (-1 from memory): fstat at each poll */
+	int guard;   /* SIGBUS guard slot, -1 = none */
+	int shrunk;  /* the file shrank under the mapping: no more reading */
+	char why[160];
+	char desc[PT_SHM_CMDLINE_BYTES + 64];
+};
 
 /* Producer drops (rings, no ring, no string) so far, over the layout that
  * was validated at open (the header's own fields may have changed since). */

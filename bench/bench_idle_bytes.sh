@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench_idle_bytes.sh - what an idle live screen sends to its terminal:
-# `proftop run -- minitrain --reader-ms 10` (the README's demo, about 75
-# steps a second, run until stopped) in a tmux pane; once steps flow, the
+# `proftop run -- minitrain --reader-ms 10` (the README's demo, run until
+# stopped) in a tmux pane; once steps flow, the
 # bytes proftop writes to the pane (tmux pipe-pane) are counted for DUR
 # seconds with no key pressed, on Summary, Operators and the Timeline (as
 # left, and following the live edge), at 200x50 and 80x24. Prints the median

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../backends/session.c"
+#include "../backends/session_open.c"
 #include "../backends/session_scan.c"
 
 int main(int argc, char **argv)

@@ -2,7 +2,7 @@
  * agg_steps.c - per-step settling at pt_agg_finish: which step each phase
  * event, launch and orphan device activity belongs to, the CPU and GPU time
  * of each phase per step (the rules are written beside their code and
- * copied in the README), the Model Summary and the Perf Summary. Also
+ * copied in docs/formats.md), the Model Summary and the Perf Summary. Also
  * pt_summarize, which picks the window for a step range and feeds a trace's
  * store through an aggregator, device tracks first.
  */

@@ -2,8 +2,9 @@
  * chrome_int.h - what the two halves of the Chrome-trace reader share: the
  * batch (a chunk of text holding whole event objects, and the raw records
  * parsed from it) and the sink that turns raw records into pt_trace events
- * in file order. chrome_read.c owns input, splitting and threads;
- * chrome_sink.c owns the meaning of events.
+ * in file order. chrome_read.c owns input and threads, chrome_doc.c the
+ * top-level JSON and the splitting into objects; chrome_sink.c owns the
+ * meaning of events.
  */
 #ifndef PT_CHROME_INT_H
 #define PT_CHROME_INT_H

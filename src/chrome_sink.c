@@ -15,6 +15,7 @@
 #include "classify.h"
 #include "proftop/flops.h"
 #include "u32map.h"
+#include "u64map.h"
 #include "util.h"
 
 /* Flow-made correlation ids start here, clear of CUPTI's. */
@@ -43,13 +44,6 @@ struct flow {
 	uint8_t ph, enclosing, id_is_str;
 };
 
-/* Tiny open-addressing map from a 64-bit key to a 32-bit value. */
-struct map64 {
-	uint64_t *k;
-	uint32_t *v;
-	uint32_t mask, n;
-};
-
 /* A recently seen event name: its length and its first and last 8 bytes
  * (which are the whole name up to 16 bytes). */
 struct name_ent {
@@ -63,8 +57,8 @@ struct cr_sink {
 	struct trk *trk;
 	uint32_t ntrk;
 	uint32_t gen;
-	struct map64 proc_lane; /* (pid, pid_str) hash -> lane + 1 | device << 8 */
-	struct map64 cls;	/* (cat, name, lane) -> kind | flags << 8, +1 */
+	struct pt_u64map proc_lane; /* (pid, pid_str) hash -> lane + 1 | device << 8 */
+	struct pt_u64map cls;	/* (cat, name, lane) -> kind | flags << 8, +1 */
 	/* correlation ids seen on slices, as a bitmap: bit (id & 31) of the
 	 * word at id >> 5 (ids are dense and clustered: a few bytes each) */
 	struct pt_u32map corrs;
@@ -85,83 +79,6 @@ struct cr_sink {
 	uint64_t profiler_ranges; /* cuda_profiler_range slices (see do_slice) */
 };
 
-static uint64_t mix(uint64_t k)
-{
-	return pt_hash_u64(k ^ 0x9e3779b97f4a7c15ull);
-}
-
-/* Returns the slot of key k; *found says whether it was there. */
-static uint32_t map_slot(struct map64 *m, uint64_t k, int *found)
-{
-	if (!m->k) {
-		m->mask = 255;
-		m->k = pt_xcalloc(256, sizeof *m->k);
-		m->v = pt_xcalloc(256, sizeof *m->v);
-	}
-	uint32_t i = (uint32_t)mix(k) & m->mask;
-	while (m->v[i]) {
-		if (m->k[i] == k) {
-			*found = 1;
-			return i;
-		}
-		i = (i + 1) & m->mask;
-	}
-	*found = 0;
-	return i;
-}
-
-static void map_grow(struct map64 *m)
-{
-	uint32_t ocap = m->mask + 1, ncap = ocap * 2;
-	uint64_t *ok = m->k;
-	uint32_t *ov = m->v;
-	m->k = pt_xcalloc(ncap, sizeof *m->k);
-	m->v = pt_xcalloc(ncap, sizeof *m->v);
-	m->mask = ncap - 1;
-	for (uint32_t i = 0; i < ocap; i++) {
-		if (!ov[i])
-			continue;
-		uint32_t j = (uint32_t)mix(ok[i]) & m->mask;
-		while (m->v[j])
-			j = (j + 1) & m->mask;
-		m->k[j] = ok[i];
-		m->v[j] = ov[i];
-	}
-	free(ok);
-	free(ov);
-}
-
-static uint32_t map_get(struct map64 *m, uint64_t k)
-{
-	int found;
-	if (!m->k)
-		return 0;
-	uint32_t i = map_slot(m, k, &found);
-	return found ? m->v[i] : 0;
-}
-
-/* v must be non-zero. */
-static void map_put(struct map64 *m, uint64_t k, uint32_t v)
-{
-	int found;
-	uint32_t i = map_slot(m, k, &found);
-	if (!found) {
-		if ((m->n + 1) * 4 > (m->mask + 1) * 3) {
-			map_grow(m);
-			i = map_slot(m, k, &found);
-		}
-		m->n++;
-		m->k[i] = k;
-	}
-	m->v[i] = v;
-}
-
-static void map_free(struct map64 *m)
-{
-	free(m->k);
-	free(m->v);
-}
-
 struct cr_sink *cr_sink_new(struct pt_trace *t)
 {
 	struct cr_sink *s = pt_xcalloc(1, sizeof *s);
@@ -178,8 +95,8 @@ void cr_sink_free(struct cr_sink *s)
 	for (uint32_t i = 0; i < s->ntrk; i++)
 		free(s->trk[i].b);
 	free(s->trk);
-	map_free(&s->proc_lane);
-	map_free(&s->cls);
+	pt_u64map_free(&s->proc_lane);
+	pt_u64map_free(&s->cls);
 	pt_u32map_free(&s->corrs);
 	pt_u32map_free(&s->flop_ops);
 	free(s->flows);
@@ -283,13 +200,13 @@ static void note_process_lane(struct cr_sink *s, const struct pt_track_key *k, c
 			      size_t n)
 {
 	int lane = pt_classify_lane(name, n);
-	uint32_t old = map_get(&s->proc_lane, proc_hash(k));
+	uint32_t old = pt_u64map_get(&s->proc_lane, proc_hash(k));
 	/* the first name that says something wins: msprof labels its "HCCL"
 	 * process "NPU", and a "CPU" label must not undo "GPU 0" */
 	if (old && (int)((old & 0xff) - 1) != PT_LANE_HOST)
 		return;
 	int dev = lane == PT_LANE_DEVICE ? dev_from_name(name, n) : -1;
-	map_put(&s->proc_lane, proc_hash(k), (uint32_t)(lane + 1) | (uint32_t)(dev + 1) << 8);
+	pt_u64map_put(&s->proc_lane, proc_hash(k), (uint32_t)(lane + 1) | (uint32_t)(dev + 1) << 8);
 	s->gen++;
 }
 
@@ -305,7 +222,7 @@ static struct trk *trk_of(struct cr_sink *s, uint32_t track, const struct pt_tra
 	}
 	struct trk *tr = &s->trk[track];
 	if (tr->lane_gen != s->gen) {
-		uint32_t v = map_get(&s->proc_lane, proc_hash(k));
+		uint32_t v = pt_u64map_get(&s->proc_lane, proc_hash(k));
 		int lane = v ? (int)(v & 0xff) - 1 : PT_LANE_HOST;
 		if (!v && k->pid_str) {
 			const char *ps = pt_trace_str(s->t, k->pid_str);
@@ -334,7 +251,7 @@ static enum pt_kind classify(struct cr_sink *s, uint32_t cat_id, uint32_t name_i
 {
 	uint64_t key = ((uint64_t)cat_id << 32 | name_id) * 8 + (uint64_t)lane;
 	key ^= (uint64_t)lane << 61;
-	uint32_t v = map_get(&s->cls, key);
+	uint32_t v = pt_u64map_get(&s->cls, key);
 	if (v) {
 		*flags = (uint8_t)(v >> 8);
 		if (v >> 16)
@@ -359,7 +276,7 @@ static enum pt_kind classify(struct cr_sink *s, uint32_t cat_id, uint32_t name_i
 				break;
 			}
 	}
-	map_put(&s->cls, key, (uint32_t)(kind + 1) | (uint32_t)*flags << 8 | range << 16);
+	pt_u64map_put(&s->cls, key, (uint32_t)(kind + 1) | (uint32_t)*flags << 8 | range << 16);
 	return kind;
 }
 
@@ -369,7 +286,7 @@ static int32_t device_of(const struct trk *tr, const struct cr_sink *s,
 {
 	if (has_dev && dev_arg >= 0 && dev_arg < 1 << 20)
 		return (int32_t)dev_arg;
-	uint32_t v = map_get((struct map64 *)&s->proc_lane, proc_hash(k));
+	uint32_t v = pt_u64map_get((struct pt_u64map *)&s->proc_lane, proc_hash(k));
 	if (v >> 8)
 		return (int32_t)(v >> 8) - 1;
 	if (!k->pid_str && k->pid >= 0 && k->pid < 1000)
@@ -789,16 +706,16 @@ static void bind_flows(struct cr_sink *s)
 	}
 	/* pair starts with ends by id: (id, is_str) -> index of the "s" + 1;
 	 * ids that have "t" steps are remembered in steps */
-	struct map64 start = {0}, steps = {0};
+	struct pt_u64map start = {0}, steps = {0};
 	uint8_t *used = pt_xcalloc(n, 1);
 	uint64_t unmatched = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct flow *f = &s->flows[i];
 		uint64_t key = (uint64_t)f->id * 2 + f->id_is_str;
 		if (f->ph == 's')
-			map_put(&start, key, (uint32_t)i + 1); /* a later start wins */
+			pt_u64map_put(&start, key, (uint32_t)i + 1); /* a later start wins */
 		else if (f->ph == 't')
-			map_put(&steps, key, 1);
+			pt_u64map_put(&steps, key, 1);
 	}
 	uint32_t next_corr = FLOW_CORR_BASE;
 	for (size_t i = 0; i < n; i++) {
@@ -806,7 +723,7 @@ static void bind_flows(struct cr_sink *s)
 		if (f->ph != 'f')
 			continue;
 		uint64_t key = (uint64_t)f->id * 2 + f->id_is_str;
-		uint32_t si = map_get(&start, key);
+		uint32_t si = pt_u64map_get(&start, key);
 		struct pt_event *src = si ? bound[si - 1] : NULL, *dst = bound[i];
 		if (si)
 			used[si - 1] = 1;
@@ -827,14 +744,14 @@ static void bind_flows(struct cr_sink *s)
 	for (size_t i = 0; i < n; i++) {
 		struct flow *f = &s->flows[i];
 		uint64_t key = (uint64_t)f->id * 2 + f->id_is_str;
-		if (f->ph == 's' && !used[i] && !map_get(&steps, key))
+		if (f->ph == 's' && !used[i] && !pt_u64map_get(&steps, key))
 			unmatched++;
 	}
 	free(used);
-	map_free(&steps);
+	pt_u64map_free(&steps);
 	if (unmatched)
 		pt_trace_warn(t, PT_WARN_FLOW_UNMATCHED, unmatched);
-	map_free(&start);
+	pt_u64map_free(&start);
 	free(bound);
 }
 

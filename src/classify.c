@@ -1,7 +1,7 @@
 /*
  * classify.c - event kind rules: a name and a category (and, when the
  * category says nothing, the lane) map to one enum pt_kind plus host flags.
- * The rules run in the order written here; the README copies the comments.
+ * The rules run in the order written here; docs/formats.md copies the comments.
  * Callers cache the answer per distinct (category, name, lane), so none of
  * this is on a per-event path.
  */

@@ -1,9 +1,13 @@
 /*
- * cli.h - what the command-line front end's files share: the version, usage
- * texts, option parsers (--steps, --max-mem, numbers), the one-line error
- * conventions (usage errors exit 2 with "Try 'proftop --help'.", file errors
- * exit 1 with the reader's message) and loading + summarizing a trace.
- * Implemented in src/main.c; the commands live in src/cli_<command>.c.
+ * cli.h - the shared CLI layer, what the commands (src/cli/, one file each)
+ * use besides the core: the version, option parsers (--steps, --max-mem,
+ * numbers, durations), the one-line error conventions (usage errors exit 2
+ * with "Try 'proftop --help'.", file errors exit 1 with the reader's
+ * message), loading + summarizing a trace (cli_common.c), choosing sessions
+ * (cli_session.c, cli_inject.c), launching a job (cli_launch.c, cli_log.c),
+ * the anomaly recorder's options (cli_anomaly.c) and the screen's set-up
+ * (cli_screen.c). A command never uses another command: their entry points
+ * are declared in src/cli/commands.h, for main.c.
  */
 #ifndef PT_CLI_H
 #define PT_CLI_H
@@ -65,50 +69,23 @@ int cli_load_trace(const char *path, const struct cli_load_opts *o, struct pt_tr
  */
 int cli_summarize(struct pt_trace *t, const struct cli_load_opts *o, struct pt_summary **out);
 
-void cli_usage_main(FILE *f);
-void cli_usage_report(FILE *f);
-void cli_usage_export(FILE *f);
-void cli_usage_run(FILE *f);
-void cli_usage_record(FILE *f);
-void cli_usage_ls(FILE *f);
-void cli_usage_attach(FILE *f);
-void cli_usage_backends(FILE *f);
-
-int cli_report(int argc, char **argv);
-int cli_export(int argc, char **argv);
-/* `proftop diff BEFORE AFTER` (cli_diff.c) */
-void cli_usage_diff(FILE *f);
-int cli_diff(int argc, char **argv);
+/* Loads and summarizes one run (a side of diff) over the steps in lo: CLI_OK
+ * with *out (pt_diff_side_free), else the error printed. */
+struct pt_diff_side;
+int cli_load_side(const char *path, const struct cli_load_opts *lo, struct pt_diff_side **out);
 /* --baseline FILE of the screen commands (view, run): the run the tables compare
  * with. Loads and summarizes path (all steps), keeps only the summary: CLI_OK
- * and *out (pt_diff_side_free), or CLI_FAIL after printing why. (cli_diff.c) */
-struct pt_diff_side;
+ * and *out (pt_diff_side_free), or CLI_FAIL after printing why. */
 #define CLI_OPT_BASELINE 330
 #define CLI_BASELINE_HELP \
 	"      --baseline FILE compare with an earlier run: delta columns in every table\n"
 int cli_baseline_load(const char *path, const struct cli_load_opts *lo, struct pt_diff_side **out);
-/* `proftop merge A B ... -o OUT` (cli_merge.c) */
-void cli_usage_merge(FILE *f);
-int cli_merge(int argc, char **argv);
-int cli_run(int argc, char **argv);
-int cli_record(int argc, char **argv);
-int cli_ls(int argc, char **argv);
-/* `proftop backends`: each data source and whether it can run here. */
-int cli_backends(int argc, char **argv);
-/* `proftop capture -p PID`: torch.profiler for the next N steps (cli_capture.c). */
-void cli_usage_capture(FILE *f);
-int cli_capture(int argc, char **argv);
-/* `proftop serve`: the Prometheus exporter (cli_serve.c). */
-void cli_usage_serve(FILE *f);
-int cli_serve(int argc, char **argv);
-/* `proftop` with no command, or `proftop -p PID`: argv[0] is "proftop". */
-int cli_attach(int argc, char **argv);
-
-/* ---- live sessions (cli_run.c) ---- */
-#include <sys/types.h>
 /* Seconds ("1", "0.5", or with a unit: "500ms", "10s", "2m", "1h") as ns;
  * 0 or -1 when not a positive duration. */
 int cli_parse_secs(const char *s, uint64_t *ns);
+
+/* ---- launching a job (cli_launch.c) ---- */
+#include <sys/types.h>
 /*
  * Starts cmd with the probe injected (LD_PRELOAD, NVTX/CUDA injection),
  * stdout/stderr to log_path (NULL: ./proftop-run-<pid>.log; the path used
@@ -134,7 +111,7 @@ int cli_log_open(const char *path, int pid, char *used, size_t len, char *err, s
 void cli_log_report(int fd, char what, const char *text);
 int cli_log_wait(int rep[2], pid_t pid, char *used, size_t len);
 /*
- * Several sessions (cli_ls.c): "A,B,C" appended to *pids (-p); CLI_USAGE
+ * Several sessions (cli_session.c): "A,B,C" appended to *pids (-p); CLI_USAGE
  * after printing why when malformed. cli_check_session refuses a pid whose
  * session cannot be opened, with the reason (CLI_OK or CLI_FAIL).
  * cli_live_pids lists the pids of this user's live sessions (maybe none).
@@ -143,6 +120,12 @@ int cli_log_wait(int rep[2], pid_t pid, char *used, size_t len);
 int cli_parse_pids(const char *arg, int32_t **pids, size_t *n);
 int cli_check_session(int32_t pid);
 int cli_live_pids(int32_t **pids, size_t *n);
+/* This user's sessions (clean: remove stale segments, saying how many):
+ * CLI_OK with *v (free()), or CLI_FAIL after printing why. cli_print_sessions
+ * prints them as `proftop ls` does (PID, state, age, rank, dropped, command). */
+struct pt_session_info;
+int cli_list_sessions(int clean, struct pt_session_info **v, size_t *n);
+void cli_print_sessions(FILE *f, const struct pt_session_info *v, size_t n);
 /* libproftop.so ($PROFTOP_LIB, beside the binary, ../lib): 0 with the path in
  * buf (PATH_MAX bytes), -1 when not found. */
 int cli_find_lib(char *buf, size_t len);
@@ -179,7 +162,6 @@ int cli_write_trace(struct pt_trace *t, const char *path);
  * Like cli_write_trace (replaces path), but a recording that cannot be
  * written there (full disk, no permission) is saved to a rescue file
  * ($TMPDIR, /tmp, ., $HOME) and the user told where; CLI_FAIL then too.
- * (cli_record.c)
  */
 int cli_write_trace_rescue(struct pt_trace *t, const char *path);
 
@@ -227,12 +209,10 @@ void cli_anomaly_start(struct cli_anomaly *a, struct pt_live_opts *lo, struct tu
 /* After the loop: writes what is pending, says what was saved; 1 when a write failed. */
 int cli_anomaly_end(struct cli_anomaly *a, struct pt_trace *t);
 
-/* ---- the full-screen UI (cli_view.c; tui/tui.h has no curses types) ---- */
+/* ---- the full-screen UI (cli_screen.c; tui/tui.h has no curses types) ---- */
 #include "../tui/tui.h"
 #include "live.h"
 struct pt_live_result;
-void cli_usage_view(FILE *f);
-int cli_view(int argc, char **argv);
 /* Options every screen command takes: --ascii --no-color --mouse --no-mouse -n N. */
 enum { CLI_OPT_ASCII = 300, CLI_OPT_NOCOLOR, CLI_OPT_MOUSE, CLI_OPT_NOMOUSE, CLI_OPT_EXIT_ON_END,
        CLI_OPT_PEAK_TFLOPS = 380, CLI_OPT_PEAK_GBPS, CLI_OPT_CAPTURE_STEPS };

@@ -1,6 +1,6 @@
 /*
  * merge.h - joining per-rank traces into one trace with one process per
- * rank (proftop merge). Internal to proftop's core; the CLI (cli_merge.c)
+ * rank (proftop merge). Internal to proftop's core; the CLI (cli/merge.c)
  * reads the inputs, prints what was shifted and exports the result.
  *
  * Inputs are added one at a time and copied into the merged trace at once,

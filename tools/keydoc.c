@@ -5,7 +5,7 @@
  * what the screen does. A unit test (test_tui_timeline) fails when they
  * differ.
  *
- *   build/tools/keydoc docs/tui.md README.md
+ *   build/tools/keydoc docs/tui.md
  */
 #include <stdio.h>
 #include <stdlib.h>

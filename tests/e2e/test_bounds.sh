@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_bounds.sh - promise 4, bounded resources: proftop's memory stays under
-# --max-mem plus the documented constant (64 MiB, README "Memory") on
+# --max-mem plus the documented constant (64 MiB, docs/usage.md, "Memory") on
 #   a. a 2 GiB Chrome trace of ~39 million tiny events (tests/progs/gentrace),
 #      and a file of 30 million empty objects (the reader's worst case);
 #   b. a live session at 10 million events/s (examples/flood, 2 threads)

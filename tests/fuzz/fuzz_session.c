@@ -1,13 +1,13 @@
 /*
  * fuzz_session.c - libFuzzer target for the shared-memory session reader
- * (backends/session.c, session_scan.c), white-box: the reader's sources are
- * included. Each input becomes a segment in memory, read the way proftop
- * reads a live one: pt_session_from_mem (validation), drains at successive
- * polls with the producer's live fields changing in between (rings exiting,
- * reused, the owner exiting), the listing's view of it (fill_info), then a
- * summary and the text and JSON reports of what was drained, and for some
- * inputs its export, which must load back with the Chrome reader. Nothing
- * may crash, leak, hang or read out of bounds.
+ * (backends/session.c, session_open.c, session_scan.c), white-box: the
+ * reader's sources are included. Each input becomes a segment in memory,
+ * read the way proftop reads a live one: pt_session_from_mem (validation),
+ * drains at successive polls with the producer's live fields changing in
+ * between (rings exiting, reused, the owner exiting), the listing's view of
+ * it (fill_info), then a summary and the text and JSON reports of what was
+ * drained, and for some inputs its export, which must load back with the
+ * Chrome reader. Nothing may crash, leak, hang or read out of bounds.
  *
  * Two forms of input:
  *  - raw: bytes that start with PT_SHM_MAGIC are the whole segment (a real
@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "../../backends/session.c"
+#include "../../backends/session_open.c"
 #include "../../backends/session_scan.c"
 #include "proftop/agg.h"
 #include "proftop/chrome.h"

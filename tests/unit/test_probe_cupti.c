@@ -39,6 +39,7 @@
 #include "../../backends/probe_int.h"
 #include "../../backends/session.c"
 #include "../../backends/session_capture.c"
+#include "../../backends/session_open.c"
 #include "../../backends/session_scan.c"
 #include "proftop/agg.h"
 #include "proftop/proftop.h"

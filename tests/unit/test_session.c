@@ -26,6 +26,7 @@
 #include "../../backends/procstat.c"
 #include "../../backends/session.c"
 #include "../../backends/session_capture.c"
+#include "../../backends/session_open.c"
 #include "../../backends/session_scan.c"
 #include "proftop/agg.h"
 #include "proftop/capture.h"

@@ -1,5 +1,5 @@
 /*
- * cli_export.c - `proftop export IN -o OUT.json`: loads a trace and writes
+ * cli/export.c - `proftop export IN -o OUT.json`: loads a trace and writes
  * it as Chrome Trace Event Format JSON (Perfetto, chrome://tracing, and
  * proftop again), optionally only the time of steps A to B.
  */
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli/commands.h"
 #include "proftop/chrome.h"
 #include "proftop/error.h"
 #include "util.h"

@@ -1,5 +1,5 @@
 /*
- * cli_backends.c - `proftop backends`: every source of data with its state
+ * cli/backends.c - `proftop backends`: every source of data with its state
  * on this machine: the backends linked into proftop (session, procstat,
  * nvml: their own probe answers), and the ones that run inside the profiled
  * process through libproftop.so (NVTX, the C API, CUPTI), for which proftop
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli/commands.h"
 #include "proftop/backend.h"
 #include "util.h"
 

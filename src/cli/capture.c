@@ -1,5 +1,5 @@
 /*
- * cli_capture.c - `proftop capture -p PID [--steps N] [-o FILE]`: asks the
+ * cli/capture.c - `proftop capture -p PID [--steps N] [-o FILE]`: asks the
  * PyTorch helper inside a job that runs under proftop (run, record, serve,
  * or attached with --inject) to run torch's profiler for its next N steps,
  * follows the capture on stderr, merges the finished trace with the

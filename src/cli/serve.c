@@ -1,5 +1,5 @@
 /*
- * cli_serve.c - `proftop serve --listen ADDR:PORT [-p PID | --all | -- CMD]`:
+ * cli/serve.c - `proftop serve --listen ADDR:PORT [-p PID | --all | -- CMD]`:
  * the headless Prometheus exporter. The live loop (live.c) runs on the main
  * thread as for `record`; its wait hook (ui_wait) is the periodic tick:
  * every --refresh seconds it computes the per-rank figures over the recent
@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli/commands.h"
 #include "live.h"
 #include "prom.h"
 #include "proftop/backend.h"
@@ -72,7 +73,7 @@ void cli_usage_serve(FILE *f)
 	      "\n"
 	      "/metrics always answers with the figures of the last refresh, at once.\n"
 	      "With several sessions every series is there once per rank (rank from RANK,\n"
-	      "else LOCAL_RANK). Scrape config and Grafana queries: see the README.\n",
+	      "else LOCAL_RANK). Scrape config and Grafana queries: docs/prometheus.md.\n",
 	      f);
 }
 

@@ -1,5 +1,5 @@
 /*
- * cli_report.c - `proftop report FILE`: loads a trace, summarizes it (all
+ * cli/report.c - `proftop report FILE`: loads a trace, summarizes it (all
  * steps or --steps A:B) and prints Paddle's summary tables, or with --json
  * one JSON object (schema proftop.report/2).
  */
@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli/commands.h"
 #include "proftop/error.h"
 #include "gate_metrics.h"
 #include "proftop/ranks.h"

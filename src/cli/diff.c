@@ -1,5 +1,5 @@
 /*
- * cli_diff.c - `proftop diff BEFORE AFTER`: loads two traces (any format
+ * cli/diff.c - `proftop diff BEFORE AFTER`: loads two traces (any format
  * the reader takes: proftop recordings and snapshots, exports, PyTorch,
  * Paddle, ...), summarizes each (all steps or --steps A:B), detaches the
  * summaries from their traces (diff.h) and prints the Perf and Model
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli/commands.h"
 #include "gate_metrics.h"
 #include "proftop/diff.h"
 #include "proftop/error.h"
@@ -88,29 +89,6 @@ static void list_figures(FILE *out)
 				pt_gate_figure_names[i].help);
 }
 
-/* Loads and summarizes one side; CLI_OK with *out, else the error printed. */
-static int load_side(const char *path, const struct cli_load_opts *lo, struct pt_diff_side **out)
-{
-	struct pt_trace *t = NULL;
-	struct pt_summary *s = NULL;
-	int rc = cli_load_trace(path, lo, &t);
-	if (rc)
-		return rc;
-	rc = cli_summarize(t, lo, &s);
-	if (rc == CLI_OK)
-		*out = pt_diff_side_new(t, s, path);
-	pt_trace_free(t);
-	return rc;
-}
-
-int cli_baseline_load(const char *path, const struct cli_load_opts *lo, struct pt_diff_side **out)
-{
-	struct cli_load_opts all = *lo;
-	all.has_steps = 0; /* the whole baseline run */
-	*out = NULL;
-	return load_side(path, &all, out);
-}
-
 enum { OPT_JSON = 256, OPT_TOP, OPT_FAILIF };
 
 int cli_diff(int argc, char **argv)
@@ -174,9 +152,9 @@ int cli_diff(int argc, char **argv)
 		}
 	}
 	struct pt_diff_side *before = NULL, *after = NULL;
-	rc = load_side(argv[optind], &lo, &before);
+	rc = cli_load_side(argv[optind], &lo, &before);
 	if (rc == CLI_OK)
-		rc = load_side(argv[optind + 1], &lo, &after);
+		rc = cli_load_side(argv[optind + 1], &lo, &after);
 	if (rc == CLI_OK) {
 		int wrc = json ? pt_diff_json(stdout, before, after, &dopts)
 			       : pt_diff_text(stdout, before, after, &dopts);

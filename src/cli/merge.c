@@ -1,5 +1,5 @@
 /*
- * cli_merge.c - `proftop merge A B ... -o OUT.json`: reads per-rank traces
+ * cli/merge.c - `proftop merge A B ... -o OUT.json`: reads per-rank traces
  * (any format the reader takes, gzip too) one at a time, joins them into
  * one Chrome trace with one process lane per rank (merge.c), says on
  * stderr which ranks' clocks were shifted and by how much, and writes the
@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli/commands.h"
 #include "merge.h"
 #include "proftop/chrome.h"
 #include "proftop/error.h"

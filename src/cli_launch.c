@@ -1,9 +1,8 @@
 /*
- * cli_run.c - `proftop run [OPTIONS] -- CMD...`: starts CMD with the probe
- * (libproftop.so) injected, shows a text summary refreshed every -d seconds
- * while it runs, and passes its exit code through. Also the launcher the
- * record command shares (cli_launch: finding the library, the environment,
- * the log file, the child's process group) and the Chrome-trace writer.
+ * cli_launch.c - starting a job under the probe, shared by run, record and
+ * serve (cli_launch: finding the library, the environment, the log file,
+ * the child's process group), waiting for it (forwarding Ctrl-C), saying
+ * what was read once it ended, and the Chrome-trace writer.
  *
  * The child gets stdin from /dev/null and its own process group, so a
  * Ctrl-C at the terminal reaches proftop only; proftop forwards one SIGINT
@@ -20,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -29,65 +29,8 @@
 #include "proftop/error.h"
 #include "proftop/diff.h"
 #include "proftop/store.h"
+#include "safefile.h"
 #include "util.h"
-
-void cli_usage_run(FILE *f)
-{
-	fputs("Usage: proftop run [OPTIONS] -- CMD [ARGS...]\n"
-	      "\n"
-	      "Start CMD with the probe (libproftop.so) injected and show its summary while\n"
-	      "it runs: steps, phases, operators, CPU utilization. On a terminal the screen\n"
-	      "shows it live and stays when CMD ends (q quits); otherwise the summary is\n"
-	      "printed once at the end. q while CMD runs, or Ctrl-C, passes CMD one SIGINT;\n"
-	      "proftop waits for it and prints the final summary. The exit status is CMD's\n"
-	      "(128+N when a signal N ended it).\n"
-	      "\n"
-	      "Options:\n"
-	      "  -d, --delay SECS    refresh period (default: the screen 0.15, longer\n"
-	      "                      when the session grows; the text view 1)\n"
-	      "      --log FILE      CMD's stdout and stderr (default ./proftop-run-PID.log)\n"
-	      "  -o, --output FILE   also write a Chrome trace at the end\n"
-	      "      --no-screen     no screen: only the final summary (also off a terminal)\n"
-	      CLI_EVERY_HELP
-	      "      --torch-ops     also aten operators in a PyTorch job (CUDA builds of torch:\n"
-	      "                      through its NVTX emission; see docs/python.md)\n"
-	      "      --max-mem SIZE  memory for kept events (default 1G; see 'proftop --help')\n"
-	      CLI_ANOMALY_HELP
-	      CLI_BASELINE_HELP
-	      CLI_SCREEN_HELP
-	      CLI_CAPTURE_HELP
-	      CLI_END_HELP
-	      "  -h, --help          show this help\n"
-	      "\n"
-	      "The library is $PROFTOP_LIB, else libproftop.so next to the proftop binary,\n"
-	      "else ../lib/libproftop.so from it. CMD's stdin is /dev/null.\n",
-	      f);
-}
-
-int cli_parse_secs(const char *s, uint64_t *ns)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	double unit = 1e9; /* seconds unless a unit follows: 500ms, 10s, 2m, 1h */
-	if (end != s && *end) {
-		if (!strcmp(end, "ms"))
-			unit = 1e6;
-		else if (!strcmp(end, "s"))
-			unit = 1e9;
-		else if (!strcmp(end, "m") || !strcmp(end, "min"))
-			unit = 60e9;
-		else if (!strcmp(end, "h"))
-			unit = 3600e9;
-		else
-			return -1;
-		end += strlen(end);
-	}
-	if (errno || end == s || *end || !(v > 0) || v * unit > 1e16)
-		return -1;
-	*ns = (uint64_t)(v * unit);
-	return *ns ? 0 : -1;
-}
 
 int cli_find_lib(char *buf, size_t len)
 {
@@ -298,140 +241,6 @@ int cli_write_trace(struct pt_trace *t, const char *path)
 	return CLI_OK;
 }
 
-enum { OPT_LOG = 256, OPT_NOSCREEN, OPT_MAXMEM, OPT_TORCH_OPS };
-
-int cli_run(int argc, char **argv)
-{
-	static const struct option longs[] = {
-		{"delay", required_argument, NULL, 'd'},
-		{"log", required_argument, NULL, OPT_LOG},
-		{"output", required_argument, NULL, 'o'},
-		{"no-screen", no_argument, NULL, OPT_NOSCREEN},
-		{"max-mem", required_argument, NULL, OPT_MAXMEM},
-		{"baseline", required_argument, NULL, CLI_OPT_BASELINE},
-		{"help", no_argument, NULL, 'h'},
-		{"torch-ops", no_argument, NULL, OPT_TORCH_OPS},
-		CLI_EVERY_LONGOPT,
-		CLI_SCREEN_LONGOPTS,
-		CLI_CAPTURE_LONGOPT,
-		CLI_END_LONGOPT,
-		CLI_ANOMALY_LONGOPTS,
-		{NULL, 0, NULL, 0},
-	};
-	uint64_t refresh_ns = 1000000000ull, every_ns = 0;
-	int delay_given = 0;
-	struct cli_anomaly an;
-	const char *log = NULL, *out = NULL, *baseline = NULL;
-	struct pt_diff_side *base = NULL;
-	int rc;
-	int no_screen = 0, c;
-	struct cli_screen scr = {0};
-	struct cli_load_opts lopt;
-	cli_load_opts_init(&lopt);
-	tui_opts_init(&scr.o);
-	cli_anomaly_init(&an);
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:hd:o:n:", longs, NULL)) != -1) {
-		if ((rc = cli_screen_opt(&scr.o, c, optarg)) != 0 ||
-		    (rc = cli_anomaly_opt(&an, c, optarg)) != 0) {
-			if (rc != 1)
-				return rc;
-			continue;
-		}
-		switch (c) {
-		case 'h':
-			cli_usage_run(stdout);
-			return CLI_OK;
-		case 'd':
-			delay_given = 1;
-			if (cli_parse_secs(optarg, &refresh_ns))
-				return cli_usage_error("-d: '%s' is not a number of seconds", optarg);
-			break;
-		case OPT_LOG:
-			log = optarg;
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		case OPT_NOSCREEN:
-			no_screen = 1;
-			break;
-		case CLI_OPT_BASELINE:
-			baseline = optarg;
-			break;
-		case CLI_OPT_EVERY:
-			if (cli_parse_secs(optarg, &every_ns))
-				return cli_usage_error("--every: '%s' is not a duration (10s, 1m)", optarg);
-			no_screen = 1;
-			break;
-		case OPT_TORCH_OPS:
-			setenv("PROFTOP_TORCH_OPS", "1", 1); /* the child inherits it */
-			break;
-		case OPT_MAXMEM:
-			if ((rc = cli_opt_max_mem(&lopt, optarg)))
-				return rc;
-			break;
-		default:
-			return cli_getopt_error(c, argv);
-		}
-	}
-	if (optind >= argc)
-		return cli_usage_error("run: missing CMD (proftop run [OPTIONS] -- CMD...)");
-	/* before CMD starts: a baseline that cannot be read stops here */
-	if (baseline && (rc = cli_baseline_load(baseline, &lopt, &base)))
-		return rc;
-	scr.o.baseline = base;
-
-	pt_live_signals();
-	pid_t child;
-	char log_used[PATH_MAX];
-	uint64_t launch_id = 0;
-	rc = cli_launch(argv + optind, log, &child, log_used, sizeof log_used, &launch_id);
-	if (rc)
-		return rc;
-	char esc[PATH_MAX];
-	pt_escape_term(esc, sizeof esc, log_used, strlen(log_used), 0, 0);
-	fprintf(stderr, "proftop: started pid %d; its output goes to %s\n", (int)child, esc);
-
-	struct pt_trace *t = pt_trace_new(lopt.max_mem_bytes);
-	pt_trace_set_source(t, "live session");
-	struct pt_live_opts lo = {0};
-	struct pt_live_result res;
-	int tty = isatty(1);
-	lo.session_ops = pt_backend_find("session");
-	lo.procstat_ops = pt_backend_find("procstat");
-	lo.nvml_ops = pt_backend_find("nvml");
-	lo.child = child;
-	lo.launch_id = launch_id;
-	lo.refresh_ns = refresh_ns;
-	lo.every_ns = every_ns;
-	lo.out = stdout;
-	if (tty && !no_screen) { /* the full-screen UI; the final summary follows it */
-		scr.o.refresh_ns = delay_given ? refresh_ns : TUI_AUTO_REFRESH_NS;
-		scr.o.refresh_auto = !delay_given;
-		scr.started_ns = pt_now_ns();
-		scr.o.can_capture = 1; /* key T: a deep capture (capture.h), saved here */
-		lo.ui_wait = cli_screen_wait;
-		lo.ui_ctx = &scr;
-		lo.ctl = &scr.ctl;
-		lo.capture_save = 1;
-	}
-	cli_anomaly_start(&an, &lo, &scr.o);
-	pt_live_run(t, &lo, &res);
-	cli_screen_stay(&scr, t, &res);
-	cli_screen_close(&scr);
-	pt_live_print(stdout, t, &res, 0, 0);
-	cli_anomaly_end(&an, t);
-	cli_say_launched(t, &res, child);
-	rc = pt_live_exit_code(res.child_status);
-	if (out && cli_write_trace_rescue(t, out) != CLI_OK && rc == 0)
-		rc = CLI_FAIL;
-	pt_trace_free(t);
-	pt_diff_side_free(base);
-	return rc;
-}
-
 /* Steps in t (every track's count). */
 static uint64_t trace_steps(const struct pt_trace *t)
 {
@@ -463,4 +272,73 @@ void cli_say_launched(const struct pt_trace *t, const struct pt_live_result *res
 		"(proftop_step(), an optimizer step or forward of a torch model, or an NVTX "
 		"range named 'step')\n",
 		(unsigned long long)t->events_seen);
+}
+
+/* "N events kept, D dropped (A by the source, B by the memory cap)" for the last line. */
+static void say_written(const struct pt_trace *t, const char *what, const char *path)
+{
+	char esc[PATH_MAX];
+	uint64_t by_source = pt_trace_source_lost(t);
+	uint64_t by_cap = t->warnings[PT_WARN_STORE_DROPPED];
+	pt_escape_term(esc, sizeof esc, path, strlen(path), 0, 0);
+	if (pt_out_fd(path) == STDOUT_FILENO)
+		snprintf(esc, sizeof esc, "the trace to stdout");
+	fprintf(stderr, "proftop: %s %s (%llu events", what, esc,
+		(unsigned long long)pt_store_count(t->store));
+	if (by_source + by_cap)
+		fprintf(stderr, "; %llu dropped: %llu by the source, %llu by the memory cap",
+			(unsigned long long)(by_source + by_cap), (unsigned long long)by_source,
+			(unsigned long long)by_cap);
+	fputs(")\n", stderr);
+	if (by_source) { /* each cause, as the report and the trace's otherData keep them */
+		char causes[200];
+		pt_trace_loss_causes(t, causes, sizeof causes, 0);
+		fprintf(stderr, "proftop: lost by the source: %s\n", causes);
+	}
+}
+
+/*
+ * Writes the trace to out; when that fails (ENOSPC, EACCES, EROFS...), the
+ * recording exists only in this process's memory, so it goes to a rescue
+ * file instead (never replacing anything) and the user is told where.
+ */
+int cli_write_trace_rescue(struct pt_trace *t, const char *out)
+{
+	struct pt_export_opts eo = {0};
+	char err[PATH_MAX + 128] = "", esc[PATH_MAX + 256];
+	eo.force = 1;
+	int rc = pt_chrome_export(t, out, &eo, err, sizeof err);
+	if (rc == 0) {
+		say_written(t, "wrote", out);
+		return CLI_OK;
+	}
+	if (!err[0])
+		snprintf(err, sizeof err, "%s: %s", out, pt_strerror(rc));
+	pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
+	fprintf(stderr, "proftop: cannot write the trace: %s\n", esc);
+
+	char name[96], path[PATH_MAX];
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	int n = snprintf(name, sizeof name, "proftop-rescue-%d-", (int)getpid());
+	strftime(name + n, sizeof name - (size_t)n, "%Y%m%d-%H%M%S.json", &tm);
+	const char *tmpdir = getenv("TMPDIR");
+	const char *dirs[4] = {tmpdir && *tmpdir ? tmpdir : "/tmp", tmpdir && *tmpdir ? "/tmp" : NULL,
+			       ".", getenv("HOME")};
+	for (int i = 0; i < 4; i++) {
+		if (!dirs[i] || !*dirs[i])
+			continue;
+		if (snprintf(path, sizeof path, "%s/%s", dirs[i], name) >= (int)sizeof path)
+			continue;
+		eo.force = 0; /* a rescue never replaces a file */
+		err[0] = 0;
+		if (pt_chrome_export(t, path, &eo, err, sizeof err) == 0) {
+			say_written(t, "the recording was saved instead to", path);
+			return CLI_FAIL;
+		}
+		pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
+		fprintf(stderr, "proftop: rescue failed: %s\n", esc);
+	}
+	return cli_fail("the recording is lost: no directory could take it");
 }

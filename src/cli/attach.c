@@ -1,12 +1,11 @@
 /*
- * cli_ls.c - `proftop ls` (this user's live sessions, and the cleanup of
- * stale ones) and attaching: `proftop` with no command (or --all) attaches
+ * cli/attach.c - attaching: `proftop` with no command (or --all) attaches
  * to every live session of the user, picking up those that start later
  * (the ranks torchrun starts over a few seconds); `proftop -p PID` attaches
  * to one, `-p A,B,...` to several. The text view refreshes every -d
  * seconds until Ctrl-C or the processes exit, then prints the final
  * summary (with several ranks, the Rank Summary too) and writes a Chrome
- * trace with -o. Also the pid-list helpers record and serve share.
+ * trace with -o.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli/commands.h"
 #include "live.h"
 #include "proftop/backend.h"
 #include "proftop/diff.h"
@@ -22,21 +22,6 @@
 #include "proftop/session.h"
 #include "proftop/store.h"
 #include "util.h"
-
-void cli_usage_ls(FILE *f)
-{
-	fputs("Usage: proftop ls\n"
-	      "\n"
-	      "List this user's proftop sessions: PID, state (running or exited), age, rank\n"
-	      "(RANK, else LOCAL_RANK, of its environment), events dropped by the probe, and\n"
-	      "the command line. Segments of processes that are gone, older than 10 minutes\n"
-	      "and read by no one are removed (and counted).\n"
-	      "The directory is $PROFTOP_SESSION_DIR, else /dev/shm/proftop-UID.\n"
-	      "\n"
-	      "Options:\n"
-	      "  -h, --help   show this help\n",
-	      f);
-}
 
 void cli_usage_attach(FILE *f)
 {
@@ -67,150 +52,6 @@ void cli_usage_attach(FILE *f)
 	      CLI_END_HELP
 	      "  -h, --help          show this help\n",
 	      f);
-}
-
-int cli_parse_pids(const char *arg, int32_t **pids, size_t *n)
-{
-	const char *p = arg;
-	char esc[64];
-	pt_escape_term(esc, sizeof esc, arg, strlen(arg), 40, 0);
-	for (;;) {
-		size_t len = strcspn(p, ",");
-		char one[16];
-		uint64_t v;
-		if (len == 0 || len >= sizeof one)
-			return cli_usage_error("-p: '%s' is not a list of process ids", esc);
-		memcpy(one, p, len);
-		one[len] = 0;
-		if (cli_parse_count(one, INT32_MAX, &v) || v == 0)
-			return cli_usage_error("-p: '%s' is not a list of process ids", esc);
-		if (*n == CLI_MAX_PIDS)
-			return cli_usage_error("-p: more than %d process ids", CLI_MAX_PIDS);
-		size_t i = 0;
-		while (i < *n && (*pids)[i] != (int32_t)v)
-			i++;
-		if (i == *n) { /* a pid given twice is one session */
-			*pids = pt_xrealloc(*pids, (*n + 1) * sizeof **pids);
-			(*pids)[(*n)++] = (int32_t)v;
-		}
-		if (!p[len])
-			return 0;
-		p += len + 1;
-	}
-}
-
-int cli_check_session(int32_t pid)
-{
-	char path[600], err[600], esc[700];
-	struct pt_session *s;
-	int rc = pt_session_path(pid, path, sizeof path, err, sizeof err);
-	if (rc == 0)
-		rc = pt_session_open(path, &s, err, sizeof err);
-	if (rc) {
-		if (rc == PT_ENOENT)
-			return cli_fail("no proftop session for pid %d (see 'proftop ls')", (int)pid);
-		pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
-		return cli_fail("%s", esc);
-	}
-	pt_session_close(s);
-	return CLI_OK;
-}
-
-int cli_live_pids(int32_t **pids, size_t *n)
-{
-	struct pt_session_info *v;
-	size_t nv;
-	char err[256], esc[300];
-	*pids = NULL;
-	*n = 0;
-	if (pt_session_list(&v, &nv, 0, NULL, err, sizeof err)) {
-		pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
-		return cli_fail("%s", esc);
-	}
-	for (size_t i = 0; i < nv; i++) {
-		if (!v[i].valid || v[i].exited || *n == CLI_MAX_PIDS)
-			continue;
-		*pids = pt_xrealloc(*pids, (*n + 1) * sizeof **pids);
-		(*pids)[(*n)++] = v[i].pid;
-	}
-	free(v);
-	return CLI_OK;
-}
-
-static void fmt_age(char *buf, size_t len, uint64_t ns)
-{
-	uint64_t s = ns / 1000000000ull;
-	if (s < 120)
-		snprintf(buf, len, "%" PRIu64 "s", s);
-	else if (s < 7200)
-		snprintf(buf, len, "%" PRIu64 "m", s / 60);
-	else if (s < 172800)
-		snprintf(buf, len, "%" PRIu64 "h", s / 3600);
-	else
-		snprintf(buf, len, "%" PRIu64 "d", s / 86400);
-}
-
-static void print_list(FILE *f, const struct pt_session_info *v, size_t n)
-{
-	fprintf(f, "%-8s %-8s %6s %5s %9s  %s\n", "PID", "STATE", "AGE", "RANK", "DROPPED",
-		"COMMAND");
-	for (size_t i = 0; i < n; i++) {
-		const struct pt_session_info *in = &v[i];
-		char esc[512], age[24], rank[24];
-		if (!in->valid) {
-			pt_escape_term(esc, sizeof esc, in->why, strlen(in->why), 100, 0);
-			fprintf(f, "%-8d %-8s %6s %5s %9s  (refused: %s)\n", (int)in->pid, "invalid",
-				"-", "-", "-", esc);
-			continue;
-		}
-		fmt_age(age, sizeof age, in->age_ns);
-		if (in->rank >= 0)
-			snprintf(rank, sizeof rank, "%" PRId64, in->rank);
-		else
-			snprintf(rank, sizeof rank, "-");
-		pt_escape_term(esc, sizeof esc, in->cmdline, strlen(in->cmdline), 100, 0);
-		fprintf(f, "%-8d %-8s %6s %5s %9" PRIu64 "  %s\n", (int)in->pid,
-			in->exited ? "exited" : "running", age, rank, in->dropped, esc);
-	}
-}
-
-static int list_sessions(int clean, struct pt_session_info **v, size_t *n)
-{
-	char err[512], esc[600];
-	size_t cleaned = 0;
-	int rc = pt_session_list(v, n, clean, &cleaned, err, sizeof err);
-	if (rc) {
-		pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
-		return cli_fail("%s", esc);
-	}
-	if (cleaned)
-		fprintf(stderr, "proftop: removed %zu stale session%s of exited processes\n", cleaned,
-			cleaned == 1 ? "" : "s");
-	return CLI_OK;
-}
-
-int cli_ls(int argc, char **argv)
-{
-	if (argc > 1) {
-		if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-			cli_usage_ls(stdout);
-			return CLI_OK;
-		}
-		char esc[128];
-		pt_escape_term(esc, sizeof esc, argv[1], strlen(argv[1]), 60, 0);
-		return cli_usage_error("ls: unexpected argument '%s'", esc);
-	}
-	struct pt_session_info *v = NULL;
-	size_t n = 0;
-	int rc = list_sessions(1, &v, &n);
-	if (rc)
-		return rc;
-	if (!n)
-		printf("no proftop sessions\n");
-	else
-		print_list(stdout, v, n);
-	free(v);
-	return CLI_OK;
 }
 
 enum { OPT_ATTACH_ALL = 256 };
@@ -317,12 +158,12 @@ int cli_attach(int argc, char **argv)
 		/* every live session; none: say so (and list what is there) */
 		struct pt_session_info *v = NULL;
 		size_t n = 0, live = 0;
-		if ((rc = list_sessions(0, &v, &n)))
+		if ((rc = cli_list_sessions(0, &v, &n)))
 			goto out;
 		for (size_t i = 0; i < n; i++)
 			live += v[i].valid && !v[i].exited;
 		if (!live && n)
-			print_list(stdout, v, n);
+			cli_print_sessions(stdout, v, n);
 		free(v);
 		if (!live) {
 			rc = cli_fail("no live proftop session (start one with 'proftop run -- CMD'; "

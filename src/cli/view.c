@@ -1,12 +1,8 @@
 /*
- * cli_view.c - `proftop view FILE`: the full-screen UI over a trace file
+ * cli/view.c - `proftop view FILE`: the full-screen UI over a trace file
  * (tui/); `proftop view DIR`: the same screen, live, over a folder that a
  * framework's profiler keeps writing traces into (the tracedir backend as
- * the live loop's extra source); and the glue every screen command shares:
- * the screen options (--ascii, --no-color, --mouse, -n, --exit-on-end), the
- * live loop's ui_wait hook that opens the screen on first use and passes it
- * the session line (state, elapsed time), and the wait after the job ended:
- * the screen stays ("exited (code N)") until q. Off a terminal, view FILE prints the text
+ * the live loop's extra source). Off a terminal, view FILE prints the text
  * report instead; view DIR needs the screen and says what to run instead.
  */
 #include <getopt.h>
@@ -19,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli/commands.h"
 #include "live.h"
 #include "proftop/diff.h"
 #include "proftop/report.h"
@@ -54,123 +51,6 @@ void cli_usage_view(FILE *f)
 	      "      --max-mem SIZE  memory cap of the event store (default 1G)\n"
 	      "  -h, --help          show this help\n",
 	      f);
-}
-
-int cli_screen_opt(struct tui_opts *o, int c, const char *arg)
-{
-	uint64_t n;
-	switch (c) {
-	case CLI_OPT_ASCII:
-		o->ascii = 1;
-		return 1;
-	case CLI_OPT_NOCOLOR:
-		o->no_color = 1;
-		return 1;
-	case CLI_OPT_MOUSE:
-		o->mouse = 1;
-		return 1;
-	case CLI_OPT_NOMOUSE:
-		o->mouse = 0;
-		return 1;
-	case CLI_OPT_EXIT_ON_END:
-		o->exit_on_end = 1;
-		return 1;
-	case 'n':
-		if (cli_parse_count(arg, UINT32_MAX, &n) || n == 0)
-			return cli_usage_error("-n: '%s' is not a positive count", arg);
-		o->max_refreshes = n;
-		return 1;
-	case CLI_OPT_CAPTURE_STEPS:
-		if (cli_parse_count(arg, PT_SHM_CTL_MAX_STEPS, &n) || n == 0)
-			return cli_usage_error("--capture-steps takes 1 to %u", PT_SHM_CTL_MAX_STEPS);
-		o->capture_steps = (uint32_t)n;
-		return 1;
-	}
-	return cli_peak_opt(&o->peak_tflops, &o->peak_gbps, c, arg);
-}
-
-int cli_peak_opt(double *tflops, double *gbps, int c, const char *arg)
-{
-	if (c != CLI_OPT_PEAK_TFLOPS && c != CLI_OPT_PEAK_GBPS)
-		return 0;
-	char *end;
-	double v = strtod(arg, &end);
-	if (end == arg || *end || !(v > 0) || v > 1e9)
-		return cli_usage_error("%s needs a positive number",
-				       c == CLI_OPT_PEAK_TFLOPS ? "--peak-tflops" : "--peak-gbps");
-	*(c == CLI_OPT_PEAK_TFLOPS ? tflops : gbps) = v;
-	return 1;
-}
-
-int cli_screen_wait(void *ctx, struct pt_trace *t, const struct pt_live_result *res,
-		    uint64_t wait_ns)
-{
-	struct cli_screen *s = ctx;
-	if (!s->u && !s->failed) {
-		s->u = tui_open(t, &s->o);
-		s->failed = !s->u;
-	}
-	if (!s->u) {
-		struct timespec ts = {(time_t)(wait_ns / 1000000000ull), (long)(wait_ns % 1000000000ull)};
-		nanosleep(&ts, NULL);
-		return 0;
-	}
-	struct tui_status st;
-	snprintf(s->describe, sizeof s->describe, "%s", res->describe[0] ? res->describe : "live session");
-	size_t dl = strlen(s->describe);
-	if (dl > 9 && !strcmp(s->describe + dl - 9, " [exited]"))
-		s->describe[dl - 9] = 0;
-	st.describe = s->describe;
-	if (res->child_done && WIFSIGNALED(res->child_status))
-		snprintf(s->state, sizeof s->state, "exited (signal %d)", WTERMSIG(res->child_status));
-	else if (res->child_done)
-		snprintf(s->state, sizeof s->state, "exited (code %d)",
-			 pt_live_exit_code(res->child_status));
-	else
-		snprintf(s->state, sizeof s->state, "%s",
-			 !res->session_found ? "waiting" : res->session_exited ? "exited" : "running");
-	st.state = s->state;
-	st.started_ns = s->started_ns;
-	st.live = !res->session_exited && !res->child_done;
-	int quit = tui_wait(s->u, &st, wait_ns);
-	uint32_t cap = tui_take_capture(s->u);
-	if (cap)
-		s->ctl.capture_steps = cap;
-	if (quit) {
-		cli_screen_close(s);
-		s->failed = 1; /* closed: do not reopen */
-		return 1;
-	}
-	return 0;
-}
-
-static volatile sig_atomic_t stay_stop;
-static void on_stay_signal(int sig)
-{
-	(void)sig;
-	stay_stop = 1;
-}
-
-void cli_screen_stay(struct cli_screen *s, struct pt_trace *t, const struct pt_live_result *res)
-{
-	if (!s->u || s->o.exit_on_end || res->ui_quit || res->interrupted || res->timed_out)
-		return;
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_stay_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	stay_stop = 0;
-	while (!stay_stop && s->u && !cli_screen_wait(s, t, res, 250000000ull))
-		;
-}
-
-void cli_screen_close(struct cli_screen *s)
-{
-	tui_close(s->u);
-	s->u = NULL;
 }
 
 /* The screen over a watched folder: the session line tells what the folder gave. */

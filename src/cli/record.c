@@ -1,5 +1,5 @@
 /*
- * cli_record.c - `proftop record -o OUT.json [--duration S] -- CMD...`,
+ * cli/record.c - `proftop record -o OUT.json [--duration S] -- CMD...`,
  * `proftop record -p PID[,PID...] -o OUT.json [--duration S]` and
  * `proftop record --all -o OUT.json`: the live loop without a screen;
  * writes a Chrome trace at the end (several sessions: one process per rank,
@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli/commands.h"
 #include "gate_metrics.h"
 #include "live.h"
 #include "proftop/backend.h"
@@ -77,75 +78,6 @@ void cli_usage_record(FILE *f)
 	      "current directory, else $HOME, says where on stderr, and exits 1 (or CMD's\n"
 	      "non-zero exit code).\n",
 	      f);
-}
-
-/* "N events kept, D dropped (A by the source, B by the memory cap)" for the last line. */
-static void say_written(const struct pt_trace *t, const char *what, const char *path)
-{
-	char esc[PATH_MAX];
-	uint64_t by_source = pt_trace_source_lost(t);
-	uint64_t by_cap = t->warnings[PT_WARN_STORE_DROPPED];
-	pt_escape_term(esc, sizeof esc, path, strlen(path), 0, 0);
-	if (pt_out_fd(path) == STDOUT_FILENO)
-		snprintf(esc, sizeof esc, "the trace to stdout");
-	fprintf(stderr, "proftop: %s %s (%llu events", what, esc,
-		(unsigned long long)pt_store_count(t->store));
-	if (by_source + by_cap)
-		fprintf(stderr, "; %llu dropped: %llu by the source, %llu by the memory cap",
-			(unsigned long long)(by_source + by_cap), (unsigned long long)by_source,
-			(unsigned long long)by_cap);
-	fputs(")\n", stderr);
-	if (by_source) { /* each cause, as the report and the trace's otherData keep them */
-		char causes[200];
-		pt_trace_loss_causes(t, causes, sizeof causes, 0);
-		fprintf(stderr, "proftop: lost by the source: %s\n", causes);
-	}
-}
-
-/*
- * Writes the trace to out; when that fails (ENOSPC, EACCES, EROFS...), the
- * recording exists only in this process's memory, so it goes to a rescue
- * file instead (never replacing anything) and the user is told where.
- */
-int cli_write_trace_rescue(struct pt_trace *t, const char *out)
-{
-	struct pt_export_opts eo = {0};
-	char err[PATH_MAX + 128] = "", esc[PATH_MAX + 256];
-	eo.force = 1;
-	int rc = pt_chrome_export(t, out, &eo, err, sizeof err);
-	if (rc == 0) {
-		say_written(t, "wrote", out);
-		return CLI_OK;
-	}
-	if (!err[0])
-		snprintf(err, sizeof err, "%s: %s", out, pt_strerror(rc));
-	pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
-	fprintf(stderr, "proftop: cannot write the trace: %s\n", esc);
-
-	char name[96], path[PATH_MAX];
-	time_t now = time(NULL);
-	struct tm tm;
-	localtime_r(&now, &tm);
-	int n = snprintf(name, sizeof name, "proftop-rescue-%d-", (int)getpid());
-	strftime(name + n, sizeof name - (size_t)n, "%Y%m%d-%H%M%S.json", &tm);
-	const char *tmpdir = getenv("TMPDIR");
-	const char *dirs[4] = {tmpdir && *tmpdir ? tmpdir : "/tmp", tmpdir && *tmpdir ? "/tmp" : NULL,
-			       ".", getenv("HOME")};
-	for (int i = 0; i < 4; i++) {
-		if (!dirs[i] || !*dirs[i])
-			continue;
-		if (snprintf(path, sizeof path, "%s/%s", dirs[i], name) >= (int)sizeof path)
-			continue;
-		eo.force = 0; /* a rescue never replaces a file */
-		err[0] = 0;
-		if (pt_chrome_export(t, path, &eo, err, sizeof err) == 0) {
-			say_written(t, "the recording was saved instead to", path);
-			return CLI_FAIL;
-		}
-		pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
-		fprintf(stderr, "proftop: rescue failed: %s\n", esc);
-	}
-	return cli_fail("the recording is lost: no directory could take it");
 }
 
 enum { OPT_DURATION = 256, OPT_LOG, OPT_MAXMEM, OPT_ALL };
