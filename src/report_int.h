@@ -73,6 +73,13 @@ void pt_box_sep(FILE *out, const int *w, int n);                         /* dash
  * width of cells[0] (escaped names may be multi-byte), -1 = its length */
 void pt_box_row(FILE *out, const int *w, int n, const char *const *cells, int cols0);
 
+/* report_data.c: the Data Pipeline section (datapipe.h). */
+struct pt_datapipe;
+struct pt_dp_lane;
+void pt_report_data_text(FILE *out, const struct pt_trace *t, const struct pt_datapipe *dp);
+void pt_report_data_json(struct pt_buf *b, const struct pt_trace *t, const struct pt_datapipe *dp);
+void pt_dp_lane_name(const struct pt_trace *t, const struct pt_dp_lane *l, char *buf, size_t cap);
+
 /* report_ranks.c: the per-rank parts, printed only with two or more ranks. */
 struct pt_ranks;
 void pt_report_ranks_text(FILE *out, const struct pt_ranks *r);
