@@ -81,6 +81,8 @@ def _bind(lib):
         "proftop_step_span": (vp, [u64, u64, u64]),
         "proftop_now": (u64, []),
         "proftop_reader_attached": (ctypes.c_int, []),
+        "proftop_worker_attach": (ctypes.c_int, [cp]),
+        "proftop_worker_detach": (vp, []),
     }
     try:
         for sym, (res, args) in protos.items():

@@ -573,16 +573,21 @@ static void rule_data(struct ctx *c)
 		stage_name(c, f->dp_slowest, slow, sizeof slow);
 	const struct pt_advisor_opts *o = c->o;
 	struct pt_advice *a;
-	if (f->dp_queue_samples && f->dp_workers && f->dp_empty_pct >= o->data_empty_pct) {
-		int sat = f->dp_workers_busy_pct >= o->data_busy_pct;
-		int idle = f->dp_workers_busy_pct < o->data_idle_pct;
-		if (!sat && !idle)
-			return;
+	int empty = f->dp_queue_samples && f->dp_empty_pct >= o->data_empty_pct;
+	/* saturated: busy workers, and the training finds the queue empty or
+	 * waits for it (two workers finishing together leave a batch for every
+	 * other fetch, yet each waits) */
+	int sat = f->dp_queue_samples && f->dp_workers &&
+		  f->dp_workers_busy_pct >= o->data_busy_pct && (empty || rr >= o->input_ratio_pct);
+	int idle = empty && f->dp_workers && f->dp_workers_busy_pct < o->data_idle_pct;
+	if (sat || idle) {
 		a = emit(c, PT_ADV_DATA_PIPELINE,
 			 sat ? "data pipeline: the loader's workers are saturated"
 			     : "data pipeline: the queue is empty while the workers idle",
-			 f->dp_empty_pct, o->data_empty_pct, "%",
-			 crit_high(c, f->dp_empty_pct, o->data_empty_pct));
+			 sat ? f->dp_workers_busy_pct : f->dp_empty_pct,
+			 sat ? o->data_busy_pct : o->data_empty_pct, "%",
+			 sat ? rr >= o->input_ratio_pct * c->o->critical_factor
+			     : crit_high(c, f->dp_empty_pct, o->data_empty_pct));
 		put(a->evidence,
 		    "%.1f%% of %" PRIu64 " fetches found the loader's queue empty (threshold %g%%), "
 		    "%.2f batches ready on average",
@@ -592,6 +597,8 @@ static void rule_data(struct ctx *c)
 		put(a->evidence, "; %zu worker%s busy %.1f%% of their time (%s %g%%)", f->dp_workers,
 		    f->dp_workers == 1 ? "" : "s", f->dp_workers_busy_pct,
 		    sat ? "saturated at" : "idle below", sat ? o->data_busy_pct : o->data_idle_pct);
+		if (sat)
+			put(a->evidence, "; reader ratio %.1f%%", rr);
 		if (sat && f->dp_slowest)
 			put(a->evidence, "; slowest stage %s: %.1f%% of their busy time, %.3f ms per sample",
 			    slow, f->dp_slowest_share_pct, f->dp_slowest_per_sample_ms);

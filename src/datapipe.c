@@ -183,6 +183,38 @@ static void walk_track(struct walk *w, const struct pt_trace *t, const struct pt
 		dp->on_training = 1;
 }
 
+/* Workers restarted every epoch are new processes with the same label
+ * ("data worker 0"): one lane each, their figures added up. */
+static void merge_lanes(const struct pt_trace *t, struct pt_datapipe *dp)
+{
+	size_t out = 0;
+	for (size_t i = 0; i < dp->nlanes; i++) {
+		struct pt_dp_lane *l = &dp->lanes[i];
+		const struct pt_track *tr = &t->tracks[l->track];
+		size_t j = 0;
+		for (; j < out && tr->label; j++) {
+			struct pt_dp_lane *m = &dp->lanes[j];
+			const struct pt_track *mt = &t->tracks[m->track];
+			if (mt->label == tr->label && mt->key.pid == tr->key.pid &&
+			    m->training == l->training && m->pin_only == l->pin_only)
+				break;
+		}
+		if (j < out && tr->label) {
+			struct pt_dp_lane *m = &dp->lanes[j];
+			m->busy_ns += l->busy_ns;
+			m->wall_ns += l->wall_ns;
+			m->calls += l->calls;
+			m->processes++;
+			m->busy_pct = m->wall_ns ? 100.0 * (double)m->busy_ns / (double)m->wall_ns : 0.0;
+			continue;
+		}
+		dp->lanes[out] = *l;
+		dp->lanes[out].processes = 1;
+		out++;
+	}
+	dp->nlanes = out;
+}
+
 static int cmp_q(const void *a, const void *b)
 {
 	const struct qsample *x = a, *y = b;
@@ -252,6 +284,7 @@ void pt_datapipe_compute(const struct pt_trace *t, const struct pt_summary *s,
 	}
 	queue_figures(&w, s);
 	free(w.q);
+	merge_lanes(t, dp);
 
 	/* samples: the dataset's __getitem__ calls, else the steps' samples */
 	for (size_t i = 0; i < dp->nstages; i++)

@@ -78,11 +78,14 @@ void pt_report_data_text(FILE *out, const struct pt_trace *t, const struct pt_da
 		for (size_t i = 0; i < dp->nlanes; i++) {
 			const struct pt_dp_lane *l = &dp->lanes[i];
 			pt_dp_lane_name(t, l, name, sizeof name);
-			fprintf(out, "  %-32s %-9s busy %6.1f%%  %8.2f of %.2f ms, %" PRIu64 " calls\n",
+			fprintf(out, "  %-32s %-9s busy %6.1f%%  %8.2f of %.2f ms, %" PRIu64 " calls",
 				name,
 				l->training ? "training" : l->pin_only ? "pin" : "worker",
 				l->busy_pct, (double)l->busy_ns / 1e6, (double)l->wall_ns / 1e6,
 				l->calls);
+			if (l->processes > 1)
+				fprintf(out, ", %u threads or processes (restarted)", l->processes);
+			fputc('\n', out);
 		}
 	}
 	if (dp->nstages) {
@@ -160,10 +163,11 @@ void pt_report_data_json(struct pt_buf *b, const struct pt_trace *t, const struc
 		pt_buf_json_str(b, s, strlen(s));
 		pt_buf_printf(b,
 			      ",\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",\"role\":\"%s\",\"busy_ms\":%.3f,"
-			      "\"wall_ms\":%.3f,\"busy_pct\":%.3f,\"calls\":%" PRIu64 "}",
+			      "\"wall_ms\":%.3f,\"busy_pct\":%.3f,\"calls\":%" PRIu64 ",\"processes\":%u}",
 			      tr->key.pid, tr->key.tid,
 			      l->training ? "training" : l->pin_only ? "pin_memory" : "worker",
-			      (double)l->busy_ns / 1e6, (double)l->wall_ns / 1e6, l->busy_pct, l->calls);
+			      (double)l->busy_ns / 1e6, (double)l->wall_ns / 1e6, l->busy_pct, l->calls,
+			      l->processes);
 	}
 	bputs(b, "],\"stages\":[");
 	for (size_t i = 0; i < dp->nstages; i++) {

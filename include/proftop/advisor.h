@@ -36,11 +36,15 @@
  *                                            more; the window's first step is
  *                                            left out (warm-up) when there are
  *                                            more than jitter_min_steps
- *   data_pipeline    data_empty_pct 50       fetches that found the loader's
- *                                            queue empty, % (datapipe.h), with
- *                    data_busy_pct 80        workers busy at or above it:
- *                                            saturated (more workers, or a
- *                                            cheaper slowest stage);
+ *   data_pipeline    data_busy_pct 80        workers busy (datapipe.h), %, at or
+ *                                            above it while the queue is empty
+ *                                            or the reader ratio is at
+ *                                            input_ratio_pct: saturated (more
+ *                                            workers, or a cheaper slowest
+ *                                            stage; critical at critical_factor
+ *                                            x input_ratio_pct);
+ *                    data_empty_pct 50       fetches that found the loader's
+ *                                            queue empty, %, with
  *                    data_idle_pct 50        workers busy below it: the
  *                                            sampler or the main process;
  *                    data_full_pct 10        empty below it while the reader

@@ -24,7 +24,9 @@
  *                    else per call), busy_pct = total / the lanes' busy time
  *                    (each lane's outermost stages, merged), never over 100
  *   per lane         busy (outermost stages) / wall (first to last stage on
- *                    the lane, cut to the window), never over 100 %
+ *                    the lane, cut to the window), never over 100 %; lanes
+ *                    of one process with the same label (a worker restarted
+ *                    every epoch) are one lane, their times added
  *
  * Threading: like any trace reader, only while no writer runs.
  */
@@ -59,6 +61,8 @@ struct pt_dp_lane {
 	int pin_only;       /* only pin-memory stages */
 	uint64_t busy_ns, wall_ns;
 	uint64_t calls;     /* outermost stage calls */
+	uint32_t processes; /* threads merged into this lane: workers restarted each
+	                       epoch share their label ("data worker 0") */
 	double busy_pct;    /* busy / wall, 0..100 */
 };
 
