@@ -102,7 +102,9 @@ sys.exit(1 if bad else 0)
 PYEOF
 }
 
-if record workers --get-ms 1 --a-ms 3 --b-ms 12; then
+# the workers' stages (about 4 x 34 ms a batch, 2 workers) far slower than
+# the training step, so they stay busy even on a loaded machine
+if record workers --batches 16 --get-ms 1 --a-ms 3 --b-ms 30; then
 	ok "record: 2 forked workers"
 else
 	not_ok "record: 2 forked workers" "$(tail -n 5 "$TMP/workers.out" "$TMP/workers.log")"
