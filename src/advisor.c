@@ -689,11 +689,9 @@ void pt_advise(const struct pt_trace *t, const struct pt_summary *s, const struc
 	}
 }
 
-void pt_advisor_data_facts(const struct pt_trace *t, const struct pt_summary *s,
-			   struct pt_advisor_facts *f)
+static void data_facts(const struct pt_datapipe *dpp, struct pt_advisor_facts *f)
 {
-	struct pt_datapipe dp;
-	pt_datapipe_compute(t, s, &dp);
+	const struct pt_datapipe dp = *dpp;
 	f->dp_present = !pt_datapipe_empty(&dp);
 	f->dp_queue_samples = dp.queue_samples;
 	f->dp_empty_pct = dp.queue_empty_pct;
@@ -717,12 +715,28 @@ void pt_advisor_data_facts(const struct pt_trace *t, const struct pt_summary *s,
 									  1e6 / (double)dp.stages[i].calls
 								    : 0.0;
 		}
+}
+
+void pt_advisor_data_facts(const struct pt_trace *t, const struct pt_summary *s,
+			   struct pt_advisor_facts *f)
+{
+	struct pt_datapipe dp;
+	pt_datapipe_compute(t, s, &dp);
+	data_facts(&dp, f);
 	pt_datapipe_free(&dp);
 }
 
 void pt_advise_trace(const struct pt_trace *t, const struct pt_summary *s, const struct pt_ranks *r,
 		     int64_t pid, const struct pt_advisor_opts *o, struct pt_advice_list *out)
 {
+	pt_advise_trace_dp(t, s, r, pid, o, out, NULL);
+}
+
+void pt_advise_trace_dp(const struct pt_trace *t, const struct pt_summary *s,
+			const struct pt_ranks *r, int64_t pid, const struct pt_advisor_opts *o,
+			struct pt_advice_list *out, struct pt_datapipe *dp_out)
+{
+	struct pt_datapipe dp;
 	struct pt_advisor_facts *f = pt_xcalloc(1, sizeof *f);
 	if (s && t) {
 		/* the steps' span when there are steps: the sync share is taken
@@ -740,8 +754,13 @@ void pt_advise_trace(const struct pt_trace *t, const struct pt_summary *s, const
 			}
 		}
 		pt_advisor_scan(t, t0, t1 < UINT64_MAX ? t1 + 1 : t1, pid, f);
-		pt_advisor_data_facts(t, s, f);
 	}
+	pt_datapipe_compute(t, s, &dp); /* empty without a trace */
+	data_facts(&dp, f);
+	if (dp_out)
+		*dp_out = dp;
+	else
+		pt_datapipe_free(&dp);
 	pt_advise(t, s, r, f, o, out);
 	free(f);
 }

@@ -19,6 +19,7 @@
 #include "layout.h"
 #include "proftop/advisor.h"
 #include "proftop/agg.h"
+#include "proftop/datapipe.h"
 #include "proftop/fuzzy.h"
 #include "proftop/ranks.h"
 #include "proftop/timeline.h"
@@ -65,6 +66,7 @@ struct tui_model {
 	 * summary and when the rank filter moves */
 	struct pt_advice_list advice;
 	uint64_t advice_cost_ns;
+	struct pt_datapipe dp;    /* the data pipeline over the same window (Data view) */
 };
 
 /* One displayed table row (operators, kernels, memory, user-defined). */
@@ -304,6 +306,9 @@ int tui_ranks_action(struct tui_app *a, const struct tui_binding *b);
 void tui_ranks_free(struct tui_ranks_view *rv);
 /* "rank 3 of 8" / "all 8 ranks" into buf; "" with fewer than two ranks. */
 void tui_rank_label(const struct tui_app *a, char *buf, size_t len);
+
+/* view_data.c */
+void tui_data_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r);
 
 /* view_advice.c */
 void tui_advice_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r);

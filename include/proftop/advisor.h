@@ -184,6 +184,14 @@ void pt_advise(const struct pt_trace *t, const struct pt_summary *s, const struc
 void pt_advise_trace(const struct pt_trace *t, const struct pt_summary *s, const struct pt_ranks *r,
 		     int64_t pid, const struct pt_advisor_opts *o, struct pt_advice_list *out);
 
+/* pt_advise_trace that also hands back the data pipeline it computed over
+ * what s summarized (datapipe.h; the caller frees it with
+ * pt_datapipe_free), so a screen that shows both pays one pass. */
+struct pt_datapipe;
+void pt_advise_trace_dp(const struct pt_trace *t, const struct pt_summary *s,
+			const struct pt_ranks *r, int64_t pid, const struct pt_advisor_opts *o,
+			struct pt_advice_list *out, struct pt_datapipe *dp_out);
+
 /* Fills f's dp_* facts from the data pipeline over what s summarized. */
 void pt_advisor_data_facts(const struct pt_trace *t, const struct pt_summary *s,
 			   struct pt_advisor_facts *f);
