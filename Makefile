@@ -209,16 +209,21 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_CORE) $(wildcard src/*.h include/p
 fuzz: $(FUZZ_BIN)
 
 # A plain `make check` also builds the sanitizer tree and runs the suites again
-# under ASan+UBSan (PT_CHECK_FAST=1 skips that second pass).
-check: tests
+# under ASan+UBSan (PT_CHECK_FAST=1 skips that second pass). It builds with a
+# job per core and runs CHECK_JOBS suites at a time (most of them wait on
+# sessions, screens and child processes more than they compute).
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+CHECK_JOBS ?= $(shell echo $$(( $(NPROC) + 1 )))
+check:
+	@$(MAKE) --no-print-directory -j$(NPROC) tests
 ifeq ($(SAN)$(PT_CHECK_FAST),)
-	@$(MAKE) --no-print-directory SAN=1 tests
+	@$(MAKE) --no-print-directory -j$(NPROC) SAN=1 tests
 	@if echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){return 0;}' | \
 		$(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null; then \
-		$(MAKE) --no-print-directory fuzz; fi
-	@BUILD=$(BUILD) SAN_BUILD=build-san tests/run.sh
+		$(MAKE) --no-print-directory -j$(NPROC) fuzz; fi
+	@BUILD=$(BUILD) SAN_BUILD=build-san JOBS=$(CHECK_JOBS) tests/run.sh
 else
-	@BUILD=$(BUILD) SAN=$(SAN) tests/run.sh
+	@BUILD=$(BUILD) SAN=$(SAN) JOBS=$(CHECK_JOBS) tests/run.sh
 endif
 
 valgrind: $(UNIT_BIN)

@@ -490,8 +490,21 @@ int pt_probe_make_room(struct pt_tstate *t, uint64_t now_ns)
 
 uint64_t pt_probe_ring_free(struct pt_tstate *t)
 {
-	t->cached_tail = __atomic_load_n(&t->ring->tail, __ATOMIC_ACQUIRE);
-	uint64_t used = t->head - t->cached_tail;
+	struct pt_shm_ring *r = t->ring;
+	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	if (t->head - tail > t->mask) {
+		/* full as far as tail says: the attached readers may be past it, and
+		 * only this thread moves it (as pt_probe_make_room does, no drop) */
+		int attached;
+		uint64_t m = pt_shm_readers_min_cursor(G.hdr, r, pt_clock_mono_ns(), tail, t->head,
+						       &attached);
+		if (attached && m > tail) {
+			__atomic_store_n(&r->tail, m, __ATOMIC_RELEASE);
+			tail = m;
+		}
+	}
+	t->cached_tail = tail;
+	uint64_t used = t->head - tail;
 	return used > t->mask ? 0 : t->mask + 1 - used;
 }
 

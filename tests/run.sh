@@ -5,7 +5,8 @@
 # Environment: BUILD (build dir, default build), SAN (set for sanitizer runs),
 # PT_TRACES (shared real traces, default ../shared/traces), VERBOSE=1 to show
 # every TAP line, ONLY=pattern to run matching suites only, SUITES="a.sh b.sh"
-# to run these scripts instead of the usual list.
+# to run these scripts instead of the usual list, JOBS=N to run up to N suites
+# at a time (their lines then come in the order they end).
 #
 # No suite may leave a process behind. Each suite runs with PT_TEST_TAG set
 # to a value of its own, which every process it starts inherits (through
@@ -55,59 +56,104 @@ leftovers() {
 	echo $n
 }
 
-# run_suite NAME CMD... : runs CMD, parses its TAP output, adds to the totals.
-run_suite() {
-	local name=$1
-	shift
-	case "$name" in *${ONLY:-}*) ;; *) return ;; esac
+# suite N NAME CMD... : runs CMD as suite number N, parses its TAP output,
+# prints its line (and its log's tail when it failed) and writes its counts
+# to $logdir/N.res for the totals. Each suite gets a session directory of its
+# own (unless the caller chose one), so suites running at the same time
+# never see each other's sessions.
+suite() {
+	local n=$1 name=$2
+	shift 2
 	local log="$logdir/$(echo "$name" | tr '/ ' '__').log"
 	local t0=$SECONDS
-	nsuite=$((nsuite + 1))
-	local tag="$$.$nsuite.$RANDOM"
-	PT_TEST_TAG=$tag "$@" >"$log" 2>&1
+	local tag="$$.$n.$RANDOM"
+	local sdir="$logdir/sessions.$n"
+	mkdir -m 700 "$sdir"
+	PT_TEST_TAG=$tag PROFTOP_SESSION_DIR=${PROFTOP_SESSION_DIR:-$sdir} "$@" >"$log" 2>&1
 	local rc=$?
 	local left
 	left=$(leftovers "$tag" "$log")
-	local p=0 f=0 s=0 line
+	local p=0 f=0 s=0 line res="$logdir/$n.res"
+	: >"$res.tmp"
 	while IFS= read -r line; do
 		case "$line" in
 		"ok "*"# SKIP"* | "ok "*"# skip"*) s=$((s + 1)) ;;
 		"ok "*) p=$((p + 1)) ;;
 		"not ok "*)
 			f=$((f + 1))
-			failed_names+=("$name: ${line#not ok }")
+			echo "F $name: ${line#not ok }" >>"$res.tmp"
 			;;
 		esac
 	done <"$log"
 	if [ $rc -ne 0 ] && [ $f -eq 0 ]; then
 		# crashed or exited non-zero without reporting a failure
 		f=$((f + 1))
-		failed_names+=("$name: exited with status $rc")
+		echo "F $name: exited with status $rc" >>"$res.tmp"
 	fi
 	if [ "$left" -ne 0 ]; then
 		f=$((f + 1))
-		failed_names+=("$name: left $left process(es) behind (killed)")
+		echo "F $name: left $left process(es) behind (killed)" >>"$res.tmp"
 	fi
-	pass=$((pass + p))
-	fail=$((fail + f))
-	skip=$((skip + s))
-	printf '%-34s %4d passed, %d failed, %d skipped (%ds)\n' "$name" $p $f $s $((SECONDS - t0))
-	if [ $f -ne 0 ] || [ "${VERBOSE:-0}" = 1 ]; then
-		sed 's/^/    | /' "$log" | tail -n 60
+	echo "C $p $f $s" >>"$res.tmp"
+	mv "$res.tmp" "$res"
+	{
+		printf '%-34s %4d passed, %d failed, %d skipped (%ds)\n' "$name" $p $f $s $((SECONDS - t0))
+		if [ $f -ne 0 ] || [ "${VERBOSE:-0}" = 1 ]; then
+			sed 's/^/    | /' "$log" | tail -n 60
+		fi
+	} >"$logdir/$n.out"
+	# one suite's lines at a time, whole, when several run at once
+	flock "$logdir/print.lock" cat "$logdir/$n.out"
+}
+
+# run_suite NAME CMD... : runs CMD as a suite, at once with JOBS=1 (the
+# default), else in the background with at most JOBS suites at a time.
+run_suite() {
+	local name=$1
+	shift
+	case "$name" in *${ONLY:-}*) ;; *) return ;; esac
+	nsuite=$((nsuite + 1))
+	if [ "${JOBS:-1}" -gt 1 ]; then
+		while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do
+			wait -n
+		done
+		suite $nsuite "$name" "$@" &
+	else
+		suite $nsuite "$name" "$@"
 	fi
 }
 
 # all_suites: the unit tests, golden and end-to-end scripts and fuzzers, then
 # the unit tests under valgrind and everything again on the sanitizer build
 # when SAN_BUILD is given (the full `make check`).
+# The suites that take longest start first, so that with JOBS > 1 none of
+# them is left running alone at the end.
+HEAVY="test_torch_zero test_cli test_python test_build test_harm test_serve test_lossless
+test_readers test_bounds test_tui_safety test_inject test_cupti"
+
+# e2e_scripts: tests/e2e/test_*.sh, the heavy ones first
+e2e_scripts() {
+	local h script
+	for h in $HEAVY; do
+		[ -f "tests/e2e/$h.sh" ] && echo "tests/e2e/$h.sh"
+	done
+	for script in tests/e2e/test_*.sh; do
+		[ -f "$script" ] || continue
+		case " $(echo $HEAVY) " in *" $(basename "$script" .sh) "*) continue ;; esac
+		echo "$script"
+	done
+}
+
 all_suites() {
 	local bin script
+	for script in $(e2e_scripts); do
+		run_suite "${script#tests/}" bash "$script"
+	done
 	for bin in "$BUILD"/tests/test_*; do
 		[ -x "$bin" ] || continue
 		run_suite "unit/$(basename "$bin")" "$bin"
 	done
-
-	for script in tests/golden/run.sh tests/e2e/test_*.sh tests/fuzz/run.sh; do
+	for script in tests/golden/run.sh tests/fuzz/run.sh; do
 		[ -f "$script" ] || continue
 		run_suite "${script#tests/}" bash "$script"
 	done
@@ -119,14 +165,13 @@ all_suites() {
 
 	# The same suites again on the sanitizer build (ASan + UBSan), when given.
 	if [ -n "${SAN_BUILD:-}" ] && [ -d "$SAN_BUILD/tests" ]; then
+		for script in $(e2e_scripts); do
+			grep -q '^# san: skip' "$script" && continue
+			run_suite "san/${script#tests/}" env PROFTOP="$PWD/$SAN_BUILD/proftop" bash "$script"
+		done
 		for bin in "$SAN_BUILD"/tests/test_*; do
 			[ -x "$bin" ] || continue
 			run_suite "san/unit/$(basename "$bin")" "$bin"
-		done
-		for script in tests/e2e/test_*.sh; do
-			[ -f "$script" ] || continue
-			grep -q '^# san: skip' "$script" && continue
-			run_suite "san/${script#tests/}" env PROFTOP="$PWD/$SAN_BUILD/proftop" bash "$script"
 		done
 	fi
 }
@@ -138,6 +183,20 @@ if [ -n "${SUITES:-}" ]; then
 else
 	all_suites
 fi
+
+wait # the suites still running
+for ((i = 1; i <= nsuite; i++)); do
+	[ -f "$logdir/$i.res" ] || { fail=$((fail + 1)) && failed_names+=("suite $i: no result"); continue; }
+	while read -r kind rest; do
+		case "$kind" in
+		C)
+			read -r p f s <<<"$rest"
+			pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+			;;
+		F) failed_names+=("$rest") ;;
+		esac
+	done <"$logdir/$i.res"
+done
 
 if [ ${#failed_names[@]} -gt 0 ]; then
 	echo

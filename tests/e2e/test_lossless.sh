@@ -52,11 +52,19 @@ if [ ! -x "$FLOOD" ] || [ $have_py = 0 ]; then
 	skip "drop counts of a flooded session" "needs build/examples/flood, libproftop.so and python3"
 else
 	log=$TMP/flood.log
-	# one thread far faster than the reader; no steps, so produced = ranges
-	# a ring of 256 K records: whatever the reader manages on a busy machine,
-	# the last drain alone keeps more than --max-mem 1M holds (part 1b)
-	PROFTOP_RING_SLOTS=262144 "$BIN" record -o "$TMP/fl.json" --log "$log" -- "$FLOOD" \
-		--rate 100000000 --seconds 0.15 --step-every 0 >/dev/null 2>"$TMP/rec.err"
+	# One thread, no steps (so produced = ranges), 100 k ranges a second for
+	# 4 s into a ring of 64 K records. The reader is stopped for 3 s of it
+	# (SIGSTOP): the ring overflows whatever the machine's speed (a ring full
+	# while the reader is attached drops, one left past the reader's timeout
+	# overwrites), and what it keeps is more than --max-mem 1M holds (part 1b).
+	PROFTOP_RING_SLOTS=65536 "$BIN" record -o "$TMP/fl.json" --log "$log" -- "$FLOOD" \
+		--rate 100000 --seconds 4 --step-every 0 >/dev/null 2>"$TMP/rec.err" &
+	rpid=$!
+	sleep 0.5
+	kill -STOP $rpid
+	sleep 3
+	kill -CONT $rpid
+	wait $rpid
 	rc=$?
 	if [ $rc -eq 0 ] && is_complete "$TMP/fl.json"; then ok "record of a flood writes a complete trace"
 	else not_ok "record of a flood writes a complete trace" "rc=$rc" "$(cat "$TMP/rec.err")"; fi

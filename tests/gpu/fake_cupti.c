@@ -340,6 +340,12 @@ EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbac
 	pthread_mutex_lock(&lock);
 	g_clock = f;
 	g_clock_rate = m1 > m0 ? (double)(c1 - c0) / (double)(m1 - m0) : 1.0;
+	/* A nanosecond clock (CUPTI's contract, and the probe's) is taken as one:
+	 * a rate measured over 2 ms is good to about 1e-6 only, which over a
+	 * second between launch and completion would move a kernel microseconds
+	 * before its own launch. */
+	if (g_clock_rate > 0.9999 && g_clock_rate < 1.0001)
+		g_clock_rate = 1.0;
 	pthread_mutex_unlock(&lock);
 	return CUPTI_SUCCESS;
 }
