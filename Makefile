@@ -257,7 +257,7 @@ install: $(BUILD)/proftop $(BUILD)/libproftop.so $(EXAMPLE_BIN)
 	install -m 0644 python/boot/sitecustomize.py $(DESTDIR)$(PREFIX)/share/proftop/python/boot/
 
 DEB_PKGS := build-essential pkg-config libcjson-dev zlib1g-dev libncurses-dev libcmocka-dev \
-	tmux procps python3 python3-torch clang libclang-rt-14-dev valgrind strace \
+	tmux procps python3 python3-torch python3-torchvision clang libclang-rt-14-dev valgrind strace \
 	libmicrohttpd-dev prometheus gdb libcupti-dev
 # libcupti-dev (CUPTI 11.8 headers, for the second CUPTI build) is in Debian's
 # non-free component, enabled in debian.sources when it is missing.

@@ -248,7 +248,10 @@ static void on_thread_exit(void *arg)
 
 static void on_fork_child(void)
 {
-	/* The child shares the parent's mapping: it must never write to it. */
+	/* The child shares the parent's mapping: it never writes to it, unless
+	 * it asks to with proftop_worker_attach() (a DataLoader worker). */
+	G.fork_on = __atomic_load_n(&G.state, __ATOMIC_ACQUIRE) == PT_PROBE_ON && G.hdr;
+	G.child = 0;
 	G.forked = 1;
 	__atomic_store_n(&G.state, PT_PROBE_OFF, __ATOMIC_RELEASE);
 	pt_probe_tls = PT_TS_DEAD;
@@ -308,7 +311,7 @@ __attribute__((constructor)) static void probe_init(void)
  * async-signal-safe). */
 __attribute__((destructor)) static void probe_fini(void)
 {
-	if (__atomic_load_n(&G.state, __ATOMIC_ACQUIRE) != PT_PROBE_ON || G.forked)
+	if (__atomic_load_n(&G.state, __ATOMIC_ACQUIRE) != PT_PROBE_ON || G.forked || G.child)
 		return;
 	struct pt_shm_header *h = G.hdr;
 	__atomic_store_n(&h->exit_ns, pt_clock_mono_ns(), __ATOMIC_RELAXED);
@@ -340,7 +343,10 @@ static void claim_ring(struct pt_tstate *t, struct pt_shm_ring *r, uint32_t i)
 	t->tid = (int32_t)gettid();
 	r->tid = t->tid;
 	char name[16] = "";
-	pthread_getname_np(pthread_self(), name, sizeof name);
+	if (G.child && G.child_label[0] && (pid_t)t->tid == getpid())
+		memcpy(name, G.child_label, sizeof name);
+	else
+		pthread_getname_np(pthread_self(), name, sizeof name);
 	memset(r->thread_name, 0, sizeof r->thread_name);
 	memcpy(r->thread_name, name, strnlen(name, sizeof name - 1));
 	/* generation last: a reader that sees it changed sees the new tid and name */
@@ -525,4 +531,48 @@ int pt_probe_pop_inner(struct pt_tstate *t, uint16_t dom)
 		pt_probe_emit(t, now, f.start_ns, now > f.start_ns ? now - f.start_ns : 0, 0, f.name,
 			      f.kind, f.flags, (uint16_t)(i - 1));
 	return (int)(i - 1);
+}
+
+/*
+ * A forked child of a recording process (a DataLoader worker) records into
+ * the parent's session: its threads claim rings of their own there (the
+ * rings are single-producer, the string area and the ring states are
+ * claimed with atomics, so the parent's threads and the child never share
+ * one). The reader shows the child's main thread as a lane of the parent,
+ * labelled `label`. The child must give its rings back with
+ * proftop_worker_detach() before it ends (it never runs the parent's exit
+ * handlers): a killed worker's ring stays claimed, and once every ring is
+ * claimed, further workers' events are counted as dropped (no ring).
+ */
+PT_EXPORT int proftop_worker_attach(const char *label)
+{
+	if (G.child)
+		return __atomic_load_n(&G.state, __ATOMIC_ACQUIRE) == PT_PROBE_ON;
+	if (!G.forked || !G.fork_on || !G.hdr ||
+	    __atomic_load_n(&G.hdr->state, __ATOMIC_ACQUIRE) != PT_SHM_RUNNING)
+		return 0;
+	memset(G.child_label, 0, sizeof G.child_label);
+	if (label)
+		strncpy(G.child_label, label, sizeof G.child_label - 1);
+	G.child = 1;
+	G.forked = 0;
+	pt_probe_tls = PT_TS_UNCLAIMED;
+	__atomic_store_n(&G.state, PT_PROBE_ON, __ATOMIC_RELEASE);
+	struct pt_tstate *t = pt_probe_claim(); /* now, with the label */
+	return !PT_TS_SPECIAL(t);
+}
+
+/* Gives the calling thread's ring back (marks it exited for the reader to
+ * drain and free) and stops recording in this child. */
+PT_EXPORT void proftop_worker_detach(void)
+{
+	if (!G.child || __atomic_load_n(&G.state, __ATOMIC_ACQUIRE) != PT_PROBE_ON)
+		return;
+	struct pt_tstate *t = pt_probe_tls;
+	pt_probe_tls = PT_TS_DEAD;
+	__atomic_store_n(&G.state, PT_PROBE_OFF, __ATOMIC_RELEASE);
+	if (!PT_TS_SPECIAL(t)) {
+		t->depth = 0;
+		__atomic_store_n(&t->ring->state, PT_SHM_RING_EXITED, __ATOMIC_RELEASE);
+	}
 }

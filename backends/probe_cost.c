@@ -37,7 +37,7 @@ static void sort_u64(uint64_t *v, unsigned n)
 
 void pt_probe_cost_measure(void)
 {
-	if (__atomic_load_n(&G.cost_done, __ATOMIC_RELAXED) || !G.hdr || G.forked ||
+	if (__atomic_load_n(&G.cost_done, __ATOMIC_RELAXED) || !G.hdr || G.forked || G.child ||
 	    !pt_clock_settled())
 		return;
 	int expect = 0;

@@ -74,6 +74,10 @@ struct pt_tstate {
 struct pt_probe {
 	int state; /* PT_PROBE_*; atomic */
 	int forked;
+	int fork_on;   /* forked child of a recording process (may attach as a worker) */
+	int child;     /* a forked child that attached (proftop_worker_attach): its rings
+	                  are in the parent's session, which it never marks exited */
+	char child_label[16];
 	void *base;
 	uint64_t bytes;
 	struct pt_shm_header *hdr;

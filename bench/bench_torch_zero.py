@@ -9,13 +9,18 @@
 2. The pause `proftop record -p PID --inject` causes in a running job: the
    longest gap between two steps of tests/torch/steady.py with and without
    an injection mid-run (the budget is 1 s).
-3. The cost of one module call, in one process: a loop calling a tiny module
+3. A loader-bound script (tests/torch/data_stages.py: two workers whose
+   __getitem__ and transforms sleep) alone and under `proftop record`: the
+   loop's time per step, paired medians (the budget is 1.03); and the data
+   pipeline hooks' cost per sample in one process: a Dataset's __getitem__
+   and a torchvision Compose of two transforms, bare and wrapped.
+4. The cost of one module call, in one process: a loop calling a tiny module
    (nn.Identity inside a root module) with nothing installed, with torch's
    global forward hooks doing the same recording, and with the helper's
    wrapper (one operator per call, and past PROFTOP_TORCH_DEPTH: no record);
    ns per call above the bare call, medians of 7 runs.
 
-    /usr/bin/python3 bench/bench_torch_zero.py [--build build] [--rounds 5]
+    /usr/bin/python3 bench/bench_torch_zero.py [--build build] [--rounds 5] [--only data]
 """
 import argparse
 import ctypes
@@ -130,6 +135,90 @@ print("RESULT bare=%%.0f hooks=%%.0f wrapped=%%.0f wrapped_deep=%%.0f"
       %% (bare, hooks, wrapped, wrapped_deep))
 """
 
+MICRO_DATA = """
+import os, sys, time, statistics, ctypes
+sys.path.insert(0, %(pydir)r)
+ctypes.CDLL(%(lib)r, mode=ctypes.RTLD_GLOBAL)
+import torch
+import proftop, proftop_auto
+assert proftop.load()
+try:
+    from torchvision import transforms as T
+except Exception:
+    T = None
+N = %(n)d
+
+class Plus(object):
+    def __call__(self, x):
+        return x + 1
+
+class Times(object):
+    def __call__(self, x):
+        return x * 2
+
+class DS(torch.utils.data.Dataset):
+    def __init__(self):
+        self.transform = T.Compose([Plus(), Times()]) if T is not None else None
+    def __len__(self):
+        return N
+    def __getitem__(self, i):
+        return i
+
+def per_sample(f):
+    runs = []
+    for _ in range(7):
+        t = time.perf_counter()
+        for i in range(N):
+            f(i)
+        runs.append((time.perf_counter() - t) / N)
+    return statistics.median(runs) * 1e9
+
+ds = DS()
+get = lambda i: ds[i]
+comp = (lambda i: ds.transform(i)) if T is not None else (lambda i: i)
+bare_get, bare_comp = per_sample(get), per_sample(comp)
+proftop_auto.install(torch)
+class L(object):
+    pass
+ld = L()
+ld.dataset = ds
+proftop_auto._dp_prepare(ld)
+hooked_get, hooked_comp = per_sample(get), per_sample(comp)
+print("RESULT bare_get=%%.0f hooked_get=%%.0f bare_comp=%%.0f hooked_comp=%%.0f compose=%%d"
+      %% (bare_get, hooked_get, bare_comp, hooked_comp, T is not None))
+"""
+
+
+def micro_data(build, n):
+    lib = os.path.join(os.path.abspath(build), "libproftop.so")
+    with tempfile.TemporaryDirectory(prefix="proftop-bench-tz.") as tmp:
+        env = dict(os.environ)
+        env["PROFTOP_SESSION_DIR"] = os.path.join(tmp, "s")
+        os.mkdir(env["PROFTOP_SESSION_DIR"], 0o700)
+        code = MICRO_DATA % {"pydir": os.path.join(ROOT, "python"), "lib": lib, "n": n}
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                           timeout=600)
+        res = result(r.stdout)
+        if res is None:
+            sys.exit("bench_torch_zero: data micro-benchmark failed:\n" + r.stderr[-2000:])
+        return {k: float(v) for k, v in res.items()}
+
+
+def data_bench(build, rounds, calls):
+    with tempfile.TemporaryDirectory(prefix="proftop-bench-tz.") as tmp:
+        os.mkdir(os.path.join(tmp, "sessions"), 0o700)
+        script = os.path.join(ROOT, "tests", "torch", "data_stages.py")
+        alone, under = paired(build, script, ["--batches", "40", "--get-ms", "1", "--a-ms", "1",
+                                              "--b-ms", "2"], rounds, tmp)
+        print("%-14s step time: alone %.3f ms, under proftop record %.3f ms: ratio %.3f "
+              "(loader-bound: 2 workers; medians of %d pairs; budget 1.03)"
+              % ("data_stages.py", alone * 1e3, under * 1e3, under / alone, rounds))
+    m = micro_data(build, calls)
+    print("data pipeline hooks, per sample: Dataset.__getitem__ bare %.0f ns, + %.0f ns wrapped; "
+          "a Compose of two transforms bare %.0f ns, + %.0f ns wrapped%s"
+          % (m["bare_get"], m["hooked_get"] - m["bare_get"], m["bare_comp"],
+             m["hooked_comp"] - m["bare_comp"], "" if m["compose"] else " (no torchvision: n/a)"))
+
 
 def micro(build, n):
     lib = os.path.join(os.path.abspath(build), "libproftop.so")
@@ -184,6 +273,7 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--calls", type=int, default=20000)
+    ap.add_argument("--only", choices=("data",), default=None)
     a = ap.parse_args()
     try:
         import torch  # noqa: F401
@@ -192,6 +282,9 @@ def main():
               % sys.executable)
         return
     build = os.path.abspath(a.build)
+    if a.only == "data":
+        data_bench(build, a.rounds, a.calls)
+        return
     with tempfile.TemporaryDirectory(prefix="proftop-bench-tz.") as tmp:
         os.mkdir(os.path.join(tmp, "sessions"), 0o700)
         for name, args in (("cnn_loader.py", ["--steps", "150", "--read-ms", "0"]),
@@ -205,6 +298,7 @@ def main():
         print("--inject (gdb) into steady.py: its longest gap between steps %.0f ms (alone %.0f "
               "ms, so the pause is about %.0f ms; budget 1000); gdb ran %.0f ms (the upper "
               "bound proftop reports); medians of %d" % (inj, alone, inj - alone, bound, a.rounds))
+    data_bench(build, a.rounds, a.calls)
     m = micro(build, a.calls)
     print("module call: bare %.0f ns; + torch's global hooks recording an operator %.0f ns; "
           "+ proftop's wrapper recording an operator %.0f ns, past the depth %.0f ns"

@@ -58,7 +58,7 @@ echo
 echo "== bench_ranks_live (proftop's CPU attached to 1 vs 8 minitrain sessions: <= 8x, <= 1 % of a core per added rank)"
 BUILD=$BUILD bench/bench_ranks_live.sh
 echo
-echo "== bench_torch_zero (unmodified PyTorch scripts alone vs under proftop record: <= 3 % slower; ns per module call)"
+echo "== bench_torch_zero (unmodified PyTorch scripts, a loader-bound one too, alone vs under proftop record: <= 3 % slower; ns per module call and per sample of the data hooks)"
 /usr/bin/python3 bench/bench_torch_zero.py --build "$BUILD"
 echo
 echo "== bench_capture (a deep capture of 5 steps: step time before, during and after it; start and stop pauses)"

@@ -234,7 +234,7 @@ static void *worker_main(void *p)
 		struct slot *s = &l->slots[idx % l->nslots];
 		pthread_mutex_unlock(&l->mu);
 
-		PROFTOP_RANGE_PUSH("read_batch");
+		PROFTOP_RANGE_PUSH("data: read_batch");
 		task_read(l->task, idx, &s->b);
 		PROFTOP_RANGE_POP();
 
@@ -287,13 +287,22 @@ static void loader_init(struct loader *l, const struct task *t, const struct opt
 static struct batch *loader_next(struct loader *l)
 {
 	if (l->workers == 0) {
-		PROFTOP_RANGE_PUSH("read_batch");
+		PROFTOP_RANGE_PUSH("data: read_batch");
 		task_read(l->task, l->sync_next++, &l->sync);
 		PROFTOP_RANGE_POP();
 		return &l->sync;
 	}
 	pthread_mutex_lock(&l->mu);
 	struct slot *s = &l->slots[l->next_take % l->nslots];
+	/* the prefetch queue as the training finds it: batches ready (0: it waits) */
+	if (proftop_counter) {
+		uint32_t ready = 0;
+		for (uint32_t i = 0; i < l->nslots; i++)
+			ready += l->slots[i].ready != 0;
+		if (l->next_take == 0)
+			proftop_counter("Dataloader queue capacity", (double)l->nslots);
+		proftop_counter("Dataloader queue", (double)ready);
+	}
 	while (!s->ready)
 		pthread_cond_wait(&l->cv_ready, &l->mu);
 	pthread_mutex_unlock(&l->mu);

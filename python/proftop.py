@@ -88,6 +88,8 @@ def _bind(lib):
         "proftop_capture_report": (vp, [u64] * 7 + [ctypes.c_int32, u32]),
         "proftop_capture_path": (ctypes.c_int, [u32, ctypes.c_char_p, u32]),
         "proftop_gpu_collector": (ctypes.c_int, []),
+        "proftop_worker_attach": (ctypes.c_int, [cp]),
+        "proftop_worker_detach": (vp, []),
     }
     try:
         for sym, (res, args) in protos.items():

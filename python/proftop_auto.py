@@ -486,7 +486,7 @@ _reader_seen_ns = 0
 def _check_reader():
     """Once a step: after 5 s without a reader the hooks pass straight through,
     and a 1 Hz watcher turns them back on when a reader attaches again."""
-    global _off, _reader_seen_ns
+    global _off, _reader_seen_ns, _dp_on
     now = _now()
     if _lib.proftop_reader_attached():
         _reader_seen_ns = now
@@ -496,13 +496,14 @@ def _check_reader():
     if now - _reader_seen_ns < _QUIET_NS:
         return
     _off = True
+    _dp_on = False
     _lib.proftop_mark(b"proftop: no reader for 5 s: the zero-code helper went quiet")
     t = threading.Thread(target=_watch_reader, name="proftop-watch", daemon=True)
     t.start()
 
 
 def _watch_reader():
-    global _off, _reader_seen_ns
+    global _off, _reader_seen_ns, _dp_on
     import time
     while _off and _installed and not _stood_down:
         time.sleep(1.0)
@@ -515,9 +516,288 @@ def _watch_reader():
                         ts.loader_samples = ts.fwd_samples = 0
                 _reader_seen_ns = _now()
                 _off = False
+                _dp_on = True
                 return
         except Exception:  # noqa: BLE001
             return
+
+
+# ---- the data pipeline: the loader's queue and the stages of making a batch
+#
+# Stages are user ranges named "data: ..." (proftop's Data Pipeline): the
+# fetch of one batch ("data: batch"), the dataset's __getitem__ by its class
+# ("data: ImageFolder.__getitem__"), each transform of a torchvision
+# Compose by its class ("data: RandomResizedCrop"), the collate_fn and
+# pin_memory. The names are interned in the main process when the loader's
+# iterator starts, before its workers fork, so every worker shares them. A
+# forked worker records into the main process's session on a ring of its
+# own (proftop_worker_attach), as the lane "data worker N", and gives it
+# back when its loop ends. The queue: at each __next__ of a multi-worker
+# iterator, the batches already received (its data queue's size plus those
+# that arrived out of order) go out as the counter "Dataloader queue", and
+# once per iterator its capacity (num_workers x prefetch_factor).
+
+_dp_on = False        # data hooks record (the main process, or an attached worker)
+_forked = False       # this process is a fork of the one the helper was installed in
+_dp_ids = {}          # stage text -> name id
+_dp_cls_ids = {}      # dataset class -> its __getitem__ stage id
+_dp_tf_ids = {}       # transform class (or function name) -> stage id
+_dp_patched = set()   # classes whose methods are wrapped
+_dp_tls = threading.local()
+
+
+def _stage_id(text):
+    i = _dp_ids.get(text)
+    if i is None:
+        i = _dp_ids[text] = _lib.proftop_name(("data: " + text).encode("utf-8", "replace"))
+    return i
+
+
+def _getitem_id(obj):
+    cls = type(obj)
+    i = _dp_cls_ids.get(cls)
+    if i is None:
+        i = _dp_cls_ids[cls] = _stage_id(cls.__name__ + ".__getitem__")
+    return i
+
+
+def _tf_id(t):
+    key = type(t)
+    if key.__name__ == "function":
+        key = getattr(t, "__name__", "transform")
+    i = _dp_tf_ids.get(key)
+    if i is None:
+        i = _dp_tf_ids[key] = _stage_id(key if isinstance(key, str) else key.__name__)
+    return i
+
+
+def _wrap_getitem(orig):
+    def __getitem__(self, idx):
+        if not _dp_on:
+            return orig(self, idx)
+        try:
+            _lib.proftop_range_push_id(_getitem_id(self))
+        except Exception as e:  # noqa: BLE001
+            _fail(e)
+            return orig(self, idx)
+        try:
+            return orig(self, idx)
+        finally:
+            _lib.proftop_range_pop()
+    return functools.wraps(orig)(__getitem__)
+
+
+def _wrap_compose_call(orig):
+    """torchvision's Compose (transforms v1) calls each transform in turn:
+    the same loop, each call a stage named by the transform's class."""
+    def __call__(self, img):
+        tfs = getattr(self, "transforms", None)
+        if not _dp_on or type(tfs) is not list:
+            return orig(self, img)
+        for t in tfs:
+            try:
+                _lib.proftop_range_push_id(_tf_id(t))
+            except Exception as e:  # noqa: BLE001
+                _fail(e)
+                img = t(img)
+                continue
+            try:
+                img = t(img)
+            finally:
+                _lib.proftop_range_pop()
+        return img
+    return functools.wraps(orig)(__call__)
+
+
+def _timed(fn, sid):
+    def stage(*args, **kwargs):
+        if not _dp_on:
+            return fn(*args, **kwargs)
+        _lib.proftop_range_push_id(sid)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _lib.proftop_range_pop()
+    return stage
+
+
+def _wrap_fetch(orig):
+    """A fetcher's fetch() makes one batch: the stage "batch"; on its first
+    call the fetcher's collate_fn is timed too (on this instance only)."""
+    def fetch(self, possibly_batched_index):
+        if not _dp_on:
+            return orig(self, possibly_batched_index)
+        try:
+            if not getattr(self, "_proftop_timed", False):
+                self._proftop_timed = True
+                cf = getattr(self, "collate_fn", None)
+                if cf is not None:
+                    self.collate_fn = _timed(cf, _stage_id("collate_fn"))
+            _lib.proftop_range_push_id(_stage_id("batch"))
+        except Exception as e:  # noqa: BLE001
+            _fail(e)
+            return orig(self, possibly_batched_index)
+        try:
+            return orig(self, possibly_batched_index)
+        finally:
+            _lib.proftop_range_pop()
+    return functools.wraps(orig)(fetch)
+
+
+def _wrap_pin(orig):
+    """pin_memory() recurses into containers: only the outermost call is a stage."""
+    def pin_memory(data, *args, **kwargs):
+        if not _dp_on or getattr(_dp_tls, "pinning", False):
+            return orig(data, *args, **kwargs)
+        _dp_tls.pinning = True
+        try:
+            _lib.proftop_range_push_id(_stage_id("pin_memory"))
+        except Exception as e:  # noqa: BLE001
+            _dp_tls.pinning = False
+            _fail(e)
+            return orig(data, *args, **kwargs)
+        try:
+            return orig(data, *args, **kwargs)
+        finally:
+            _lib.proftop_range_pop()
+            _dp_tls.pinning = False
+    return functools.wraps(orig)(pin_memory)
+
+
+def _patch_class(cls, meth, wrap):
+    """Wraps meth where cls's MRO defines it (once per defining class)."""
+    for k in cls.__mro__:
+        if meth in vars(k):
+            if k.__module__ == "builtins" or (k, meth) in _dp_patched:
+                return
+            _dp_patched.add((k, meth))
+            setattr(k, meth, wrap(vars(k)[meth]))
+            return
+
+
+def _dp_prepare(loader):
+    """When a loader's iterator starts (before its workers fork): wraps its
+    dataset classes' __getitem__ and torchvision's Compose, interns the
+    stage names."""
+    ds = getattr(loader, "dataset", None)
+    seen = 0
+    while ds is not None and seen < 4:
+        seen += 1
+        if hasattr(type(ds), "__getitem__") and not isinstance(ds, (list, tuple, dict)):
+            _patch_class(type(ds), "__getitem__", _wrap_getitem)
+            _getitem_id(ds)
+        for attr in ("transform", "transforms", "target_transform"):
+            tf = getattr(ds, attr, None)
+            comp = type(tf)
+            if comp.__name__ == "Compose" and comp.__module__.startswith("torchvision.transforms") \
+                    and "__call__" in vars(comp):
+                _patch_class(comp, "__call__", _wrap_compose_call)
+                for t in getattr(tf, "transforms", None) or ():
+                    _tf_id(t)
+        ds = getattr(ds, "dataset", None)
+    for text in ("batch", "collate_fn", "pin_memory"):
+        _stage_id(text)
+
+
+def _sample_queue(it):
+    """The batches ready when the training asks (multi-worker iterators)."""
+    if getattr(it, "_tasks_outstanding", None) is None:
+        return  # no workers: no queue
+    ready = 0
+    info = getattr(it, "_task_info", None)
+    if isinstance(info, dict):
+        for v in info.values():
+            if isinstance(v, tuple) and len(v) == 2:
+                ready += 1  # arrived out of order, kept for later
+    q = getattr(it, "_data_queue", None)
+    if q is not None:
+        try:
+            ready += int(q.qsize())
+        except Exception:  # noqa: BLE001 - not every platform has qsize
+            return
+    if not getattr(it, "_proftop_cap", False):
+        it._proftop_cap = True
+        cap = (getattr(it, "_num_workers", 0) or 0) * (getattr(it, "_prefetch_factor", 0) or 0)
+        if cap > 0:
+            _lib.proftop_counter(b"Dataloader queue capacity", float(cap))
+    _lib.proftop_counter(b"Dataloader queue", float(ready))
+
+
+def _wrap_next(inner):
+    def __next__(self):
+        if _dp_on:
+            try:
+                _sample_queue(self)
+            except Exception as e:  # noqa: BLE001
+                _fail(e)
+        return inner(self)
+    return functools.wraps(inner)(__next__)
+
+
+def _wrap_iter(inner):
+    def __iter__(self):
+        if _dp_on:
+            try:
+                _dp_prepare(self)
+            except Exception as e:  # noqa: BLE001
+                _fail(e)
+        return inner(self)
+    return functools.wraps(inner)(__iter__)
+
+
+def _wrap_worker_loop(orig):
+    """A DataLoader worker's loop, in the worker: a forked one records its
+    stages into the main process's session as the lane "data worker N"."""
+    def _worker_loop(*args, **kwargs):
+        attached = False
+        try:
+            wid = kwargs.get("worker_id", args[10] if len(args) > 10 else None)
+            attached = _worker_attach(wid)
+        except Exception:  # noqa: BLE001
+            attached = False
+        try:
+            return orig(*args, **kwargs)
+        finally:
+            if attached:
+                _worker_detach()
+    return functools.wraps(orig)(_worker_loop)
+
+
+def _worker_attach(wid):
+    global _dp_on
+    f = getattr(_lib, "proftop_worker_attach", None)
+    if f is None or not _forked:
+        return False
+    label = "data worker" if not isinstance(wid, int) else "data worker %d" % wid
+    if f(label.encode()[:15]) != 1:
+        return False
+    _dp_on = True
+    return True
+
+
+def _worker_detach():
+    global _dp_on
+    _dp_on = False
+    try:
+        _lib.proftop_worker_detach()
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _install_data(torch):
+    data = torch.utils.data
+    utils = getattr(data, "_utils", None)
+    fetch = getattr(utils, "fetch", None)
+    for name in ("_MapDatasetFetcher", "_IterableDatasetFetcher"):
+        cls = getattr(fetch, name, None)
+        if isinstance(cls, type) and "fetch" in vars(cls):
+            cls.fetch = _wrap_fetch(cls.fetch)
+    pin = getattr(utils, "pin_memory", None)
+    if pin is not None and callable(getattr(pin, "pin_memory", None)):
+        pin.pin_memory = _wrap_pin(pin.pin_memory)
+    worker = getattr(utils, "worker", None)
+    if worker is not None and callable(getattr(worker, "_worker_loop", None)):
+        worker._worker_loop = _wrap_worker_loop(worker._worker_loop)
 
 
 # ---- install, stand down, exit
@@ -552,13 +832,15 @@ def _is_worker():
 
 
 def _after_fork_child():
-    global _off
+    global _off, _dp_on, _forked
     _off = True  # the probe records nothing in a forked child either
+    _dp_on = False  # unless it is a DataLoader worker that attaches (_worker_loop)
+    _forked = True
 
 
 def _at_exit():
     """Closes this thread's last step; says why there were none."""
-    global _off
+    global _off, _dp_on
     if _off and not _installed:
         return
     try:
@@ -585,6 +867,7 @@ def _at_exit():
     except Exception:  # noqa: BLE001
         pass
     _off = True
+    _dp_on = False
 
 
 def _torch_ops(torch):
@@ -629,6 +912,7 @@ def install(torch, attach=False):
     global _off, _lib, _max_depth, _batch_fixed, _compiling, _grad_enabled, _loss_base
     global _wrapper_roots, _labels, _torch, _installed, _attach, _nvtx_ctx, _all_ts, _containers
     global _ctl
+    global _dp_on
     if _installed:
         return status()
     if os.environ.get("PROFTOP_TORCH", "1") == "0":
@@ -688,18 +972,20 @@ def install(torch, attach=False):
                 _wrap_class_methods(v, ("step",), "extra")
     it = getattr(getattr(torch.utils.data, "dataloader", None), "_BaseDataLoaderIter", None)
     if it is not None and "__next__" in vars(it):
-        it.__next__ = _wrap_phase(it.__next__, _DATALOADER, "in_fetch", fetch=True,
-                                  samples=True)
+        it.__next__ = _wrap_next(_wrap_phase(it.__next__, _DATALOADER, "in_fetch", fetch=True,
+                                             samples=True))
     dl = getattr(torch.utils.data, "DataLoader", None)
     if isinstance(dl, type) and "__iter__" in vars(dl):
         # iter(loader) starts the workers: data loading, and a step's start
-        dl.__iter__ = _wrap_phase(dl.__iter__, _DATALOADER, "in_fetch", fetch=True)
+        dl.__iter__ = _wrap_iter(_wrap_phase(dl.__iter__, _DATALOADER, "in_fetch", fetch=True))
+    _install_data(torch)
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_after_fork_child)
     atexit.register(_at_exit)
     _installed = True
     _off = False
     _ctl = _control_setup(lib, torch)
+    _dp_on = True
     if os.environ.get("PROFTOP_TORCH_OPS", "") not in ("", "0"):
         _nvtx_ctx = _torch_ops(torch)
     return status()
@@ -750,11 +1036,12 @@ _stood_down = False
 
 def stand_down(reason="proftop.torch.instrument() is in use"):
     """Stops marking (the script instruments itself); ranges open now still close."""
-    global _off, _stood_down
+    global _off, _stood_down, _dp_on
     if _stood_down or not _installed:
         return
     _stood_down = True
     _off = True
+    _dp_on = False
     with _lock:
         for ts in list(_all_ts):
             ts.pending = ts.soft = ts.start = None

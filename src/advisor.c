@@ -16,13 +16,14 @@
 #include <string.h>
 
 #include "proftop/advisor.h"
+#include "proftop/datapipe.h"
 #include "util.h"
 
 #define NAME_COLS 60 /* an operator name in the evidence, escaped and cut */
 
 static const char *const key_names[PT_ADV__COUNT] = {
     "input_bound",     "gpu_starved", "sync",	     "comm_bound",
-    "memcpy_pageable", "straggler",   "step_jitter",
+    "memcpy_pageable", "straggler",   "step_jitter", "data_pipeline",
 };
 
 const char *pt_advice_key_name(enum pt_advice_key k)
@@ -51,6 +52,10 @@ void pt_advisor_opts_init(struct pt_advisor_opts *o)
 	o->jitter_ratio = 1.5;
 	o->jitter_min_steps = 5;
 	o->jitter_min_slow = 2;
+	o->data_empty_pct = 50.0;
+	o->data_busy_pct = 80.0;
+	o->data_idle_pct = 50.0;
+	o->data_full_pct = 10.0;
 	o->critical_factor = 2.0;
 }
 
@@ -546,6 +551,108 @@ static void rule_jitter(struct ctx *c)
 	    "(the step times of an overloaded machine scatter the same way).");
 }
 
+/* The data pipeline: which part of making batches keeps the training waiting. */
+static void stage_name(const struct ctx *c, uint32_t id, char *buf, size_t cap)
+{
+	const char *s = c->t && id ? pt_trace_str(c->t, id) : "?";
+	size_t skip = strlen(PT_DP_PREFIX);
+	if (strncmp(s, PT_DP_PREFIX, skip) == 0)
+		s += skip;
+	pt_escape_term(buf, cap, s, strlen(s), NAME_COLS, 0);
+}
+
+static void rule_data(struct ctx *c)
+{
+	const struct pt_advisor_facts *f = c->f;
+	if (!f || !f->dp_present)
+		return;
+	const struct pt_perf *p = &c->s->perf;
+	double rr = p->steps ? fin(p->reader_ratio_pct) : 0.0;
+	char slow[NAME_COLS * 4 + 8] = "";
+	if (f->dp_slowest)
+		stage_name(c, f->dp_slowest, slow, sizeof slow);
+	const struct pt_advisor_opts *o = c->o;
+	struct pt_advice *a;
+	int empty = f->dp_queue_samples && f->dp_empty_pct >= o->data_empty_pct;
+	/* saturated: busy workers, and the training finds the queue empty or
+	 * waits for it (two workers finishing together leave a batch for every
+	 * other fetch, yet each waits) */
+	int sat = f->dp_queue_samples && f->dp_workers &&
+		  f->dp_workers_busy_pct >= o->data_busy_pct && (empty || rr >= o->input_ratio_pct);
+	int idle = empty && f->dp_workers && f->dp_workers_busy_pct < o->data_idle_pct;
+	if (sat || idle) {
+		a = emit(c, PT_ADV_DATA_PIPELINE,
+			 sat ? "data pipeline: the loader's workers are saturated"
+			     : "data pipeline: the queue is empty while the workers idle",
+			 sat ? f->dp_workers_busy_pct : f->dp_empty_pct,
+			 sat ? o->data_busy_pct : o->data_empty_pct, "%",
+			 sat ? rr >= o->input_ratio_pct * c->o->critical_factor
+			     : crit_high(c, f->dp_empty_pct, o->data_empty_pct));
+		put(a->evidence,
+		    "%.1f%% of %" PRIu64 " fetches found the loader's queue empty (threshold %g%%), "
+		    "%.2f batches ready on average",
+		    f->dp_empty_pct, f->dp_queue_samples, o->data_empty_pct, f->dp_queue_mean);
+		if (f->dp_capacity > 0)
+			put(a->evidence, " of %.0f", f->dp_capacity);
+		put(a->evidence, "; %zu worker%s busy %.1f%% of their time (%s %g%%)", f->dp_workers,
+		    f->dp_workers == 1 ? "" : "s", f->dp_workers_busy_pct,
+		    sat ? "saturated at" : "idle below", sat ? o->data_busy_pct : o->data_idle_pct);
+		if (sat)
+			put(a->evidence, "; reader ratio %.1f%%", rr);
+		if (sat && f->dp_slowest)
+			put(a->evidence, "; slowest stage %s: %.1f%% of their busy time, %.3f ms per sample",
+			    slow, f->dp_slowest_share_pct, f->dp_slowest_per_sample_ms);
+		if (sat)
+			put(a->suggestion,
+			    "The workers cannot keep up: add workers (num_workers %zu -> %zu, while "
+			    "there are cores for them) or make %s%s cheaper (decode or augment less per "
+			    "sample, cache what does not change, move it to the GPU).",
+			    f->dp_workers, 2 * f->dp_workers, f->dp_slowest ? "the stage " : "the stages",
+			    f->dp_slowest ? slow : "");
+		else
+			put(a->suggestion,
+			    "The workers wait for work, not the other way round: the sampler, the "
+			    "batches' hand-over or the main process is the bottleneck (a busy training "
+			    "thread, a slow sampler or batch_sampler, large batches pickled between "
+			    "processes). Raise prefetch_factor, use persistent_workers=True, and look at "
+			    "the main thread's Dataloader time in the Timeline.");
+		return;
+	}
+	if (f->dp_queue_samples && f->dp_empty_pct < o->data_full_pct && rr >= o->input_ratio_pct) {
+		a = emit(c, PT_ADV_DATA_PIPELINE,
+			 "data pipeline: batches are ready but the training still waits", rr,
+			 o->input_ratio_pct, "%", crit_high(c, rr, o->input_ratio_pct));
+		put(a->evidence,
+		    "only %.1f%% of %" PRIu64 " fetches found the queue empty (below %g%%), %.2f "
+		    "batches ready on average, yet the reader ratio is %.1f%% (threshold %g%%)",
+		    f->dp_empty_pct, f->dp_queue_samples, o->data_full_pct, f->dp_queue_mean, rr,
+		    o->input_ratio_pct);
+		if (f->dp_pin)
+			put(a->evidence, "; pin_memory %.3f ms per batch", f->dp_pin_per_batch_ms);
+		put(a->suggestion,
+		    "Handing a ready batch over costs the time: the transfer (pin memory, the "
+		    "host-to-device copy, unpickling a large batch from a worker). Use "
+		    "pin_memory=True with non_blocking copies, smaller or fewer tensors per batch, "
+		    "or move the copy out of the step (a CUDA stream prefetcher).");
+		return;
+	}
+	if (!f->dp_queue_samples && f->dp_on_training && !f->dp_workers &&
+	    rr >= o->input_ratio_pct && f->dp_slowest) {
+		a = emit(c, PT_ADV_DATA_PIPELINE,
+			 "data pipeline: batches are made on the training thread", rr,
+			 o->input_ratio_pct, "%", crit_high(c, rr, o->input_ratio_pct));
+		put(a->evidence,
+		    "the loader has no workers (no queue), reader ratio %.1f%% (threshold %g%%); "
+		    "slowest stage %s: %.1f%% of the loading time, %.3f ms per sample",
+		    rr, o->input_ratio_pct, slow, f->dp_slowest_share_pct,
+		    f->dp_slowest_per_sample_ms);
+		put(a->suggestion,
+		    "Make batches in worker processes (num_workers 0 -> 4 or more), so %s runs "
+		    "while the model trains, or make it cheaper.",
+		    slow);
+	}
+}
+
 void pt_advise(const struct pt_trace *t, const struct pt_summary *s, const struct pt_ranks *r,
 	       const struct pt_advisor_facts *f, const struct pt_advisor_opts *o,
 	       struct pt_advice_list *out)
@@ -569,6 +676,7 @@ void pt_advise(const struct pt_trace *t, const struct pt_summary *s, const struc
 	rule_pageable(&c);
 	rule_straggler(&c);
 	rule_jitter(&c);
+	rule_data(&c);
 	/* stable: critical first, rule order within a severity */
 	for (size_t i = 1; i < out->n; i++) {
 		struct pt_advice x = out->v[i];
@@ -581,9 +689,54 @@ void pt_advise(const struct pt_trace *t, const struct pt_summary *s, const struc
 	}
 }
 
+static void data_facts(const struct pt_datapipe *dpp, struct pt_advisor_facts *f)
+{
+	const struct pt_datapipe dp = *dpp;
+	f->dp_present = !pt_datapipe_empty(&dp);
+	f->dp_queue_samples = dp.queue_samples;
+	f->dp_empty_pct = dp.queue_empty_pct;
+	f->dp_queue_mean = dp.queue_mean;
+	f->dp_capacity = dp.queue_capacity;
+	f->dp_workers = dp.workers;
+	f->dp_workers_busy_pct = dp.workers_busy_pct;
+	f->dp_on_training = dp.on_training;
+	if (dp.slowest >= 0) {
+		const struct pt_dp_stage *st = &dp.stages[dp.slowest];
+		f->dp_slowest = st->name_id;
+		f->dp_slowest_share_pct =
+		    dp.busy_ns ? 100.0 * (double)st->self_ns / (double)dp.busy_ns : 0.0;
+		uint64_t n = dp.samples ? dp.samples : st->calls;
+		f->dp_slowest_per_sample_ms = n ? (double)st->self_ns / 1e6 / (double)n : 0.0;
+	}
+	for (size_t i = 0; i < dp.nstages; i++)
+		if (dp.stages[i].pin) {
+			f->dp_pin = dp.stages[i].name_id;
+			f->dp_pin_per_batch_ms = dp.stages[i].calls ? (double)dp.stages[i].total_ns /
+									  1e6 / (double)dp.stages[i].calls
+								    : 0.0;
+		}
+}
+
+void pt_advisor_data_facts(const struct pt_trace *t, const struct pt_summary *s,
+			   struct pt_advisor_facts *f)
+{
+	struct pt_datapipe dp;
+	pt_datapipe_compute(t, s, &dp);
+	data_facts(&dp, f);
+	pt_datapipe_free(&dp);
+}
+
 void pt_advise_trace(const struct pt_trace *t, const struct pt_summary *s, const struct pt_ranks *r,
 		     int64_t pid, const struct pt_advisor_opts *o, struct pt_advice_list *out)
 {
+	pt_advise_trace_dp(t, s, r, pid, o, out, NULL);
+}
+
+void pt_advise_trace_dp(const struct pt_trace *t, const struct pt_summary *s,
+			const struct pt_ranks *r, int64_t pid, const struct pt_advisor_opts *o,
+			struct pt_advice_list *out, struct pt_datapipe *dp_out)
+{
+	struct pt_datapipe dp;
 	struct pt_advisor_facts *f = pt_xcalloc(1, sizeof *f);
 	if (s && t) {
 		/* the steps' span when there are steps: the sync share is taken
@@ -602,6 +755,12 @@ void pt_advise_trace(const struct pt_trace *t, const struct pt_summary *s, const
 		}
 		pt_advisor_scan(t, t0, t1 < UINT64_MAX ? t1 + 1 : t1, pid, f);
 	}
+	pt_datapipe_compute(t, s, &dp); /* empty without a trace */
+	data_facts(&dp, f);
+	if (dp_out)
+		*dp_out = dp;
+	else
+		pt_datapipe_free(&dp);
 	pt_advise(t, s, r, f, o, out);
 	free(f);
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proftop/datapipe.h"
 #include "proftop/diff.h"
 #include "proftop/error.h"
 #include "proftop/strtab.h"
@@ -26,6 +27,7 @@ struct pt_diff_side {
 	struct pt_strtab *names;
 	struct pt_u32map index[PT_DIFF__TABLES]; /* own name id -> row index + 1 */
 	char *label;
+	struct pt_diff_data dp;
 };
 
 static const char *const table_keys[PT_DIFF__TABLES] = {"operators", "kernels", "memory",
@@ -66,6 +68,32 @@ static void rename_rows(struct pt_diff_side *d, const struct pt_trace *t, struct
 	}
 }
 
+static void data_of(const struct pt_trace *t, const struct pt_summary *s, struct pt_diff_data *o)
+{
+	struct pt_datapipe dp;
+	pt_datapipe_compute(t, s, &dp);
+	memset(o, 0, sizeof *o);
+	o->present = !pt_datapipe_empty(&dp);
+	o->queue_samples = dp.queue_samples;
+	o->queue_empty_pct = dp.queue_empty_pct;
+	o->queue_mean = dp.queue_mean;
+	o->workers = dp.workers;
+	o->workers_busy_pct = dp.workers_busy_pct;
+	for (size_t i = 0; i < dp.nstages && o->nstages < PT_DIFF_DP_STAGES; i++) {
+		const char *n = pt_trace_str(t, dp.stages[i].name_id);
+		size_t skip = strlen(PT_DP_PREFIX);
+		if (n && strncmp(n, PT_DP_PREFIX, skip) == 0)
+			n += skip;
+		size_t k = o->nstages++;
+		snprintf(o->stages[k].name, sizeof o->stages[k].name, "%s", n ? n : "?");
+		o->stages[k].calls = dp.stages[i].calls;
+		o->stages[k].total_ms = (double)dp.stages[i].total_ns / 1e6;
+		o->stages[k].per_sample_ms = dp.stages[i].per_sample_ms;
+		o->stages[k].busy_pct = dp.stages[i].busy_pct;
+	}
+	pt_datapipe_free(&dp);
+}
+
 struct pt_diff_side *pt_diff_side_new(const struct pt_trace *t, struct pt_summary *s,
 				      const char *label)
 {
@@ -84,7 +112,13 @@ struct pt_diff_side *pt_diff_side_new(const struct pt_trace *t, struct pt_summar
 		}
 	}
 	rename_rows(d, t, &s->op_detail);
+	data_of(t, s, &d->dp);
 	return d;
+}
+
+const struct pt_diff_data *pt_diff_side_data(const struct pt_diff_side *d)
+{
+	return &d->dp;
 }
 
 void pt_diff_side_free(struct pt_diff_side *d)

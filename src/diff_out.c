@@ -294,6 +294,56 @@ static void put_rows(FILE *out, const struct pt_diff_side *b, const struct pt_di
 	free(rows);
 }
 
+/* The data pipeline of both runs: the queue, the workers, each stage per
+ * sample (matched by name). Only when a run has one. */
+static void put_data(FILE *out, const struct pt_diff_side *before, const struct pt_diff_side *after)
+{
+	const struct pt_diff_data *b = pt_diff_side_data(before), *a = pt_diff_side_data(after);
+	if (!b->present && !a->present)
+		return;
+	pt_box_title(out, "Data Pipeline", 100, '-');
+	char vb[CELL], va[CELL];
+	if (b->queue_samples || a->queue_samples) {
+		snprintf(vb, sizeof vb, b->queue_samples ? "%.1f%%" : "-", b->queue_empty_pct);
+		snprintf(va, sizeof va, a->queue_samples ? "%.1f%%" : "-", a->queue_empty_pct);
+		fprintf(out, "Queue empty at a fetch: %s -> %s; ready on average: ", vb, va);
+		snprintf(vb, sizeof vb, b->queue_samples ? "%.2f" : "-", b->queue_mean);
+		snprintf(va, sizeof va, a->queue_samples ? "%.2f" : "-", a->queue_mean);
+		fprintf(out, "%s -> %s\n", vb, va);
+	} else {
+		fputs("Queue: not recorded in either run\n", out);
+	}
+	fprintf(out, "Workers: %zu -> %zu; busy %.1f%% -> %.1f%%\n", b->workers, a->workers,
+		b->workers_busy_pct, a->workers_busy_pct);
+	fprintf(out, "%-36s %16s %16s %10s\n", "Stage (per sample, ms)", "Before", "After", "Change");
+	char name[CELL * 2];
+	for (int side = 0; side < 2; side++) {
+		const struct pt_diff_data *x = side ? a : b, *y = side ? b : a;
+		for (size_t i = 0; i < x->nstages; i++) {
+			size_t j = 0;
+			while (j < y->nstages && strcmp(y->stages[j].name, x->stages[i].name))
+				j++;
+			if (side && j < y->nstages)
+				continue; /* shown with the BEFORE run's stages */
+			const char *nm = x->stages[i].name;
+			pt_escape_term(name, sizeof name, nm, strlen(nm), 36, 0);
+			double pb = side ? 0 : x->stages[i].per_sample_ms;
+			double pa = side ? x->stages[i].per_sample_ms
+					 : j < y->nstages ? y->stages[j].per_sample_ms : 0;
+			int hb = !side, ha = side || j < y->nstages;
+			snprintf(vb, sizeof vb, hb ? "%.4f" : "-", pb);
+			snprintf(va, sizeof va, ha ? "%.4f" : "-", pa);
+			char ch[CELL] = "";
+			if (hb && ha && pb > 0)
+				snprintf(ch, sizeof ch, "%+.1f%%", 100.0 * (pa - pb) / pb);
+			else
+				snprintf(ch, sizeof ch, "%s", hb ? "vanished" : "new");
+			fprintf(out, "%-36s %16s %16s %10s\n", name, vb, va, ch);
+		}
+	}
+	putc('\n', out);
+}
+
 int pt_diff_text(FILE *out, const struct pt_diff_side *before, const struct pt_diff_side *after,
 		 const struct pt_diff_opts *o)
 {
@@ -314,6 +364,7 @@ int pt_diff_text(FILE *out, const struct pt_diff_side *before, const struct pt_d
 	putc('\n', out);
 	put_perf(out, b, a);
 	put_model(out, b, a);
+	put_data(out, before, after);
 	for (int k = 0; k < PT_DIFF__TABLES; k++)
 		put_rows(out, before, after, (enum pt_diff_table)k, o->top);
 	fflush(out);
@@ -387,6 +438,41 @@ static void jrows(struct pt_buf *j, const struct pt_diff_side *b, const struct p
 	free(rows);
 }
 
+static void jdata_side(struct pt_buf *j, const struct pt_diff_data *d)
+{
+	if (!d->present) {
+		PUT_LIT(j, "null");
+		return;
+	}
+	pt_buf_printf(j, "{\"queue_samples\": %" PRIu64 ", \"queue_empty_pct\": ", d->queue_samples);
+	if (d->queue_samples)
+		jnum(j, d->queue_empty_pct);
+	else
+		PUT_LIT(j, "null");
+	PUT_LIT(j, ", \"queue_mean\": ");
+	if (d->queue_samples)
+		jnum(j, d->queue_mean);
+	else
+		PUT_LIT(j, "null");
+	pt_buf_printf(j, ", \"workers\": %zu, \"workers_busy_pct\": ", d->workers);
+	jnum(j, d->workers_busy_pct);
+	PUT_LIT(j, ", \"stages\": [");
+	for (size_t i = 0; i < d->nstages; i++) {
+		if (i)
+			PUT_LIT(j, ", ");
+		PUT_LIT(j, "{\"name\": ");
+		pt_buf_json_str(j, d->stages[i].name, strlen(d->stages[i].name));
+		pt_buf_printf(j, ", \"calls\": %" PRIu64 ", \"total_ms\": ", d->stages[i].calls);
+		jnum(j, d->stages[i].total_ms);
+		PUT_LIT(j, ", \"per_sample_ms\": ");
+		jnum(j, d->stages[i].per_sample_ms);
+		PUT_LIT(j, ", \"busy_pct\": ");
+		jnum(j, d->stages[i].busy_pct);
+		pt_buf_putc(j, '}');
+	}
+	PUT_LIT(j, "]}");
+}
+
 int pt_diff_json(FILE *out, const struct pt_diff_side *before, const struct pt_diff_side *after,
 		 const struct pt_diff_opts *o)
 {
@@ -436,6 +522,13 @@ int pt_diff_json(FILE *out, const struct pt_diff_side *before, const struct pt_d
 	PUT_LIT(&j, "\n  ]");
 	for (int k = 0; k < PT_DIFF__TABLES; k++)
 		jrows(&j, before, after, (enum pt_diff_table)k, o->top);
+	if (pt_diff_side_data(before)->present || pt_diff_side_data(after)->present) {
+		PUT_LIT(&j, ",\n  \"data_pipeline\": {\"before\": ");
+		jdata_side(&j, pt_diff_side_data(before));
+		PUT_LIT(&j, ", \"after\": ");
+		jdata_side(&j, pt_diff_side_data(after));
+		pt_buf_putc(&j, '}');
+	}
 	PUT_LIT(&j, "\n}\n");
 	fwrite(j.p, 1, j.len, out);
 	pt_buf_free(&j);

@@ -18,6 +18,7 @@
 
 #include "proftop/advisor.h"
 #include "proftop/counters.h"
+#include "proftop/datapipe.h"
 #include "proftop/error.h"
 #include "proftop/report.h"
 #include "overhead.h"
@@ -676,6 +677,12 @@ int pt_report_text(FILE *out, const struct pt_trace *t, const struct pt_summary 
 	}
 	pt_table_view_free(&v);
 
+	{
+		struct pt_datapipe dp;
+		pt_datapipe_compute(t, s, &dp);
+		pt_report_data_text(out, t, &dp);
+		pt_datapipe_free(&dp);
+	}
 	put_perf(out, s);
 	if (!o->no_advice) { /* the advisor's rules over this summary (advisor.h) */
 		struct pt_advice_list al;

@@ -79,6 +79,12 @@ void pt_report_flops_text(FILE *out, const struct pt_trace *t, const struct pt_s
 			  const struct pt_report_opts *o);
 void pt_report_flops_json(struct pt_buf *b, const struct pt_trace *t, const struct pt_summary *s,
 			  const struct pt_report_opts *o);
+/* report_data.c: the Data Pipeline section (datapipe.h). */
+struct pt_datapipe;
+struct pt_dp_lane;
+void pt_report_data_text(FILE *out, const struct pt_trace *t, const struct pt_datapipe *dp);
+void pt_report_data_json(struct pt_buf *b, const struct pt_trace *t, const struct pt_datapipe *dp);
+void pt_dp_lane_name(const struct pt_trace *t, const struct pt_dp_lane *l, char *buf, size_t cap);
 
 /* report_ranks.c: the per-rank parts, printed only with two or more ranks. */
 struct pt_ranks;

@@ -65,6 +65,7 @@
 #include <string.h>
 
 #include "proftop/counters.h"
+#include "proftop/datapipe.h"
 #include "proftop/error.h"
 #include "proftop/report.h"
 #include "advisor_int.h"
@@ -530,6 +531,12 @@ void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct
 	j_devices(b, t, s);
 	j_steps(b, s);
 	j_overhead(b, t, s);
+	{
+		struct pt_datapipe dp;
+		pt_datapipe_compute(t, s, &dp);
+		pt_report_data_json(b, t, &dp);
+		pt_datapipe_free(&dp);
+	}
 	pt_report_ranks_json(b, o ? o->ranks : NULL);
 	{ /* the advisor's findings (advisor.h); [] with --no-advice */
 		struct pt_advice_list al = {.n = 0};

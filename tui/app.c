@@ -51,6 +51,7 @@ static const struct tui_view_ops view_ops[TUI_V__COUNT] = {
 	[TUI_V_USER] = {draw_table_view, table_view_action},
 	[TUI_V_RANKS] = {tui_ranks_draw, tui_ranks_action},
 	[TUI_V_ADVICE] = {tui_advice_draw, tui_advice_action},
+	[TUI_V_DATA] = {tui_data_draw, NULL},
 };
 
 void tui_opts_init(struct tui_opts *o)
@@ -299,6 +300,8 @@ static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rec
 /* Is view v offered (Tab, the tab bar)? Ranks only with two or more ranks. */
 static int view_shown(const struct tui_app *a, int v)
 {
+	if (v == TUI_V_DATA)
+		return !pt_datapipe_empty(&a->model.dp) || a->view == TUI_V_DATA;
 	return v != TUI_V_RANKS || tui_nranks(a) || a->view == TUI_V_RANKS;
 }
 
@@ -306,7 +309,7 @@ static int view_shown(const struct tui_app *a, int v)
 static const char *view_short(int v)
 {
 	static const char *const names[TUI_V__COUNT] = {"Sum", "Ops", "Kern", "Time", "Mem",
-							 "Dist", "User", "Ranks", "Adv"};
+							 "Dist", "User", "Ranks", "Adv", "Data"};
 	return v >= 0 && v < TUI_V__COUNT ? names[v] : "?";
 }
 
@@ -344,11 +347,11 @@ static void draw_tabs(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 		char lab[32];
 		int cur = v == a->view;
 		if (cur || form == 0)
-			snprintf(lab, sizeof lab, "%d %s", v + 1, tui_view_name(v));
+			snprintf(lab, sizeof lab, "%d %s", (v + 1) % 10, tui_view_name(v));
 		else if (form == 1)
-			snprintf(lab, sizeof lab, "%d %s", v + 1, view_short(v));
+			snprintf(lab, sizeof lab, "%d %s", (v + 1) % 10, view_short(v));
 		else
-			snprintf(lab, sizeof lab, "%d", v + 1);
+			snprintf(lab, sizeof lab, "%d", (v + 1) % 10);
 		struct tui_style s = cur ? tui_st(TUI_C_HEADER, TUI_A_REVERSE | TUI_A_BOLD)
 					 : tui_st(TUI_C_DIM, 0);
 		a->tab_x0[v] = x;
@@ -521,11 +524,11 @@ static void draw_help(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 			continue;
 		}
 		if (li == -3) {
-			tui_printf(c, x, yy, x + colw, tui_st(TUI_C_KEY, TUI_A_BOLD), "%-16s", "1 .. 9");
+			tui_printf(c, x, yy, x + colw, tui_st(TUI_C_KEY, TUI_A_BOLD), "%-16s", "1 .. 9, 0");
 			int vx = x + 17;
 			for (int v = 0; v < TUI_V__COUNT; v++)
 				vx = tui_printf(c, vx, yy, x + colw - 1, tui_st(TUI_C_DEFAULT, 0), "%s%d %s",
-						v ? ", " : "the views: ", v + 1, view_short(v));
+						v ? ", " : "the views: ", (v + 1) % 10, view_short(v));
 			continue;
 		}
 		const struct tui_binding *b = &tui_bindings[li];
@@ -719,7 +722,8 @@ int tui_app_key(struct tui_app *a, int key)
 		int v = a->view, step = b->act == TUI_ACT_NEXT_VIEW ? 1 : TUI_V__COUNT - 1;
 		do
 			v = (v + step) % TUI_V__COUNT;
-		while (v == TUI_V_RANKS && !tui_nranks(a));
+		while ((v == TUI_V_RANKS && !tui_nranks(a)) ||
+		       (v == TUI_V_DATA && pt_datapipe_empty(&a->model.dp)));
 		set_view(a, v);
 		break;
 	}

@@ -20,6 +20,7 @@
 #include "proftop/advisor.h"
 #include "proftop/agg.h"
 #include "proftop/flops.h"
+#include "proftop/datapipe.h"
 #include "proftop/fuzzy.h"
 #include "proftop/ranks.h"
 #include "proftop/timeline.h"
@@ -74,6 +75,7 @@ struct tui_model {
 	struct pt_u32map flops_ops, flops_kernels;
 	struct pt_peak peak;
 	int has_peak;
+	struct pt_datapipe dp;    /* the data pipeline over the same window (Data view) */
 };
 
 /* One displayed table row (operators, kernels, memory, user-defined). */
@@ -321,6 +323,9 @@ int tui_ranks_action(struct tui_app *a, const struct tui_binding *b);
 void tui_ranks_free(struct tui_ranks_view *rv);
 /* "rank 3 of 8" / "all 8 ranks" into buf; "" with fewer than two ranks. */
 void tui_rank_label(const struct tui_app *a, char *buf, size_t len);
+
+/* view_data.c */
+void tui_data_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r);
 
 /* view_advice.c */
 void tui_advice_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r);

@@ -77,6 +77,8 @@ const struct tui_binding tui_bindings[] = {
 	 NULL},
 	{TUI_ACT_VIEW, TUI_V_ADVICE, TUI_VM_ALL, K('9'),
 	 "Advice: what bounds the job and what to change", NULL},
+	{TUI_ACT_VIEW, TUI_V_DATA, TUI_VM_ALL, K('0'),
+	 "Data: the loader's queue per step, its workers and the pipeline's stages", NULL},
 	{TUI_ACT_NEXT_VIEW, 0, TUI_VM_ALL, K(TUI_KEY_TAB), "next view", "View"},
 	{TUI_ACT_PREV_VIEW, 0, TUI_VM_ALL, K(TUI_KEY_BTAB), "previous view", NULL},
 	{TUI_ACT_UP, 0, TUI_VM_ALL, K(TUI_KEY_UP, 'k'), "move up", NULL},
@@ -185,6 +187,6 @@ const char *tui_view_name(int v)
 {
 	static const char *const names[TUI_V__COUNT] = {
 		"Summary", "Operators", "Kernels", "Timeline", "Memory", "Distributed", "UserDefined",
-		"Ranks", "Advice"};
+		"Ranks", "Advice", "Data"};
 	return v >= 0 && v < TUI_V__COUNT ? names[v] : "?";
 }

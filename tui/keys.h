@@ -21,6 +21,7 @@ enum tui_view_id {
 	TUI_V_USER,
 	TUI_V_RANKS, /* shown when the trace holds two or more ranks */
 	TUI_V_ADVICE, /* the bottleneck advisor's findings (view_advice.c) */
+	TUI_V_DATA,   /* the data pipeline: queue, lanes, stages (view_data.c) */
 	TUI_V__COUNT
 };
 #define TUI_VM(v) (1u << (v))

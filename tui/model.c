@@ -290,14 +290,16 @@ static void resolve_rank(struct tui_app *a)
 
 /* The advisor over the summary the views show: a rank's own (its host
  * tracks scanned) when the filter is on, else all ranks' with the per-rank
- * figures for the straggler rule. One pass over the window's host events. */
+ * figures for the straggler rule. One pass over the window's host events,
+ * and one for the data pipeline (kept for the Data view). */
 static void advise(struct tui_app *a)
 {
 	struct tui_model *m = &a->model;
 	uint64_t c0 = pt_now_ns();
 	int64_t pid = m->rank >= 0 ? m->ranks.r[m->rank].pid : -1;
-	pt_advise_trace(a->t, tui_view_sum(a), m->rank < 0 && tui_nranks(a) ? &m->ranks : NULL, pid,
-			NULL, &m->advice);
+	pt_datapipe_free(&m->dp);
+	pt_advise_trace_dp(a->t, tui_view_sum(a), m->rank < 0 && tui_nranks(a) ? &m->ranks : NULL,
+			   pid, NULL, &m->advice, &m->dp); /* the Data view's figures too */
 	m->advice_cost_ns = pt_now_ns() - c0;
 }
 
@@ -407,4 +409,5 @@ void tui_model_free(struct tui_model *m)
 		pt_summary_free(m->sum);
 	m->sum = NULL;
 	pt_ranks_free(&m->ranks);
+	pt_datapipe_free(&m->dp);
 }

@@ -36,6 +36,23 @@
  *                                            more; the window's first step is
  *                                            left out (warm-up) when there are
  *                                            more than jitter_min_steps
+ *   data_pipeline    data_busy_pct 80        workers busy (datapipe.h), %, at or
+ *                                            above it while the queue is empty
+ *                                            or the reader ratio is at
+ *                                            input_ratio_pct: saturated (more
+ *                                            workers, or a cheaper slowest
+ *                                            stage; critical at critical_factor
+ *                                            x input_ratio_pct);
+ *                    data_empty_pct 50       fetches that found the loader's
+ *                                            queue empty, %, with
+ *                    data_idle_pct 50        workers busy below it: the
+ *                                            sampler or the main process;
+ *                    data_full_pct 10        empty below it while the reader
+ *                                            ratio is at input_ratio_pct: the
+ *                                            transfer (pin memory, copies);
+ *                                            no queue and stages on the
+ *                                            training thread at input_ratio_pct:
+ *                                            names the slowest stage
  * Order: by severity (critical first), then in the order above.
  *
  * Threading: pure functions over immutable summaries; pt_advisor_scan reads
@@ -61,10 +78,11 @@ enum pt_advice_key {
 	PT_ADV_MEMCPY_PAGEABLE,
 	PT_ADV_STRAGGLER,
 	PT_ADV_STEP_JITTER,
+	PT_ADV_DATA_PIPELINE,
 	PT_ADV__COUNT
 };
 /* "input_bound", "gpu_starved", "sync", "comm_bound", "memcpy_pageable",
- * "straggler", "step_jitter" (stable: JSON keys). */
+ * "straggler", "step_jitter", "data_pipeline" (stable: JSON keys). */
 const char *pt_advice_key_name(enum pt_advice_key k);
 
 enum pt_advice_severity { PT_ADV_WARNING = 1, PT_ADV_CRITICAL = 2 };
@@ -84,6 +102,10 @@ struct pt_advisor_opts {
 	double jitter_ratio;
 	unsigned jitter_min_steps;
 	unsigned jitter_min_slow;
+	double data_empty_pct;
+	double data_busy_pct;
+	double data_idle_pct;
+	double data_full_pct;
 	double critical_factor;
 };
 void pt_advisor_opts_init(struct pt_advisor_opts *o);
@@ -106,6 +128,18 @@ struct pt_advisor_facts {
 	struct pt_sync_site sites[PT_ADVISOR_SITES];
 	size_t nsites;
 	uint64_t other_ns; /* sync time of sites past PT_ADVISOR_SITES */
+	/* the data pipeline (datapipe.h), filled by pt_advise_trace */
+	int dp_present;
+	uint64_t dp_queue_samples;
+	double dp_empty_pct, dp_queue_mean, dp_capacity;
+	size_t dp_workers;
+	double dp_workers_busy_pct;
+	int dp_on_training;
+	uint32_t dp_slowest;	     /* name id of the stage with the most self time, 0 = none */
+	double dp_slowest_share_pct; /* its self time / the lanes' busy time */
+	double dp_slowest_per_sample_ms;
+	uint32_t dp_pin;	     /* "data: pin_memory" when it ran, else 0 */
+	double dp_pin_per_batch_ms;
 };
 
 /*
@@ -149,6 +183,18 @@ void pt_advise(const struct pt_trace *t, const struct pt_summary *s, const struc
  */
 void pt_advise_trace(const struct pt_trace *t, const struct pt_summary *s, const struct pt_ranks *r,
 		     int64_t pid, const struct pt_advisor_opts *o, struct pt_advice_list *out);
+
+/* pt_advise_trace that also hands back the data pipeline it computed over
+ * what s summarized (datapipe.h; the caller frees it with
+ * pt_datapipe_free), so a screen that shows both pays one pass. */
+struct pt_datapipe;
+void pt_advise_trace_dp(const struct pt_trace *t, const struct pt_summary *s,
+			const struct pt_ranks *r, int64_t pid, const struct pt_advisor_opts *o,
+			struct pt_advice_list *out, struct pt_datapipe *dp_out);
+
+/* Fills f's dp_* facts from the data pipeline over what s summarized. */
+void pt_advisor_data_facts(const struct pt_trace *t, const struct pt_summary *s,
+			   struct pt_advisor_facts *f);
 
 /* The Advice section of the text report (nothing when l->n == 0). */
 void pt_advice_text(FILE *out, const struct pt_advice_list *l);

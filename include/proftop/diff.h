@@ -53,6 +53,25 @@ const char *pt_diff_side_name(const struct pt_diff_side *d, uint32_t id, size_t 
 /* The row of table k named name[0..len), NULL when the side has none. O(1). */
 const struct pt_row *pt_diff_side_find(const struct pt_diff_side *d, enum pt_diff_table k,
 				       const char *name, size_t len);
+/* The data pipeline of a side (datapipe.h), detached from its trace:
+ * present = 0 when the run had none. Stages by total, the first
+ * PT_DIFF_DP_STAGES, names without the "data: " prefix. */
+#define PT_DIFF_DP_STAGES 16
+struct pt_diff_data {
+	int present;
+	uint64_t queue_samples;     /* 0: no queue */
+	double queue_empty_pct, queue_mean;
+	size_t workers;
+	double workers_busy_pct;
+	size_t nstages;
+	struct {
+		char name[96];
+		uint64_t calls;
+		double total_ms, per_sample_ms, busy_pct;
+	} stages[PT_DIFF_DP_STAGES];
+};
+const struct pt_diff_data *pt_diff_side_data(const struct pt_diff_side *d);
+
 /* Table k of a summary. */
 const struct pt_table *pt_diff_table_of(const struct pt_summary *s, enum pt_diff_table k);
 

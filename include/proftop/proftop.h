@@ -124,6 +124,17 @@ PROFTOP_API void proftop_range_push_id(uint32_t name_id);
 PROFTOP_API void proftop_mark(const char *name);
 PROFTOP_API void proftop_counter(const char *name, double value);
 
+/*
+ * Worker processes. A process forked from a recording one (a DataLoader
+ * worker) records nothing until it calls proftop_worker_attach(label): its
+ * events then go into the parent's session, as a lane of the parent named
+ * label (at most 15 bytes kept). Returns 1 when recording. It must call
+ * proftop_worker_detach() before it ends, which gives its ring back and
+ * stops recording; without it (a killed worker) the ring stays claimed.
+ */
+PROFTOP_API int proftop_worker_attach(const char *label);
+PROFTOP_API void proftop_worker_detach(void);
+
 #if defined(PROFTOP_WEAK)
 #define PROFTOP_STEP(samples) (proftop_step ? proftop_step(samples) : (void)0)
 #define PROFTOP_PHASE_PUSH(phase) (proftop_phase_push ? proftop_phase_push(phase) : (void)0)

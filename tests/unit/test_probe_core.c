@@ -420,6 +420,52 @@ static void test_fork_child_disabled(void **state)
 	assert_int_equal(r->head, head + 1);
 }
 
+/* A forked child that attaches (a DataLoader worker) records into the
+ * parent's session on a ring of its own, labelled, and gives it back; its
+ * exit() leaves the parent's session running. The parent cannot attach. */
+static void test_fork_worker_attach(void **state)
+{
+	struct pt_shm_ring *r = my_ring();
+	assert_int_equal(proftop_worker_attach("nope"), 0);
+	uint64_t head = r->head;
+	pid_t pid = fork();
+	if (pid == 0) {
+		int bad = proftop_enabled() != 0;
+		bad |= proftop_worker_attach("data worker 3 and more") != 1 ? 2 : 0;
+		bad |= proftop_enabled() != 1 ? 4 : 0;
+		proftop_range_push("data: w");
+		proftop_range_pop();
+		proftop_worker_detach();
+		bad |= proftop_enabled() != 0 ? 8 : 0;
+		proftop_mark("after detach");
+		exit(bad); /* runs the probe's destructor, which must leave the parent alone */
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(G.hdr->state, PT_SHM_RUNNING);
+	assert_int_equal(r->head, head); /* nothing on the parent's ring */
+	struct pt_shm_ring *w = NULL;
+	for (uint32_t i = 0; i < G.nrings; i++) {
+		struct pt_shm_ring *x = pt_shm_ring_at(G.base, G.hdr, i);
+		if (x->tid == (int32_t)pid)
+			w = x;
+	}
+	assert_non_null(w);
+	assert_int_equal(w->state, PT_SHM_RING_EXITED);
+	assert_string_equal(w->thread_name, "data worker 3 a"); /* 15 bytes kept */
+	struct pt_shm_rec rec[64];
+	int n = drain(w, rec, 64);
+	assert_int_equal(n, 1);
+	assert_string_equal(nm(rec[0].name), "data: w");
+	assert_int_equal(rec[0].kind, PT_KIND_USER_DEFINED);
+	__atomic_store_n(&w->state, PT_SHM_RING_FREE, __ATOMIC_RELEASE); /* as a reader would */
+	char path[1200];
+	snprintf(path, sizeof path, "%s/%d.session", g_dir, (int)pid);
+	assert_int_not_equal(access(path, F_OK), 0);
+}
+
 static void test_clock(void **state)
 {
 	if (getenv("PT_UNDER_VALGRIND"))
@@ -655,6 +701,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_threads_and_exit),
 	    cmocka_unit_test(test_more_threads_than_rings),
 	    cmocka_unit_test(test_fork_child_disabled),
+	    cmocka_unit_test(test_fork_worker_attach),
 	    cmocka_unit_test(test_clock),
 	    cmocka_unit_test(test_disable_env),
 	    cmocka_unit_test(test_depth_overflow),

@@ -390,7 +390,7 @@ static void test_tabs_and_sort_at_80(void **state)
 	for (int v = 0; v < TUI_V__COUNT; v++) {
 		if (v == TUI_V_RANKS)
 			continue;
-		tui_app_key(&a, '1' + v);
+		tui_app_key(&a, '0' + (v + 1) % 10); /* 1..9, 0 */
 		render(&a, &c);
 		const char *tabs = row(&c, a.lay.tabs.y);
 		/* every tab named (short names when full ones do not fit) */
@@ -583,7 +583,7 @@ static void test_docs_keys(void **state)
 		}
 		for (int v = 0; v < TUI_V__COUNT && k == 0; v++) {
 			char h[64];
-			snprintf(h, sizeof h, "### %d %s", v + 1, tui_view_name(v));
+			snprintf(h, sizeof h, "### %d %s", (v + 1) % 10, tui_view_name(v));
 			if (!strstr(doc, h)) {
 				print_message("docs/tui.md has no '%s'\n", h);
 				fail();

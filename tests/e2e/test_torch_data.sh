@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# san: skip  (Python and torch dominate; the report paths it uses run under ASan in test_data_pipeline)
+# tests/e2e/test_torch_data.sh - the data pipeline of an unmodified PyTorch
+# script (tests/torch/data_stages.py) under `proftop record`, with Debian's
+# python3-torch (and python3-torchvision for the Compose): its Dataset's
+# __getitem__ and two transforms of a Compose sleep known times, and the
+# script times each itself. With two forked workers: the stages are named
+# by class, their per-sample times are within 20 % of the script's own
+# means, the two workers are two lanes, the queue is sampled at each fetch,
+# and the advisor says the workers are saturated, naming the transform the
+# script measured slowest. Without workers: the stages run on the training
+# thread and the report says there is no queue. An IterableDataset: batches,
+# transforms and collate, no __getitem__. Workers restarted every epoch: one
+# lane per worker, no session of their own.
+. tests/e2e/lib.sh
+
+PY=${PY:-/usr/bin/python3}
+export PROFTOP_SESSION_DIR=$TMP/sessions
+mkdir -p "$PROFTOP_SESSION_DIR"
+chmod 700 "$PROFTOP_SESSION_DIR"
+unset PROFTOP_LIB PROFTOP_DISABLE PROFTOP_TORCH PROFTOP_TORCH_DEPTH PROFTOP_BATCH PROFTOP_TORCH_OPS
+if [ ! -x "$PY" ] || ! "$PY" -c 'import torch' >/dev/null 2>&1; then
+	skip "data pipeline of a PyTorch script" "torch is not importable by $PY (apt-get install python3-torch)"
+	done_testing
+	exit 0
+fi
+S=tests/torch/data_stages.py
+
+# record NAME ARGS... : the script under proftop record; JSON report in NAME.rep, text in NAME.txt
+record() {
+	local name=$1
+	shift
+	"$PROFTOP" record -o "$TMP/$name.json" --log "$TMP/$name.log" -- "$PY" $S "$@" >"$TMP/$name.out" 2>&1
+	local rc=$?
+	"$PROFTOP" report "$TMP/$name.json" --json >"$TMP/$name.rep" 2>>"$TMP/$name.out"
+	"$PROFTOP" report "$TMP/$name.json" >"$TMP/$name.txt" 2>>"$TMP/$name.out"
+	return $rc
+}
+
+# judge NAME CASE: python checks of the report against the script's RESULT line
+judge() {
+	"$PY" - "$TMP/$1.log" "$TMP/$1.rep" "$2" <<'PYEOF'
+import json, sys
+res = None
+for line in open(sys.argv[1]):
+    if line.startswith("RESULT "):
+        res = dict(kv.split("=", 1) for kv in line.split()[1:])
+if res is None:
+    print("no RESULT line from the script"); sys.exit(1)
+rep = json.load(open(sys.argv[2]))
+case = sys.argv[3]
+dp = rep.get("data_pipeline")
+if dp is None:
+    print("no data_pipeline section"); sys.exit(1)
+st = {s["name"]: s for s in dp["stages"]}
+compose = res["compose"] == "1"
+bad, info = [], []
+def want(c, what):
+    if not c:
+        bad.append(what)
+def near(stage, key):
+    if stage not in st:
+        bad.append("no stage %s (%s)" % (stage, sorted(st)))
+        return
+    mine, theirs = st[stage]["per_sample_ms"], float(res[key])
+    info.append("%s %.2f/%.2f ms" % (stage, mine, theirs))
+    want(abs(mine - theirs) <= 0.2 * theirs, "%s per sample %.3f ms, the script measured %.3f" % (stage, mine, theirs))
+for s in dp["stages"]:
+    want(0 <= s["busy_pct"] <= 100, "busy_pct of %s in 0..100" % s["name"])
+for l in dp["lanes"]:
+    want(0 <= l["busy_pct"] <= 100, "lane busy in 0..100 (%s)" % l)
+want("batch" in st and "collate_fn" in st, "batch and collate_fn stages (%s)" % sorted(st))
+if compose:
+    want("SlowA" in st and "SlowB" in st, "the Compose's transforms by class (%s)" % sorted(st))
+workers = sorted(l["name"] for l in dp["lanes"] if l["role"] == "worker")
+if case in ("workers", "iterable", "epochs"):
+    want(workers == ["data worker 0", "data worker 1"], "two worker lanes (%s)" % workers)
+    want(dp["workers"] == 2, "workers: 2 (%s)" % dp["workers"])
+    want(dp["queue_samples"] >= int(res["steps"]), "a queue sample per fetch (%s for %s steps)" % (dp["queue_samples"], res["steps"]))
+    want(dp["queue_capacity"] == 4, "capacity 2 workers x prefetch 2 (%s)" % dp["queue_capacity"])
+if case == "workers":
+    near("Slow.__getitem__", "get_ms")
+    if compose:
+        near("SlowA", "a_ms")
+        near("SlowB", "b_ms")
+        adv = [a for a in rep["advice"] if a["key"] == "data_pipeline"]
+        slow = "SlowB" if float(res["b_ms"]) > float(res["a_ms"]) else "SlowA"
+        want(adv and "saturated" in adv[0]["title"] and ("stage " + slow) in adv[0]["evidence"],
+             "the verdict: workers saturated, slowest stage %s (%s)" % (slow, adv))
+if case == "noworkers":
+    want(dp["workers"] == 0 and dp["on_training_thread"] and dp["queue_samples"] == 0,
+         "no workers: stages on the training thread, no queue (%s)" % {k: dp[k] for k in ("workers", "on_training_thread", "queue_samples")})
+    near("Slow.__getitem__", "get_ms")
+if case == "iterable":
+    want(not any(n.endswith(".__getitem__") for n in st), "no __getitem__ stage for an iterable dataset")
+    want(dp["samples_from"] == "steps", "per sample over the steps' samples (%s)" % dp["samples_from"])
+if case == "epochs":
+    procs = sorted(l["processes"] for l in dp["lanes"] if l["role"] == "worker")
+    want(procs == [3, 3], "each worker lane spans its 3 processes (%s)" % procs)
+print("; ".join(bad) if bad else ", ".join(info) or "ok")
+sys.exit(1 if bad else 0)
+PYEOF
+}
+
+# the workers' stages (about 4 x 34 ms a batch, 2 workers) far slower than
+# the training step, so they stay busy even on a loaded machine
+if record workers --batches 16 --get-ms 1 --a-ms 3 --b-ms 30; then
+	ok "record: 2 forked workers"
+else
+	not_ok "record: 2 forked workers" "$(tail -n 5 "$TMP/workers.out" "$TMP/workers.log")"
+fi
+if grep -q "compose=0" "$TMP/workers.log"; then
+	skip "the Compose's transforms" "no torchvision (apt-get install python3-torchvision)"
+fi
+if out=$(judge workers workers 2>&1); then ok "2 workers: stages by class, per sample within 20% of the script's, two lanes, the verdict ($out)"; else not_ok "2 workers" "$out"; fi
+
+record noworkers --workers 0 --batches 8 --get-ms 1 --a-ms 1 --b-ms 2 || true
+if out=$(judge noworkers noworkers 2>&1); then ok "no workers: stages on the training thread, no queue ($out)"; else not_ok "no workers" "$out"; fi
+check_out "no workers: the text says there is no queue" "Queue: none: the loader has no workers" cat "$TMP/noworkers.txt"
+
+record iterable --iterable --batches 8 --get-ms 1 --a-ms 1 --b-ms 2 || true
+if out=$(judge iterable iterable 2>&1); then ok "an IterableDataset with 2 workers ($out)"; else not_ok "iterable" "$out"; fi
+
+before=$(ls "$PROFTOP_SESSION_DIR" | wc -l)
+record epochs --epochs 3 --batches 4 --get-ms 1 --a-ms 1 --b-ms 2 || true
+if out=$(judge epochs epochs 2>&1); then ok "workers restarted every epoch: one lane each ($out)"; else not_ok "epochs" "$out"; fi
+# the training process leaves its (exited) session, as every recorded
+# process does; its six worker processes add none
+after=$(ls "$PROFTOP_SESSION_DIR" | wc -l)
+if [ $((after - before)) -eq 1 ]; then ok "six worker processes: no session of their own"; else not_ok "no session per worker" "$(ls "$PROFTOP_SESSION_DIR")"; fi
+
+done_testing
