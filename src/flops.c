@@ -256,8 +256,11 @@ static int type_size(const char *s, size_t n, int *dtype)
 	return 0;
 }
 
-/* "Input type": ["float", "", "Scalar", ...] */
-static void parse_types(struct ins *a, const char *p, size_t len)
+/* Calls each(in, body, n) for the i-th string of a JSON array of strings
+ * (other values are skipped but counted), for at most MAX_IN elements; a->n
+ * grows to cover every string seen. */
+static void each_string(struct ins *a, const char *p, size_t len,
+			void (*each)(struct input *in, const char *s, size_t n))
 {
 	const char *e = p + len;
 	p = ws(p, e);
@@ -271,9 +274,7 @@ static void parse_types(struct ins *a, const char *p, size_t len)
 				q += *q == '\\' ? 2 : 1;
 			if (q >= e)
 				return;
-			struct input *in = &a->in[i];
-			in->typed = 1;
-			in->es = type_size(p + 1, (size_t)(q - p - 1), &in->dtype);
+			each(&a->in[i], p + 1, (size_t)(q - p - 1));
 			if (i >= a->n)
 				a->n = i + 1;
 		}
@@ -286,6 +287,18 @@ static void parse_types(struct ins *a, const char *p, size_t len)
 		else
 			break;
 	}
+}
+
+static void set_type(struct input *in, const char *s, size_t n)
+{
+	in->typed = 1;
+	in->es = type_size(s, n, &in->dtype);
+}
+
+/* "Input type": ["float", "", "Scalar", ...] */
+static void parse_types(struct ins *a, const char *p, size_t len)
+{
+	each_string(a, p, len, set_type);
 }
 
 /* One "Concrete Inputs" string's body: "[2, 2]", "1", "True", "'same'". */
@@ -330,33 +343,10 @@ static void parse_cv(struct input *in, const char *s, size_t n)
 	}
 }
 
+/* "Concrete Inputs": ["", "[2, 2]", "1", ...] */
 static void parse_conc(struct ins *a, const char *p, size_t len)
 {
-	const char *e = p + len;
-	p = ws(p, e);
-	if (p >= e || *p != '[')
-		return;
-	p = ws(p + 1, e);
-	for (int i = 0; p < e && *p != ']' && i < MAX_IN; i++) {
-		if (*p == '"') {
-			const char *q = p + 1;
-			while (q < e && *q != '"')
-				q += *q == '\\' ? 2 : 1;
-			if (q >= e)
-				return;
-			parse_cv(&a->in[i], p + 1, (size_t)(q - p - 1));
-			if (i >= a->n)
-				a->n = i + 1;
-		}
-		p = skip_val(p, e);
-		if (!p)
-			return;
-		p = ws(p, e);
-		if (p < e && *p == ',')
-			p = ws(p + 1, e);
-		else
-			break;
-	}
+	each_string(a, p, len, parse_cv);
 }
 
 /* ---- formulas ---- */
