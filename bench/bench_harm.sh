@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/bench_harm.sh - what proftop failing costs the training job (issue 6,
+# bench/bench_harm.sh - what proftop failing costs the training job (docs/reliability.md,
 # promise 1). minitrain's mean step time (its own "done ... step_ms=" figure)
 # in four settings, run alternately (ROUNDS each, median), printed beside the
 # run alone as ratios:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/bench_ranks_live.sh - what attaching to many sessions costs proftop
-# (issue 7: "attaching to 8 sessions costs proftop at most 8x one session's
+# (the budget: "attaching to 8 sessions costs proftop at most 8x one session's
 # CPU, and each additional rank adds no more than 1% of a core at the
 # default refresh"). N minitrain ranks (RANK=i, the probe preloaded) run;
 # proftop attaches and its CPU (utime + stime of /proc/PID/stat) is read

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/e2e/test_bad_session.sh - proftop against corrupted session segments
-# (issue 6, promise 3): `ls` lists them with the reason, `record -p` refuses
+# (docs/reliability.md, promise 3): `ls` lists them with the reason, `record -p` refuses
 # a bad header with one line, drains a segment with impossible ring indices,
 # and survives a segment truncated by another process while it is attached.
 # The segments are real ones saved from the probe (tests/fuzz/seeds_session/)

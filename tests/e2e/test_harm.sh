@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/e2e/test_harm.sh - promise 1 of issue 6: the training job is never
+# tests/e2e/test_harm.sh - promise 1 of docs/reliability.md: the training job is never
 # harmed by proftop.
 #  a. proftop killed -9 at a random moment of `proftop run -- minitrain`
 #     (20 rounds, some while the session is still being attached): the

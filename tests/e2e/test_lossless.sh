@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_lossless.sh - promise 2 of issue 6, "nothing is lost silently":
+# test_lossless.sh - the promise "nothing is lost silently":
 #  1. every dropped event is counted: source drops of a flooded live session
 #     add up exactly with what was kept; the report header, report --json,
 #     the export's otherData and the TUI's session line all say so; memory-cap

@@ -1,5 +1,5 @@
 /*
- * test_probe_harm.c - the probe never blocks or harms its process (issue 6,
+ * test_probe_harm.c - the probe never blocks or harms its process (docs/reliability.md,
  * promise 1), white-box with libproftop.so's objects linked in: names are
  * interned without locks (threads racing on the same new names all get one
  * id per name; a signal handler interning while its own thread is half-way

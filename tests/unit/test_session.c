@@ -487,7 +487,7 @@ static void test_garbage(void **state)
 	seg_free(&g);
 }
 
-/* ---- corrupted segments (issue 6, promise 3): an error or a count, never a crash ---- */
+/* ---- corrupted segments (docs/reliability.md, promise 3): an error or a count, never a crash ---- */
 
 /* Bad magic / version / header size: refused at open with a reason. */
 static void test_corrupt_header(void **state)
