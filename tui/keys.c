@@ -95,8 +95,8 @@ const struct tui_binding tui_bindings[] = {
 	{TUI_ACT_EXPORT, 0, TUI_VM_ALL, K('e'), "export a snapshot (Chrome trace) to ./proftop-*.json",
 	 "Export"},
 	{TUI_ACT_CAPTURE, 0, TUI_VM_ALL, K('T'),
-	 "capture the next 5 steps with torch.profiler (a PyTorch job under proftop): every aten "
-	 "op, nested here; saved to ./proftop-capture-*.json",
+	 "capture the next steps (5, or --capture-steps N) with torch.profiler (a PyTorch job "
+	 "under proftop): every aten op, nested here; saved to ./proftop-capture-*.json",
 	 NULL},
 	{TUI_ACT_PAUSE, 0, TUI_VM_ALL, K('p'), "pause the view (data keeps coming)", "Pause"},
 	{TUI_ACT_BASELINE, 0, TUI_VM_ALL, K('B'),
