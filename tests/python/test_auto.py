@@ -119,22 +119,28 @@ torch.manual_seed(0)
 _fake = {"dir": None, "path": None}
 
 
+def build_fake(source, prefix):
+    """Compiles source into libproftop-fake.so in a new temporary folder:
+    (folder, path), path None when there is no compiler or it failed."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+    if cc is None:
+        return d, None
+    src = os.path.join(d, "fake.c")
+    path = os.path.join(d, "libproftop-fake.so")
+    with open(src, "w") as f:
+        f.write(source)
+    r = subprocess.run([cc, "-shared", "-fPIC", "-pthread", "-Wl,-soname,libproftop-fake.so",
+                        "-o", path, src], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.stderr.write(r.stderr)
+        return d, None
+    return d, path
+
+
 def fake_lib():
     if _fake["dir"] is None:
-        _fake["dir"] = tempfile.mkdtemp(prefix="proftop-autotest.")
-        cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
-        if cc is None:
-            return None
-        src = os.path.join(_fake["dir"], "fake.c")
-        path = os.path.join(_fake["dir"], "libproftop-fake.so")
-        with open(src, "w") as f:
-            f.write(FAKE_C)
-        r = subprocess.run([cc, "-shared", "-fPIC", "-pthread", "-Wl,-soname,libproftop-fake.so",
-                            "-o", path, src], capture_output=True, text=True)
-        if r.returncode != 0:
-            sys.stderr.write(r.stderr)
-            return None
-        _fake["path"] = path
+        _fake["dir"], _fake["path"] = build_fake(FAKE_C, "proftop-autotest.")
     return _fake["path"]
 
 

@@ -99,20 +99,8 @@ _fake = {"dir": None, "path": None}
 
 def fake_lib():
     if _fake["dir"] is None:
-        _fake["dir"] = tempfile.mkdtemp(prefix="proftop-captest.")
-        cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
-        if cc is None:
-            return None
-        src = os.path.join(_fake["dir"], "fake.c")
-        path = os.path.join(_fake["dir"], "libproftop-fake.so")
-        with open(src, "w") as f:
-            f.write(test_auto.FAKE_C + CTL_C)
-        r = subprocess.run([cc, "-shared", "-fPIC", "-pthread", "-o", path, src],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            sys.stderr.write(r.stderr)
-            return None
-        _fake["path"] = path
+        _fake["dir"], _fake["path"] = test_auto.build_fake(test_auto.FAKE_C + CTL_C,
+                                                           "proftop-captest.")
     return _fake["path"]
 
 
