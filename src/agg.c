@@ -311,9 +311,10 @@ static void close_frame(struct pt_agg *a, const struct frame *f, struct frame *p
 				pt_stat_add(&dr->gpu, f->gpu_ns);
 		}
 	}
-	if (f->own_inst != AGG_NONE)
+	if (f->own_inst != AGG_NONE) {
 		a->inst[f->own_inst].gpu_ns += f->gpu_ns;
-	else if (parent)
+		a->inst[f->own_inst].closed = 1;
+	} else if (parent)
 		parent->gpu_ns += f->gpu_ns;
 }
 
@@ -367,8 +368,8 @@ static void ensure_insts(struct pt_agg *a, struct track_state *ts)
 		struct frame *f = &ts->stack[i];
 		if (f->row != AGG_NONE || f->own_detail != AGG_NONE) {
 			a->inst = agg_grow(a->inst, &a->inst_cap, a->ninst, sizeof *a->inst);
-			a->inst[a->ninst] =
-			    (struct inst){0, cur, f->row, f->own_detail, f->kind, f->outer};
+			a->inst[a->ninst] = (struct inst){0,	     f->end_ns, cur, f->row,
+							  f->own_detail, f->kind, f->outer, 0};
 			f->own_inst = cur = (uint32_t)a->ninst++;
 		}
 		f->inst = cur;
@@ -391,6 +392,8 @@ static void launch(struct pt_agg *a, struct track_state *ts, const struct pt_eve
 		for (uint32_t i = head; i; i = a->acts[i - 1].next) {
 			struct devact *d = &a->acts[i - 1];
 			gpu += d->dur_ns;
+			if (d->start_ns > ev->start_ns && d->start_ns - ev->start_ns > a->fold.max_lag_ns)
+				a->fold.max_lag_ns = d->start_ns - ev->start_ns;
 			if (f->detail != AGG_NONE) {
 				uint32_t r =
 				    detail_row(a, f->detail, d->name_id, a->act_kind[i - 1], 1);
@@ -400,28 +403,39 @@ static void launch(struct pt_agg *a, struct track_state *ts, const struct pt_eve
 		}
 		pt_u32map_put(&a->act_by_corr, ev->corr, 0);
 		f->gpu_ns += gpu;
+	} else if (a->fold.ncorrs && agg_corr_folded(a, ev->corr)) {
+		a->fold.violations++; /* its activities were folded as orphans */
 	}
 	if (!a->dev_complete) {
+		if (pt_u32map_get(&a->launch_by_corr, ev->corr) ||
+		    (a->fold.ncorrs && agg_corr_folded(a, ev->corr)))
+			a->fold.corr_dups++;
 		ensure_insts(a, ts);
 		a->launches =
 		    agg_grow(a->launches, &a->launches_cap, a->nlaunches, sizeof *a->launches);
 		a->launches[a->nlaunches] = (struct launch){
-		    ev->start_ns, gpu, 0, ev->track_id, f->inst, f->detail, f->phase};
+		    ev->start_ns, gpu, 0, ev->track_id, f->inst, f->detail, ev->corr, f->phase};
 		pt_u32map_put(&a->launch_by_corr, ev->corr, (uint32_t)++a->nlaunches);
 	} else if (gpu) {
 		/* all in: only step settling needs it, as a few bytes */
-		uint8_t *p = vlog_reserve(&a->done, 3 * VMAX + 1);
-		p = vput(p, zz_delta(a->done_prev_start, ev->start_ns));
-		p = vput(p, gpu);
-		p = vput(p, zz_delta(a->done_prev_track, ev->track_id));
-		*p++ = f->phase;
-		a->done.len = (size_t)(p - a->done.p);
-		a->done_prev_start = ev->start_ns;
-		a->done_prev_track = ev->track_id;
+		agg_done_add(a, ev->start_ns, gpu, ev->track_id, f->phase);
 	}
 }
 
-static void log_child(struct pt_agg *a, uint32_t fid, uint64_t start_ns, uint64_t end_ns)
+void agg_done_add(struct pt_agg *a, uint64_t start_ns, uint64_t gpu_ns, uint32_t track,
+		  uint8_t phase)
+{
+	uint8_t *p = vlog_reserve(&a->done, 3 * VMAX + 1);
+	p = vput(p, zz_delta(a->done_prev_start, start_ns));
+	p = vput(p, gpu_ns);
+	p = vput(p, zz_delta(a->done_prev_track, track));
+	*p++ = phase;
+	a->done.len = (size_t)(p - a->done.p);
+	a->done_prev_start = start_ns;
+	a->done_prev_track = track;
+}
+
+void agg_child_add(struct pt_agg *a, uint32_t fid, uint64_t start_ns, uint64_t end_ns)
 {
 	uint8_t *p = vlog_reserve(&a->children, 3 * VMAX);
 	p = vput(p, zz_delta(a->child_prev_fid, fid));
@@ -490,7 +504,7 @@ static void host_event(struct pt_agg *a, struct track_state *ts, const struct pt
 		/* The step's direct children are its "top-level work", from
 		 * which a step without explicit Forward derives it. */
 		if (parent->kind == PT_KIND_PROFILE_STEP && !pt_kind_is_phase(kind))
-			log_child(a, parent->step_fid, ev->start_ns, end);
+			agg_child_add(a, parent->step_fid, ev->start_ns, end);
 	}
 
 	if (pt_kind_is_phase(kind)) {
@@ -601,6 +615,8 @@ static void device_event(struct pt_agg *a, struct track_state *ts, const struct 
 		struct launch *l = &a->launches[li - 1];
 		l->gpu_ns += ev->dur_ns;
 		l->late_ns += ev->dur_ns;
+		if (ev->start_ns > l->start_ns && ev->start_ns - l->start_ns > a->fold.max_lag_ns)
+			a->fold.max_lag_ns = ev->start_ns - l->start_ns;
 		if (l->detail != AGG_NONE) {
 			uint32_t r = detail_row(a, l->detail, ev->name_id, ev->kind, 1);
 			pt_stat_add(&a->detail.v[r].gpu, ev->dur_ns);
@@ -608,10 +624,12 @@ static void device_event(struct pt_agg *a, struct track_state *ts, const struct 
 		return;
 	}
 	/* Launch not seen yet: wait for it (or stay an orphan). */
+	if (a->fold.ncorrs && agg_corr_folded(a, ev->corr))
+		a->fold.violations++; /* its launch was folded */
 	a->acts = agg_grow(a->acts, &a->acts_cap, a->nacts, sizeof *a->acts);
 	a->act_kind = agg_grow(a->act_kind, &a->act_kind_cap, a->nacts, 1);
 	a->acts[a->nacts] = (struct devact){ev->start_ns, ev->dur_ns, ev->name_id,
-					    pt_u32map_get(&a->act_by_corr, ev->corr)};
+					    pt_u32map_get(&a->act_by_corr, ev->corr), ev->corr};
 	a->act_kind[a->nacts] = kind;
 	pt_u32map_put(&a->act_by_corr, ev->corr, (uint32_t)++a->nacts);
 }
@@ -679,6 +697,8 @@ size_t agg_mem_bytes(const struct pt_agg *a)
 	b += a->done.cap + a->children.cap + a->orphans_cap * sizeof *a->orphans;
 	b += a->steps_cap * sizeof *a->steps + a->phases_cap * sizeof *a->phases;
 	b += a->devs_cap * sizeof *a->devs;
+	b += a->fold.ndev_busy * sizeof *a->fold.dev_busy + a->fold.steps_cap * sizeof *a->fold.steps;
+	b += a->fold.corrs_cap * sizeof *a->fold.corrs;
 	return b;
 }
 
@@ -719,6 +739,9 @@ void agg_free(struct pt_agg *a)
 	vlog_free(&a->children);
 	free(a->phases);
 	free(a->devs);
+	free(a->fold.dev_busy);
+	free(a->fold.steps);
+	free(a->fold.corrs);
 	free(a);
 }
 

@@ -153,6 +153,13 @@ uint32_t rowvec_add(struct rowvec *r, uint32_t name_id, uint8_t kind, uint8_t is
 /* Generic growable array helper: ensures room for one more element. */
 void *agg_grow(void *p, size_t *cap, size_t n, size_t elem);
 
+/* Copies sharing nothing with their source (agg_clone): dst is overwritten. */
+void *agg_dup(const void *p, size_t n); /* NULL for NULL or n == 0 */
+void vlog_copy(struct vlog *dst, const struct vlog *src);
+void ivl_copy(struct ivl_list *dst, const struct ivl_list *src);
+void u64map_copy(struct u64map *dst, const struct u64map *src);
+void idmap_copy(struct idmap *dst, const struct idmap *src);
+
 /* ---- per-track state ---- */
 enum {
 	LS_BUSY = PT_KIND__COUNT, /* kernels + communication on this track */
@@ -222,11 +229,13 @@ struct ivl_list *ts_list_make(struct track_state *ts, int k);
  */
 struct inst {
 	uint64_t gpu_ns;
+	uint64_t end_ns; /* the frame's end */
 	uint32_t parent; /* enclosing instance, created earlier (lower index) */
 	uint32_t row;	 /* row in the table chosen by kind */
 	uint32_t detail; /* own op-detail row, AGG_NONE if none */
 	uint8_t kind;
-	uint8_t outer; /* the frame's row was not open below it */
+	uint8_t outer;	/* the frame's row was not open below it */
+	uint8_t closed; /* the frame was popped: its own GPU time is in */
 };
 
 /* A host call whose device activities may come after it (keyed by corr). */
@@ -237,6 +246,7 @@ struct launch {
 	uint32_t track;
 	uint32_t inst;
 	uint32_t detail;
+	uint32_t corr;
 	uint8_t phase;
 };
 
@@ -247,6 +257,7 @@ struct devact {
 	uint64_t start_ns, dur_ns;
 	uint32_t name_id;
 	uint32_t next; /* index + 1 of the next activity with the same corr */
+	uint32_t corr;
 };
 
 struct step_rec {
@@ -277,8 +288,45 @@ struct dcache {
 	uint32_t row[AGG_DCACHE];
 };
 
+/*
+ * What agg_fold settled for good (agg_fold.c): everything that starts
+ * before upto_ns, in figures, so a live aggregator's state stays the size
+ * of what is in flight. Zero (nothing folded) in any other aggregator.
+ */
+struct corr_range {
+	uint32_t lo, hi; /* inclusive */
+};
+struct agg_folded {
+	uint64_t upto_ns;
+	/* per list slot, the union before upto_ns over every track, whole
+	 * (all) and cut to the steps' union (clip); nonempty: it had an
+	 * interval (Distributed's host-communication fallback asks) */
+	uint64_t all[LS__COUNT], clip[LS__COUNT];
+	uint8_t nonempty_all[LS__COUNT], nonempty_clip[LS__COUNT];
+	uint64_t overlap[2][2]; /* [host communication][cut to steps]: |comm ∩ kernels| */
+	uint64_t *dev_busy;	/* per a->devs index: LS_BUSY's union on that device */
+	size_t ndev_busy;
+	/* settled steps, start order within each fold; number -1: unnumbered
+	 * (the ordinal is given at finish, among all steps) */
+	struct pt_step *steps;
+	size_t nsteps, steps_cap;
+	uint64_t bwd_busy;
+	/* correlation ids of the launches and activities folded: a partner
+	 * arriving later (a violation) means the figures would differ */
+	struct corr_range *corrs;
+	size_t ncorrs, corrs_cap;
+	uint64_t violations;
+	uint64_t max_lag_ns; /* the longest activity start - launch start seen */
+	/* launches whose correlation id an earlier launch had (ids of several
+	 * processes in one trace): which activity goes to which launch then
+	 * depends on the order fed, so a live summary must not differ from
+	 * pt_summarize's order (agg_live.c stops keeping P) */
+	uint64_t corr_dups;
+};
+
 struct pt_agg {
 	const struct pt_trace *t;
+	struct agg_folded fold;
 	struct pt_agg_opts o;
 	int64_t ordinal_base; /* step ordinal of the first step (step windows) */
 	/* Every device activity has been fed (pt_summarize, after its device
@@ -360,5 +408,29 @@ void agg_settle_steps(struct pt_agg *a, struct pt_summary *s);
 /* agg_tables.c: fills the tables, overview, dist and devices. */
 void agg_settle_tables(struct pt_agg *a, struct pt_summary *s);
 void agg_free(struct pt_agg *a);
+/* A deep copy of a (agg_live.c): feeding or finishing either leaves the other as it was. */
+struct pt_agg *agg_clone(const struct pt_agg *a);
+
+/*
+ * agg_fold.c: settles everything that starts before upto for good: the
+ * caller promises that every event fed from now on starts at or after it
+ * (upto must not pass what has been fed, and launches' activities must be
+ * in: see agg_live.c). Launches, call instances, waiting activities, step
+ * records and interval lists before it become figures in a->fold.
+ */
+void agg_fold(struct pt_agg *a, uint64_t upto);
+/* agg_steps.c: the steps part (steps that end by upto and their records). */
+void agg_fold_steps(struct pt_agg *a, uint64_t upto);
+/* agg_tables.c: the unions part. */
+void agg_fold_unions(struct pt_agg *a, uint64_t upto);
+/* Whether corr belongs to a launch or activity folded already. */
+int agg_corr_folded(const struct pt_agg *a, uint32_t corr);
+/* Appends a launch with its activities' time to the done log. */
+void agg_done_add(struct pt_agg *a, uint64_t start_ns, uint64_t gpu_ns, uint32_t track,
+		  uint8_t phase);
+/* Appends a step's direct child to the children log. */
+void agg_child_add(struct pt_agg *a, uint32_t fid, uint64_t start_ns, uint64_t end_ns);
+/* Cuts list l to [from, inf): intervals that end by from go. */
+void ivl_cut_before(struct ivl_list *l, uint64_t from);
 
 #endif

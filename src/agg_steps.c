@@ -42,6 +42,18 @@ static int sstep_cmp(const void *pa, const void *pb)
 	return a->fid < b->fid ? -1 : a->fid > b->fid;
 }
 
+/* Steps in start order, longer first; same span: by track (the order
+ * pt_summarize feeds them in). */
+static int pstep_cmp(const void *pa, const void *pb)
+{
+	const struct pt_step *a = pa, *b = pb;
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	if (a->dur_ns != b->dur_ns)
+		return a->dur_ns > b->dur_ns ? -1 : 1;
+	return a->track < b->track ? -1 : a->track > b->track;
+}
+
 static int phase_cmp(const void *pa, const void *pb)
 {
 	const struct phase_rec *a = pa, *b = pb;
@@ -357,14 +369,14 @@ void agg_settle_steps(struct pt_agg *a, struct pt_summary *s)
 	settle_cpu(a, &c, acc);
 	settle_gpu(a, &c, acc);
 
-	s->nsteps = c.n;
-	s->steps = c.n ? pt_xcalloc(c.n, sizeof *s->steps) : NULL;
+	size_t nf = a->fold.nsteps;
+	s->nsteps = c.n + nf;
+	s->steps = s->nsteps ? pt_xcalloc(s->nsteps, sizeof *s->steps) : NULL;
 	for (size_t i = 0; i < c.n; i++) {
 		const struct step_rec *r = &a->steps[c.ss[i].fid];
 		struct pt_step *st = &s->steps[i];
 		int64_t num = step_number(a->t, r->name_id);
-		/* Without a number in the name: the ordinal among steps. */
-		st->number = num >= 0 ? num : a->ordinal_base + (int64_t)i;
+		st->number = num >= 0 ? num : -1;
 		st->start_ns = r->start_ns;
 		st->dur_ns = r->dur_ns;
 		st->samples = r->samples;
@@ -373,6 +385,15 @@ void agg_settle_steps(struct pt_agg *a, struct pt_summary *s)
 		memcpy(st->gpu_ns, acc[i].gpu, sizeof st->gpu_ns);
 		s->backward_busy_ns += acc[i].bwd_busy;
 	}
+	if (nf) { /* the steps folded already (agg_fold_steps), in their place */
+		memcpy(s->steps + c.n, a->fold.steps, nf * sizeof *s->steps);
+		qsort(s->steps, s->nsteps, sizeof *s->steps, pstep_cmp);
+		s->backward_busy_ns += a->fold.bwd_busy;
+	}
+	/* Without a number in the name: the ordinal among steps. */
+	for (size_t i = 0; i < s->nsteps; i++)
+		if (s->steps[i].number < 0)
+			s->steps[i].number = a->ordinal_base + (int64_t)i;
 	free(acc);
 	free(c.ss);
 	free(c.pmax_end);
@@ -392,6 +413,178 @@ void agg_settle_steps(struct pt_agg *a, struct pt_summary *s)
 			o->ratio_base_ns = s->model[PT_MS_STEP].cpu.total_ns;
 		}
 	}
+}
+
+/* ---- folding settled steps (agg_fold) ---- */
+
+/* The sorted-steps context of a's steps (agg_settle_steps' first part). */
+static void steps_ctx_build(const struct pt_agg *a, struct steps_ctx *c)
+{
+	c->n = a->nsteps;
+	c->ss = pt_xmalloc((c->n ? c->n : 1) * sizeof *c->ss);
+	c->pmax_end = pt_xmalloc((c->n ? c->n : 1) * sizeof *c->pmax_end);
+	for (size_t i = 0; i < c->n; i++)
+		c->ss[i] = (struct sorted_step){
+		    a->steps[i].start_ns, a->steps[i].start_ns + a->steps[i].dur_ns, (uint32_t)i};
+	if (c->n > 1)
+		qsort(c->ss, c->n, sizeof *c->ss, sstep_cmp);
+	for (size_t i = 0; i < c->n; i++)
+		c->pmax_end[i] = i ? u64_max(c->pmax_end[i - 1], c->ss[i].end_ns) : c->ss[i].end_ns;
+}
+
+/*
+ * Steps that ended by upto are final: every record that falls in them
+ * starts before upto, and was fed. Their figures are worked out as at
+ * finish, from the records before upto (the other steps' partial figures
+ * are dropped), and appended to a->fold.steps; the records of folded steps
+ * and those before upto in no step go; the rest stay for later.
+ */
+void agg_fold_steps(struct pt_agg *a, uint64_t upto)
+{
+	struct steps_ctx c;
+	steps_ctx_build(a, &c);
+	uint8_t *folds = pt_xcalloc(c.n ? c.n : 1, 1); /* by sorted index */
+	uint8_t *fid_folds = pt_xcalloc(c.n ? c.n : 1, 1);
+	size_t nfold = 0;
+	for (size_t i = 0; i < c.n; i++)
+		if (c.ss[i].end_ns <= upto) {
+			folds[i] = fid_folds[c.ss[i].fid] = 1;
+			nfold++;
+		}
+	/* a view of a holding only the records before upto */
+	struct pt_agg v = *a;
+	v.phases = pt_xmalloc((a->nphases ? a->nphases : 1) * sizeof *v.phases);
+	v.nphases = 0;
+	for (size_t i = 0; i < a->nphases; i++)
+		if (a->phases[i].start_ns < upto)
+			v.phases[v.nphases++] = a->phases[i];
+	memset(&v.children, 0, sizeof v.children);
+	v.child_prev_fid = 0;
+	v.child_prev_start = 0;
+	const uint8_t *p = a->children.p, *pend = vlog_end(&a->children);
+	uint32_t fid = 0;
+	uint64_t start = 0;
+	while (p < pend) {
+		fid = (uint32_t)zz_apply(fid, vget(&p));
+		start = zz_apply(start, vget(&p));
+		uint64_t end = start + vget(&p);
+		if (start < upto)
+			agg_child_add(&v, fid, start, end);
+	}
+	memset(&v.done, 0, sizeof v.done);
+	v.done_prev_start = 0;
+	v.done_prev_track = 0;
+	p = a->done.p, pend = vlog_end(&a->done);
+	start = 0;
+	uint32_t track = 0;
+	while (p < pend) {
+		start = zz_apply(start, vget(&p));
+		uint64_t gpu = vget(&p);
+		track = (uint32_t)zz_apply(track, vget(&p));
+		uint8_t phase = *p++;
+		if (start < upto)
+			agg_done_add(&v, start, gpu, track, phase);
+	}
+	v.orphans = pt_xmalloc((a->norphans ? a->norphans : 1) * sizeof *v.orphans);
+	v.norphans = 0;
+	for (size_t i = 0; i < a->norphans; i++)
+		if (a->orphans[i].start_ns < upto)
+			v.orphans[v.norphans++] = a->orphans[i];
+	v.nlaunches = 0; /* the ones before upto are in the done log now */
+
+	struct sacc *acc = pt_xcalloc(c.n ? c.n : 1, sizeof *acc);
+	if (nfold) {
+		settle_cpu(&v, &c, acc);
+		settle_gpu(&v, &c, acc);
+	}
+	for (size_t i = 0; i < c.n; i++) {
+		if (!folds[i])
+			continue;
+		const struct step_rec *r = &a->steps[c.ss[i].fid];
+		struct agg_folded *f = &a->fold;
+		f->steps = agg_grow(f->steps, &f->steps_cap, f->nsteps, sizeof *f->steps);
+		struct pt_step *st = &f->steps[f->nsteps++];
+		memset(st, 0, sizeof *st);
+		int64_t num = step_number(a->t, r->name_id);
+		st->number = num >= 0 ? num : -1;
+		st->start_ns = r->start_ns;
+		st->dur_ns = r->dur_ns;
+		st->samples = r->samples;
+		st->track = r->track;
+		memcpy(st->cpu_ns, acc[i].cpu, sizeof st->cpu_ns);
+		memcpy(st->gpu_ns, acc[i].gpu, sizeof st->gpu_ns);
+		f->bwd_busy += acc[i].bwd_busy;
+	}
+	free(acc);
+	free(v.phases);
+	vlog_free(&v.children);
+	vlog_free(&v.done);
+	free(v.orphans);
+
+	/* what stays: records at or after upto, or in a step that stays */
+#define STAYS(t) ((t) >= upto || ((si = find_step(&c, (t))) != SIZE_MAX && !folds[si]))
+	size_t si, k = 0;
+	for (size_t i = 0; i < a->nphases; i++)
+		if (STAYS(a->phases[i].start_ns))
+			a->phases[k++] = a->phases[i];
+	a->nphases = k;
+	k = 0;
+	for (size_t i = 0; i < a->norphans; i++)
+		if (STAYS(a->orphans[i].start_ns))
+			a->orphans[k++] = a->orphans[i];
+	a->norphans = k;
+	struct vlog old = a->done;
+	memset(&a->done, 0, sizeof a->done);
+	a->done_prev_start = 0;
+	a->done_prev_track = 0;
+	p = old.p, pend = vlog_end(&old);
+	start = 0;
+	track = 0;
+	while (p < pend) {
+		start = zz_apply(start, vget(&p));
+		uint64_t gpu = vget(&p);
+		track = (uint32_t)zz_apply(track, vget(&p));
+		uint8_t phase = *p++;
+		if (STAYS(start))
+			agg_done_add(a, start, gpu, track, phase);
+	}
+	vlog_free(&old);
+#undef STAYS
+	/* steps that stay, renumbered; their children with them */
+	uint32_t *nw = pt_xmalloc((a->nsteps ? a->nsteps : 1) * sizeof *nw);
+	k = 0;
+	for (size_t i = 0; i < a->nsteps; i++) {
+		nw[i] = fid_folds[i] ? AGG_NONE : (uint32_t)k;
+		if (!fid_folds[i])
+			a->steps[k++] = a->steps[i];
+	}
+	a->nsteps = k;
+	old = a->children;
+	memset(&a->children, 0, sizeof a->children);
+	a->child_prev_fid = 0;
+	a->child_prev_start = 0;
+	p = old.p, pend = vlog_end(&old);
+	fid = 0;
+	start = 0;
+	while (p < pend) {
+		fid = (uint32_t)zz_apply(fid, vget(&p));
+		start = zz_apply(start, vget(&p));
+		uint64_t end = start + vget(&p);
+		if (nw[fid] != AGG_NONE)
+			agg_child_add(a, nw[fid], start, end);
+	}
+	vlog_free(&old);
+	for (size_t t = 0; t < a->ntracks; t++) {
+		struct track_state *ts = &a->tracks[t];
+		for (size_t d = 0; d < ts->depth; d++)
+			if (ts->stack[d].step_fid != AGG_NONE)
+				ts->stack[d].step_fid = nw[ts->stack[d].step_fid];
+	}
+	free(nw);
+	free(folds);
+	free(fid_folds);
+	free(c.ss);
+	free(c.pmax_end);
 }
 
 /* ---- pt_summarize ---- */

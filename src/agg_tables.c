@@ -193,12 +193,74 @@ static uint64_t union_in(struct pt_agg *a, int ls, const struct ivl_list *steps,
  * between steps) counts in neither the numerator nor the denominator.
  * Without steps, both are over the profiled span.
  */
+/*
+ * agg_fold's part: the unions before upto become lengths (whole, and cut
+ * to the steps' union before upto, which is final too), and every list
+ * keeps only what lies from upto on. Unions are additive over time, so
+ * settle_overview adds the folded lengths to the rest's.
+ */
+void agg_fold_unions(struct pt_agg *a, uint64_t upto)
+{
+	struct agg_folded *f = &a->fold;
+	if (!upto)
+		return;
+	struct ivl_list below = {0}, steps_b = {0};
+	ivl_add(&below, 0, upto);
+	union_cut(a, PT_KIND_PROFILE_STEP, 0, 0, &below, &steps_b);
+	struct ivl_list keep_all[3], keep_clip[3]; /* comm, host comm, kernels */
+	memset(keep_all, 0, sizeof keep_all);
+	memset(keep_clip, 0, sizeof keep_clip);
+	for (int k = 0; k < LS__COUNT; k++) {
+		if (k == PT_KIND_INSTANT || k == PT_KIND_COUNTER || k == LS_BUSY)
+			continue;
+		int keep = k == PT_KIND_COMMUNICATION ? 0 : k == LS_HOSTCOMM ? 1 : k == PT_KIND_KERNEL ? 2 : -1;
+		struct ivl_list o1 = {0}, o2 = {0};
+		f->all[k] += union_cut(a, k, 0, 0, &below, &o1);
+		f->clip[k] += union_cut(a, k, 0, 0, &steps_b, &o2);
+		f->nonempty_all[k] |= o1.n > 0;
+		f->nonempty_clip[k] |= o2.n > 0;
+		if (keep >= 0) {
+			keep_all[keep] = o1;
+			keep_clip[keep] = o2;
+		} else {
+			ivl_free(&o1);
+			ivl_free(&o2);
+		}
+	}
+	for (int h = 0; h < 2; h++) {
+		f->overlap[h][0] += ivl_intersect_len(&keep_all[h], &keep_all[2]);
+		f->overlap[h][1] += ivl_intersect_len(&keep_clip[h], &keep_clip[2]);
+	}
+	for (int i = 0; i < 3; i++) {
+		ivl_free(&keep_all[i]);
+		ivl_free(&keep_clip[i]);
+	}
+	if (f->ndev_busy < a->ndevs) {
+		f->dev_busy = pt_xrealloc(f->dev_busy, a->ndevs * sizeof *f->dev_busy);
+		memset(f->dev_busy + f->ndev_busy, 0, (a->ndevs - f->ndev_busy) * sizeof *f->dev_busy);
+		f->ndev_busy = a->ndevs;
+	}
+	for (size_t i = 0; i < a->ndevs; i++)
+		f->dev_busy[i] += union_cut(a, LS_BUSY, 1, a->devs[i].device, &below, NULL);
+	for (size_t i = 0; i < a->ntracks; i++)
+		for (int k = 0; k < a->tracks[i].nl; k++)
+			ivl_cut_before(&a->tracks[i].lv[k], upto);
+	ivl_free(&below);
+	ivl_free(&steps_b);
+}
+
 static void settle_overview(struct pt_agg *a, struct pt_summary *s)
 {
+	const struct agg_folded *f = &a->fold;
 	struct ivl_list steps_l = {0};
 	uint64_t span = s->t1_ns - s->t0_ns;
-	uint64_t steps_union = union_of(a, PT_KIND_PROFILE_STEP, 0, 0, &steps_l);
+	uint64_t steps_union =
+	    union_of(a, PT_KIND_PROFILE_STEP, 0, 0, &steps_l) + f->all[PT_KIND_PROFILE_STEP];
 	const struct ivl_list *steps = a->calls[PT_KIND_PROFILE_STEP] ? &steps_l : NULL;
+	/* what agg_fold settled of slot k: cut to the steps when they are cut */
+	const uint64_t *folded = steps ? f->clip : f->all;
+	const uint8_t *folded_any = steps ? f->nonempty_clip : f->nonempty_all;
+	int clip = steps != NULL;
 	uint64_t base = steps ? steps_union : span;
 	for (int kind = 0; kind < PT_KIND__COUNT; kind++) {
 		s->overview[kind].calls = a->calls[kind];
@@ -206,22 +268,24 @@ static void settle_overview(struct pt_agg *a, struct pt_summary *s)
 		if (kind == PT_KIND_INSTANT || kind == PT_KIND_COUNTER)
 			continue;
 		/* Overlaps counted once: merged across threads / streams. */
-		s->overview[kind].union_ns = union_in(a, kind, steps, NULL);
+		s->overview[kind].union_ns = union_in(a, kind, steps, NULL) + folded[kind];
 	}
 
 	struct pt_distributed *d = &s->dist;
 	d->step_ns = base;
 	struct ivl_list comm = {0}, comp = {0};
-	d->comm_ns = union_in(a, PT_KIND_COMMUNICATION, steps, &comm);
+	d->comm_ns = union_in(a, PT_KIND_COMMUNICATION, steps, &comm) + folded[PT_KIND_COMMUNICATION];
+	int host = 0;
 	if (!a->calls[PT_KIND_COMMUNICATION]) {
 		/* No device collectives: host communication calls (nccl:,
 		 * gloo, c10d annotations) stand in for them. */
 		ivl_free(&comm);
-		d->comm_ns = union_in(a, LS_HOSTCOMM, steps, &comm);
-		d->comm_from_host = comm.n > 0;
+		d->comm_ns = union_in(a, LS_HOSTCOMM, steps, &comm) + folded[LS_HOSTCOMM];
+		d->comm_from_host = comm.n > 0 || folded_any[LS_HOSTCOMM];
+		host = 1;
 	}
-	d->comp_ns = union_in(a, PT_KIND_KERNEL, steps, &comp);
-	d->overlap_ns = ivl_intersect_len(&comm, &comp);
+	d->comp_ns = union_in(a, PT_KIND_KERNEL, steps, &comp) + folded[PT_KIND_KERNEL];
+	d->overlap_ns = ivl_intersect_len(&comm, &comp) + f->overlap[host][clip];
 	ivl_free(&comm);
 	ivl_free(&comp);
 	/* msprof's Overlap Analysis, cut to the same window */
@@ -230,9 +294,9 @@ static void settle_overview(struct pt_agg *a, struct pt_summary *s)
 		    (ts_list(&a->tracks[i], LS_VCOMP) || ts_list(&a->tracks[i], LS_VCOMM)))
 			d->has_vendor = 1;
 	if (d->has_vendor) {
-		d->vendor_comp_ns = union_in(a, LS_VCOMP, steps, NULL);
-		d->vendor_comm_ns = union_in(a, LS_VCOMM, steps, NULL);
-		d->vendor_exposed_ns = union_in(a, LS_VEXPOSED, steps, NULL);
+		d->vendor_comp_ns = union_in(a, LS_VCOMP, steps, NULL) + folded[LS_VCOMP];
+		d->vendor_comm_ns = union_in(a, LS_VCOMM, steps, NULL) + folded[LS_VCOMM];
+		d->vendor_exposed_ns = union_in(a, LS_VEXPOSED, steps, NULL) + folded[LS_VEXPOSED];
 	}
 	ivl_free(&steps_l);
 
@@ -243,7 +307,8 @@ static void settle_overview(struct pt_agg *a, struct pt_summary *s)
 		const struct dev_acc *da = &a->devs[i];
 		r->device = da->device;
 		/* Busy = kernels and collectives merged across the streams. */
-		r->busy_ns = union_of(a, LS_BUSY, 1, da->device, NULL);
+		r->busy_ns = union_of(a, LS_BUSY, 1, da->device, NULL) +
+			     (i < f->ndev_busy ? f->dev_busy[i] : 0);
 		r->span_ns = s->t1_ns - s->t0_ns;
 		r->util_pct = r->span_ns ? 100.0 * (double)r->busy_ns / (double)r->span_ns : 0.0;
 		r->kernels = da->kernels;

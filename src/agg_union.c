@@ -421,3 +421,68 @@ uint32_t rowvec_add(struct rowvec *r, uint32_t name_id, uint8_t kind, uint8_t is
 	row->gpu.min_ns = UINT64_MAX;
 	return (uint32_t)r->n++;
 }
+
+/* ---- copies (an aggregator's clone, agg_live.c) ---- */
+
+void *agg_dup(const void *p, size_t n)
+{
+	if (!p || !n)
+		return NULL;
+	return memcpy(pt_xmalloc(n), p, n);
+}
+
+void vlog_copy(struct vlog *dst, const struct vlog *src)
+{
+	memset(dst, 0, sizeof *dst);
+	if (!src->len)
+		return;
+	memcpy(vlog_reserve(dst, src->len), src->p, src->len);
+	dst->len = src->len;
+}
+
+void ivl_copy(struct ivl_list *dst, const struct ivl_list *src)
+{
+	*dst = *src;
+	vlog_copy(&dst->log, &src->log);
+}
+
+void u64map_copy(struct u64map *dst, const struct u64map *src)
+{
+	*dst = *src;
+	dst->keys = NULL;
+	dst->vals = NULL;
+	if (!src->keys)
+		return;
+	size_t n = src->mask + 1;
+	dst->keys = pt_xmalloc(n * sizeof *dst->keys);
+	dst->vals = pt_xmalloc(n * sizeof *dst->vals);
+	memcpy(dst->keys, src->keys, n * sizeof *dst->keys);
+	memcpy(dst->vals, src->vals, n * sizeof *dst->vals);
+}
+
+void idmap_copy(struct idmap *dst, const struct idmap *src)
+{
+	*dst = *src;
+	dst->v = src->n ? agg_dup(src->v, src->n * sizeof *src->v) : NULL;
+	u64map_copy(&dst->h, &src->h);
+}
+
+void ivl_cut_before(struct ivl_list *l, uint64_t from)
+{
+	if (!l->n)
+		return;
+	struct ivl_rd r;
+	struct ivl iv;
+	ivl_rd_init(&r, l);
+	if (ivl_rd_next(&r, &iv) && iv.s >= from)
+		return; /* nothing before it */
+	struct ivl_list nl = {0};
+	ivl_rd_init(&r, l);
+	while (ivl_rd_next(&r, &iv)) {
+		if (iv.e <= from)
+			continue;
+		ivl_add(&nl, iv.s > from ? iv.s : from, iv.e);
+	}
+	ivl_free(l);
+	*l = nl;
+}

@@ -15,8 +15,9 @@
  * session is drained; Ctrl-C is forwarded to the child (which runs in its
  * own process group, so it gets exactly one SIGINT per key press). Without
  * a child, Ctrl-C or the owner's exit ends the loop. The text view redraws
- * the whole summary every refresh period (cost: one pt_summarize of the
- * trace; a later piece makes it incremental). With ui_wait set, the
+ * the whole summary every refresh period from an incremental summary
+ * (pt_agg_live_summary: what arrived since the last refresh, plus the
+ * aggregator's kept state). With ui_wait set, the
  * full-screen UI waits for keys in place of the sleep.
  *
  * Many sessions at once (-p A,B,..., --all; live_multi.c keeps the set):
@@ -79,7 +80,7 @@ static void sleep_ns(uint64_t ns)
 }
 
 void pt_live_print(FILE *out, struct pt_trace *t, const struct pt_live_result *res, int top,
-		   int clear)
+		   int clear, struct pt_agg_live *inc)
 {
 	if (clear)
 		fputs("\033[H\033[2J", out);
@@ -94,7 +95,7 @@ void pt_live_print(FILE *out, struct pt_trace *t, const struct pt_live_result *r
 		fprintf(out, ", lost by the probe: %s", causes);
 	}
 	fputc('\n', out);
-	struct pt_summary *s = pt_summarize(t, NULL);
+	struct pt_summary *s = inc ? pt_agg_live_summary(inc, t) : pt_summarize(t, NULL);
 	struct pt_report_opts ro;
 	struct pt_ranks ranks;
 	memset(&ranks, 0, sizeof ranks);
@@ -253,6 +254,7 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 	uint64_t t0 = pt_now_ns(), next_draw = t0 + o->refresh_ns;
 	uint64_t next_line = t0 + o->every_ns;
 	struct pt_live_line_state line = {0, 0};
+	struct pt_agg_live *print_sum = NULL; /* the text view's summary */
 	uint64_t next_slow = t0; /* next full period: samplers, sessions to find */
 	sig_atomic_t sigs_seen = sig_count;
 	int ended = 0;
@@ -366,7 +368,9 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 				next_line = now + o->every_ns;
 		}
 		if (o->screen && now >= next_draw) {
-			pt_live_print(o->out, t, res, 20, 1);
+			if (!print_sum)
+				print_sum = pt_agg_live_new();
+			pt_live_print(o->out, t, res, 20, 1, print_sum);
 			next_draw = now + o->refresh_ns;
 		}
 		uint64_t after = pt_now_ns(), wait = 0;
@@ -397,6 +401,7 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 	if (proc)
 		proc->ops->close(proc);
 	live_multi_free(multi, res);
+	pt_agg_live_free(print_sum);
 	if (nvml)
 		nvml->ops->close(nvml);
 	return 0;

@@ -140,9 +140,12 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 /* Installs the SIGINT/SIGTERM handlers (call before forking a child). */
 void pt_live_signals(void);
 /* Prints the text view (a status line and the summary tables, top rows;
- * with several ranks in t, the Rank Summary too). */
+ * with several ranks in t, the Rank Summary too). inc: the summary kept
+ * from the previous print of the same trace (agg.h), or NULL for a full
+ * pt_summarize. */
+struct pt_agg_live;
 void pt_live_print(FILE *out, struct pt_trace *t, const struct pt_live_result *res, int top,
-		   int clear);
+		   int clear, struct pt_agg_live *inc);
 /*
  * One line of figures for logs (--every), over the steps that began since
  * the last line (st, zero at first), e.g.

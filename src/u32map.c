@@ -161,3 +161,32 @@ void pt_u32map_free(struct pt_u32map *m)
 	free(m->hvals);
 	memset(m, 0, sizeof *m);
 }
+
+void pt_u32map_copy(struct pt_u32map *dst, const struct pt_u32map *src)
+{
+	*dst = *src;
+	dst->top = NULL;
+	dst->hkeys = NULL;
+	dst->hvals = NULL;
+	if (src->top) {
+		dst->top = pt_xcalloc(TOP_N, sizeof *dst->top);
+		for (size_t ti = 0; ti < TOP_N; ti++) {
+			if (!src->top[ti])
+				continue;
+			dst->top[ti] = pt_xcalloc(MID_N, sizeof **dst->top);
+			for (size_t mi = 0; mi < MID_N; mi++) {
+				if (!src->top[ti][mi])
+					continue;
+				dst->top[ti][mi] = pt_xmalloc(LEAF_N * sizeof ***dst->top);
+				memcpy(dst->top[ti][mi], src->top[ti][mi], LEAF_N * sizeof ***dst->top);
+			}
+		}
+	}
+	if (src->hkeys) {
+		size_t n = src->hmask + 1;
+		dst->hkeys = pt_xmalloc(n * sizeof *dst->hkeys);
+		dst->hvals = pt_xmalloc(n * sizeof *dst->hvals);
+		memcpy(dst->hkeys, src->hkeys, n * sizeof *dst->hkeys);
+		memcpy(dst->hvals, src->hvals, n * sizeof *dst->hvals);
+	}
+}

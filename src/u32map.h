@@ -36,6 +36,8 @@ struct pt_u32map {
 
 /* A zeroed struct is an empty map; pt_u32map_free returns it to that. */
 void pt_u32map_free(struct pt_u32map *m);
+/* dst (uninitialized) becomes a copy of src, sharing nothing with it. */
+void pt_u32map_copy(struct pt_u32map *dst, const struct pt_u32map *src);
 void pt_u32map_put(struct pt_u32map *m, uint32_t key, uint32_t val);
 uint32_t pt_u32map_hget(const struct pt_u32map *m, uint32_t key);
 

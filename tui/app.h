@@ -76,6 +76,9 @@ struct tui_model {
 	struct pt_peak peak;
 	int has_peak;
 	struct pt_datapipe dp;    /* the data pipeline over the same window (Data view) */
+	/* the whole-session summary of a trace that grows (agg.h): made at the
+	 * first rebuild that finds new events, so a file never pays for it */
+	struct pt_agg_live *live_sum;
 };
 
 /* One displayed table row (operators, kernels, memory, user-defined). */

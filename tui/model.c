@@ -356,7 +356,15 @@ void tui_model_build(struct tui_app *a, int force)
 	o.t0_ns = window_t0(a, m->window_label, sizeof m->window_label, &o.step_ordinal0);
 	if (force || !fresh) {
 		uint64_t c0 = pt_now_ns();
-		struct pt_summary *s = pt_summarize(t, &o);
+		struct pt_summary *s;
+		/* the whole session of a growing trace: only what is new costs */
+		if (a->window == TUI_WIN_ALL && m->sum && m->built_events != t->events_seen &&
+		    !m->live_sum)
+			m->live_sum = pt_agg_live_new();
+		if (a->window == TUI_WIN_ALL && m->live_sum)
+			s = pt_agg_live_summary(m->live_sum, t);
+		else
+			s = pt_summarize(t, &o);
 		m->sum_cost_ns = pt_now_ns() - c0;
 		if (m->sum)
 			pt_summary_free(m->sum);
@@ -410,4 +418,6 @@ void tui_model_free(struct tui_model *m)
 	m->sum = NULL;
 	pt_ranks_free(&m->ranks);
 	pt_datapipe_free(&m->dp);
+	pt_agg_live_free(m->live_sum);
+	m->live_sum = NULL;
 }

@@ -193,4 +193,33 @@ struct pt_summary *pt_agg_finish(struct pt_agg *a);
 struct pt_summary *pt_summarize(struct pt_trace *t, const struct pt_agg_opts *o);
 void pt_summary_free(struct pt_summary *s);
 
+/*
+ * The summary of a growing trace (a live session), refreshed at the cost of
+ * what arrived since the last refresh rather than of the whole session:
+ * each call returns what pt_summarize(t, NULL) would, figure for figure.
+ * It keeps an aggregator fed up to a frontier a little behind the newest
+ * event (agg_live.c says how far); events that arrive from before it (a
+ * range reported long after it began) make that call rebuild from the
+ * store, as do events the store's cap dropped. One trace per object; the
+ * caller owns each summary returned.
+ */
+struct pt_agg_live;
+struct pt_agg_live_stats {
+	uint64_t refreshes, rebuilds;
+	uint64_t fed_events;  /* last refresh: events added to the kept aggregator */
+	uint64_t tail_events; /* last refresh: events after the frontier, fed to its copy */
+	uint64_t cost_ns;     /* last refresh */
+	uint64_t frontier_ns; /* events starting before it are in the kept aggregator */
+	uint64_t folded_ns;   /* ...and settled into figures before this one */
+	uint64_t violations;  /* rebuilds because a folded launch's partner came late */
+	uint64_t fold_ns;     /* the last fold's cost */
+	int full;             /* correlation ids repeat (several processes): every
+	                         refresh is a pt_summarize */
+	size_t mem_bytes;     /* the kept aggregator's */
+};
+struct pt_agg_live *pt_agg_live_new(void);
+struct pt_summary *pt_agg_live_summary(struct pt_agg_live *l, struct pt_trace *t);
+void pt_agg_live_stats(const struct pt_agg_live *l, struct pt_agg_live_stats *out);
+void pt_agg_live_free(struct pt_agg_live *l);
+
 #endif

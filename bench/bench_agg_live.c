@@ -1,0 +1,208 @@
+/*
+ * bench_agg_live.c - the live summary's refresh (pt_agg_live_summary) on a
+ * session that grows to N events (default 1,000,000; argv[1] overrides),
+ * beside the full rebuild (pt_summarize) at the same moments, as a ratio.
+ * The events are bench_agg's synthetic PyTorch-like steps, received as a
+ * probe sends them: each when it ends. The session grows in twentieths,
+ * then takes 12 refreshes of B new events each (argv[2], default 25,000:
+ * 100,000 events/s at the screen's 250 ms); the figures are the medians of
+ * the last 9. The share of a core is the refresh cost over 250 ms.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proftop/agg.h"
+#include "proftop/trace.h"
+#include "util.h"
+
+static uint32_t name(struct pt_trace *t, const char *s)
+{
+	return pt_trace_intern(t, s, strlen(s));
+}
+
+static void add(struct pt_trace *t, uint32_t track, uint8_t kind, uint32_t nm, uint64_t start,
+		uint64_t dur, uint32_t corr, uint64_t arg)
+{
+	struct pt_event ev = {0};
+	ev.start_ns = start;
+	ev.dur_ns = dur;
+	ev.name_id = nm;
+	ev.track_id = track;
+	ev.kind = kind;
+	ev.corr = corr;
+	ev.arg = arg;
+	pt_trace_add(t, &ev);
+}
+
+static struct pt_trace *build(uint64_t target)
+{
+	struct pt_trace *t = pt_trace_new((size_t)4 << 30);
+	struct pt_track_key km = {1, 1, 0, 0}, kb = {1, 2, 0, 0}, k7 = {0, 7, 0, 0},
+			    k8 = {0, 8, 0, 0};
+	uint32_t main_tr = pt_trace_track(t, &km), bw = pt_trace_track(t, &kb);
+	uint32_t s7 = pt_trace_track(t, &k7), s8 = pt_trace_track(t, &k8);
+	pt_trace_track_device(t, s7, 0, 7);
+	pt_trace_track_device(t, s8, 0, 8);
+	uint32_t n_step = name(t, "ProfilerStep#0"), n_dl = name(t, "enumerate(DataLoader)");
+	uint32_t n_bwd = name(t, "autograd::engine::evaluate_function: X");
+	uint32_t n_opt = name(t, "Optimizer.step#SGD.step"), n_launch = name(t, "cudaLaunchKernel");
+	uint32_t n_ops[16], n_inner[16], n_k[16];
+	char buf[64];
+	for (int i = 0; i < 16; i++) {
+		snprintf(buf, sizeof buf, "aten::op%d", i);
+		n_ops[i] = name(t, buf);
+		snprintf(buf, sizeof buf, "aten::inner%d", i);
+		n_inner[i] = name(t, buf);
+		snprintf(buf, sizeof buf, "kernel_%d", i);
+		n_k[i] = name(t, buf);
+	}
+	uint64_t now = 1000000, events = 0;
+	uint32_t corr = 1;
+	const int units = 1000; /* per phase per step, 4 events each */
+	while (events < target) {
+		uint64_t step_start = now;
+		uint64_t step_dur = (uint64_t)units * 2 * 10000 + 200000;
+		add(t, main_tr, PT_KIND_PROFILE_STEP, n_step, now, step_dur, 0, 32);
+		add(t, main_tr, PT_KIND_DATALOADER, n_dl, now, 50000, 0, 0);
+		events += 2;
+		now += 60000;
+		for (int pass = 0; pass < 2; pass++) { /* forward, then backward */
+			uint32_t tr = pass ? bw : main_tr;
+			if (pass) {
+				add(t, tr, PT_KIND_BACKWARD, n_bwd, now, (uint64_t)units * 10000, 0,
+				    0);
+				events++;
+			}
+			for (int u = 0; u < units; u++) {
+				int k = u & 15;
+				add(t, tr, PT_KIND_OPERATOR, n_ops[k], now, 9000, 0, 0);
+				add(t, tr, PT_KIND_OPERATOR, n_inner[k], now + 1000, 6000, 0, 0);
+				add(t, tr, PT_KIND_CUDA_RUNTIME, n_launch, now + 2000, 2000, corr,
+				    0);
+				add(t, (u & 1) ? s8 : s7, PT_KIND_KERNEL, n_k[k], now + 3000, 12000,
+				    corr, 0);
+				corr++;
+				now += 10000;
+				events += 4;
+			}
+		}
+		add(t, main_tr, PT_KIND_OPTIMIZATION, n_opt, now + 10000, 50000, 0, 0);
+		events++;
+		now = step_start + step_dur;
+	}
+	return t;
+}
+
+struct arrival {
+	uint64_t at;
+	struct pt_event ev;
+};
+
+static int arrival_cmp(const void *pa, const void *pb)
+{
+	const struct arrival *a = pa, *b = pb;
+	if (a->at != b->at)
+		return a->at < b->at ? -1 : 1;
+	if (a->ev.start_ns != b->ev.start_ns)
+		return a->ev.start_ns > b->ev.start_ns ? -1 : 1;
+	return a->ev.dur_ns < b->ev.dur_ns ? -1 : a->ev.dur_ns > b->ev.dur_ns;
+}
+
+struct collect {
+	struct arrival *v;
+	size_t n;
+};
+
+static int collect_one(void *ctx, struct pt_event *ev)
+{
+	struct collect *c = ctx;
+	c->v[c->n++] = (struct arrival){pt_event_end(ev), *ev};
+	return 0;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t median(uint64_t *v, size_t n)
+{
+	qsort(v, n, sizeof *v, u64_cmp);
+	return v[n / 2];
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t target = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000000;
+	size_t batch = argc > 2 ? strtoull(argv[2], NULL, 10) : 25000;
+	struct pt_trace *src = build(target);
+	struct collect c = {pt_xmalloc(pt_store_count(src->store) * sizeof *c.v), 0};
+	pt_store_foreach(src->store, collect_one, &c);
+	qsort(c.v, c.n, sizeof *c.v, arrival_cmp);
+
+	/* the live trace: the same names and tracks, events as they arrive */
+	struct pt_trace *t = pt_trace_new((size_t)4 << 30);
+	for (uint32_t id = 1; id < pt_strtab_count(src->strings); id++)
+		pt_trace_intern(t, pt_trace_str(src, id), strlen(pt_trace_str(src, id)));
+	for (uint32_t i = 0; i < src->ntracks; i++) {
+		pt_trace_track(t, &src->tracks[i].key);
+		if (src->tracks[i].device >= 0)
+			pt_trace_track_device(t, i, src->tracks[i].device, src->tracks[i].stream);
+	}
+	enum { ROUNDS = 12, KEEP = 9 };
+	size_t warm_end = c.n > (size_t)ROUNDS * batch ? c.n - (size_t)ROUNDS * batch : 0;
+	size_t step = warm_end / 20 + 1, i = 0;
+	struct pt_agg_live *l = pt_agg_live_new();
+	while (i < warm_end) { /* the session so far, refreshed now and then */
+		size_t end = i + step < warm_end ? i + step : warm_end;
+		for (; i < end; i++)
+			pt_trace_add(t, &c.v[i].ev);
+		pt_summary_free(pt_agg_live_summary(l, t));
+	}
+	uint64_t live[ROUNDS], full[ROUNDS], tail[ROUNDS], fed[ROUNDS];
+	size_t nr = 0;
+	struct pt_agg_live_stats st0, st;
+	pt_agg_live_stats(l, &st0);
+	for (int r = 0; r < ROUNDS && i < c.n; r++) {
+		size_t end = i + batch < c.n ? i + batch : c.n;
+		for (; i < end; i++)
+			pt_trace_add(t, &c.v[i].ev);
+		uint64_t t0 = pt_now_ns();
+		struct pt_summary *a = pt_agg_live_summary(l, t);
+		uint64_t t1 = pt_now_ns();
+		struct pt_summary *b = pt_summarize(t, NULL);
+		uint64_t t2 = pt_now_ns();
+		if (a->events != b->events || a->nsteps != b->nsteps ||
+		    a->model[PT_MS_STEP].cpu.total_ns != b->model[PT_MS_STEP].cpu.total_ns) {
+			fprintf(stderr, "bench_agg_live: the live summary differs from pt_summarize\n");
+			return 1;
+		}
+		pt_summary_free(a);
+		pt_summary_free(b);
+		pt_agg_live_stats(l, &st);
+		live[nr] = t1 - t0;
+		full[nr] = t2 - t1;
+		tail[nr] = st.tail_events;
+		fed[nr] = st.fed_events;
+		nr++;
+	}
+	pt_agg_live_stats(l, &st);
+	size_t k = nr > KEEP ? KEEP : nr, off = nr - k;
+	uint64_t lm = median(live + off, k), fm = median(full + off, k);
+	uint64_t tm = median(tail + off, k), dm = median(fed + off, k);
+	printf("session           %llu events, refreshes of %zu new events\n",
+	       (unsigned long long)pt_store_count(t->store), batch);
+	printf("live refresh      %.2f ms (median of %zu; fed %llu, tail %llu events; %.1f %% of a core at 250 ms)\n",
+	       lm / 1e6, k, (unsigned long long)dm, (unsigned long long)tm, 100.0 * (double)lm / 250e6);
+	printf("pt_summarize      %.2f ms (median of %zu, same moments)\n", fm / 1e6, k);
+	printf("ratio             %.3fx (live / full); rebuilds in the measured refreshes: %llu; kept aggregator %.1f MB\n",
+	       fm ? (double)lm / (double)fm : 0.0, (unsigned long long)(st.rebuilds - st0.rebuilds),
+	       (double)st.mem_bytes / 1e6);
+	pt_agg_live_free(l);
+	pt_trace_free(t);
+	pt_trace_free(src);
+	free(c.v);
+	return 0;
+}

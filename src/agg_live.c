@@ -1,0 +1,355 @@
+/*
+ * agg_live.c - the summary of a growing trace (a live session) at the cost
+ * of what is new, with pt_summarize's figures exactly (agg.h,
+ * pt_agg_live_summary).
+ *
+ * A persistent aggregator P has been fed, track by track in start order,
+ * every event that starts before a frontier F. Events start before F only
+ * if they are in the store already: the ones still to come start later.
+ * A refresh
+ *   1. looks at what each track received since the last refresh (the
+ *      store's per-track checkpoints): when something new starts before F
+ *      (an enclosing range reported at its end long after it began, a
+ *      device buffer flushed late), P no longer sees each track in start
+ *      order, so P is rebuilt from the store: the figures stay exact, the
+ *      refresh costs what a full summary does;
+ *   2. moves F up to the newest end in the store less twice the furthest
+ *      any recent arrival reached back before the previous refresh's newest
+ *      end (a step reported when it ends reaches back a step; a device
+ *      buffer flushed every second, a second), and feeds P the events
+ *      between the old and the new F: device tracks first, as
+ *      pt_summarize does;
+ *   3. copies P, feeds the copy the events from F on (the tail: about the
+ *      last two reach-backs of the session) and finishes the copy into the
+ *      summary.
+ * Between 2 and 3, P folds (agg_fold.c) everything that starts before the
+ * frontier less twice the longest launch-to-activity lag seen: finished
+ * steps become their figures, interval lists their lengths, launches and
+ * call instances their GPU time. So what P keeps, and what copying and
+ * finishing it cost, is what is in flight (open calls, the last steps'
+ * records, the tables' rows, one record per finished step), not the
+ * session: a refresh costs the events that arrived plus the tail. A
+ * partner of something folded arriving after all (an activity whose launch
+ * was folded) rebuilds P, as does anything else P cannot carry over (the
+ * store's cap dropped events, a track changed its device, the trace gained
+ * the names msprof's overlap lanes are matched by).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "agg_internal.h"
+#include "proftop/store.h"
+#include "util.h"
+
+/* ---- a deep copy of an aggregator ---- */
+
+/* n elements of size elem copied into a fresh array of cap elements. */
+static void *dup_cap(const void *p, size_t n, size_t cap, size_t elem)
+{
+	if (!p || !cap)
+		return NULL;
+	void *d = pt_xmalloc(cap * elem);
+	if (n)
+		memcpy(d, p, n * elem);
+	return d;
+}
+
+static void rowvec_copy(struct rowvec *d, const struct rowvec *s)
+{
+	*d = *s;
+	d->v = dup_cap(s->v, s->n, s->cap, sizeof *s->v);
+}
+
+struct pt_agg *agg_clone(const struct pt_agg *a)
+{
+	struct pt_agg *c = pt_xmalloc(sizeof *c);
+	*c = *a;
+	c->tracks = dup_cap(a->tracks, a->ntracks, a->tracks_cap, sizeof *a->tracks);
+	for (size_t i = 0; i < a->ntracks; i++) {
+		const struct track_state *s = &a->tracks[i];
+		struct track_state *d = &c->tracks[i];
+		d->stack = dup_cap(s->stack, s->depth, s->cap, sizeof *s->stack);
+		d->lv = dup_cap(s->lv, 0, s->capl, sizeof *s->lv);
+		for (int k = 0; k < s->nl; k++)
+			ivl_copy(&d->lv[k], &s->lv[k]);
+	}
+	u64map_copy(&c->track_ix, &a->track_ix);
+	rowvec_copy(&c->ops, &a->ops);
+	rowvec_copy(&c->detail, &a->detail);
+	rowvec_copy(&c->kernels, &a->kernels);
+	rowvec_copy(&c->memory, &a->memory);
+	rowvec_copy(&c->ud, &a->ud);
+	idmap_copy(&c->ops_by_name, &a->ops_by_name);
+	idmap_copy(&c->kernels_by_name, &a->kernels_by_name);
+	idmap_copy(&c->memdev_by_name, &a->memdev_by_name);
+	idmap_copy(&c->memhost_by_name, &a->memhost_by_name);
+	idmap_copy(&c->ud_by_name, &a->ud_by_name);
+	idmap_copy(&c->detail_top, &a->detail_top);
+	idmap_copy(&c->memname, &a->memname);
+	u64map_copy(&c->detail_by_key, &a->detail_by_key);
+	u64map_copy(&c->open_rows, &a->open_rows);
+	for (int i = 0; i < 3; i++) /* every slot is set when the array grows */
+		c->ro[i] = dup_cap(a->ro[i], a->ro_cap[i], a->ro_cap[i], sizeof *a->ro[i]);
+	c->dcache = dup_cap(a->dcache, a->dcache_cap, a->dcache_cap, sizeof *a->dcache);
+	c->acts = dup_cap(a->acts, a->nacts, a->acts_cap, sizeof *a->acts);
+	c->act_kind = dup_cap(a->act_kind, a->nacts, a->act_kind_cap, 1);
+	pt_u32map_copy(&c->act_by_corr, &a->act_by_corr);
+	c->inst = dup_cap(a->inst, a->ninst, a->inst_cap, sizeof *a->inst);
+	c->launches = dup_cap(a->launches, a->nlaunches, a->launches_cap, sizeof *a->launches);
+	pt_u32map_copy(&c->launch_by_corr, &a->launch_by_corr);
+	vlog_copy(&c->done, &a->done);
+	c->orphans = dup_cap(a->orphans, a->norphans, a->orphans_cap, sizeof *a->orphans);
+	c->steps = dup_cap(a->steps, a->nsteps, a->steps_cap, sizeof *a->steps);
+	vlog_copy(&c->children, &a->children);
+	c->phases = dup_cap(a->phases, a->nphases, a->phases_cap, sizeof *a->phases);
+	c->devs = dup_cap(a->devs, a->ndevs, a->devs_cap, sizeof *a->devs);
+	c->fold.dev_busy = dup_cap(a->fold.dev_busy, a->fold.ndev_busy, a->fold.ndev_busy,
+				   sizeof *a->fold.dev_busy);
+	c->fold.steps = dup_cap(a->fold.steps, a->fold.nsteps, a->fold.steps_cap,
+				sizeof *a->fold.steps);
+	c->fold.corrs = dup_cap(a->fold.corrs, a->fold.ncorrs, a->fold.corrs_cap,
+				sizeof *a->fold.corrs);
+	return c;
+}
+
+/* ---- the live summary ---- */
+
+/* Refreshes whose reach-back sets the margin (the furthest of them). */
+#define LIVE_REACH_KEEP 16
+/* Rebuilds forced by a folded launch's partner arriving late, after which
+ * folding stops for the session (the same correlation ids in two
+ * processes would force one at every refresh). */
+#define LIVE_MAX_VIOLATIONS 8
+
+struct pt_agg_live {
+	struct pt_agg *p;  /* fed every event that starts before fed_ns */
+	uint64_t fed_ns;
+	uint64_t *mark;	   /* per store track: its checkpoint at the last refresh */
+	size_t nmark;
+	uint64_t dropped;  /* the store's dropped events when P was built */
+	uint32_t vname[3]; /* P's names of msprof's overlap lanes */
+	uint64_t prev_hi;  /* newest end in the store at the last refresh */
+	uint64_t reach[LIVE_REACH_KEEP];
+	unsigned ri;
+	uint64_t lag_ns; /* the longest launch-to-activity lag seen */
+	int no_fold;
+	int full; /* correlation ids of several processes: pt_summarize from now on */
+	struct pt_agg_live_stats st;
+};
+
+struct pt_agg_live *pt_agg_live_new(void)
+{
+	return pt_xcalloc(1, sizeof(struct pt_agg_live));
+}
+
+void pt_agg_live_free(struct pt_agg_live *l)
+{
+	if (!l)
+		return;
+	if (l->p)
+		agg_free(l->p);
+	free(l->mark);
+	free(l);
+}
+
+void pt_agg_live_stats(const struct pt_agg_live *l, struct pt_agg_live_stats *out)
+{
+	*out = l->st;
+	out->frontier_ns = l->fed_ns;
+	out->folded_ns = l->p ? l->p->fold.upto_ns : 0;
+	out->mem_bytes = l->p ? agg_mem_bytes(l->p) : 0;
+}
+
+static uint32_t track_slots(const struct pt_trace *t)
+{
+	uint32_t n = pt_store_track_count(t->store);
+	return t->ntracks > n ? t->ntracks : n;
+}
+
+static int is_dev(const struct pt_trace *t, uint32_t i)
+{
+	return i < t->ntracks && pt_track_is_device(&t->tracks[i]);
+}
+
+/* Feeds a every event with start in [t0, t1): device tracks first (a
+ * launch then finds its activities), as pt_summarize does. dev_complete:
+ * no device activity comes after these (the end of the store). */
+static uint64_t feed_range(struct pt_agg *a, struct pt_trace *t, uint64_t t0, uint64_t t1,
+			   int dev_complete)
+{
+	uint32_t ntr = track_slots(t);
+	uint64_t n = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < ntr; i++) {
+			if (is_dev(t, i) != !pass)
+				continue;
+			struct pt_store_iter it;
+			pt_store_iter_init(&it, t->store, i, t0, t1);
+			struct pt_event *ev;
+			while ((ev = pt_store_iter_next(&it))) {
+				pt_agg_feed(a, ev);
+				n++;
+			}
+			pt_store_iter_done(&it);
+		}
+		if (dev_complete)
+			a->dev_complete = 1;
+	}
+	return n;
+}
+
+/* What P saw of a track no longer matches the trace (agg.c, track_get). */
+static int tracks_changed(const struct pt_agg *a, const struct pt_trace *t)
+{
+	for (size_t i = 0; i < a->ntracks; i++) {
+		const struct track_state *ts = &a->tracks[i];
+		int dev = is_dev(t, ts->id);
+		if (dev != !!ts->is_device || (dev && ts->device != t->tracks[ts->id].device))
+			return 1;
+		if (ts->id < t->ntracks && t->tracks[ts->id].process_label && !ts->derived &&
+		    strncmp(pt_trace_str(t, t->tracks[ts->id].process_label), "Overlap Analysis",
+			    16) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static void lane_names(const struct pt_trace *t, uint32_t out[3])
+{
+	static const char *const vn[3] = {"Computing", "Communication",
+					  "Communication(Not Overlapped)"};
+	for (int i = 0; i < 3; i++)
+		out[i] = pt_strtab_find(t->strings, vn[i], strlen(vn[i]));
+}
+
+/* Once correlation ids repeat across launches (several processes' ids in
+ * one trace), which activity joins which launch depends on the order the
+ * aggregator is fed, and only pt_summarize's own order gives its figures:
+ * every refresh is a pt_summarize then. */
+static struct pt_summary *full_summary(struct pt_agg_live *l, struct pt_trace *t, uint64_t c0)
+{
+	struct pt_summary *s = pt_summarize(t, NULL);
+	l->st.refreshes++;
+	l->st.rebuilds++;
+	l->st.full = 1;
+	l->st.fed_events = s->events;
+	l->st.tail_events = 0;
+	l->st.cost_ns = pt_now_ns() - c0;
+	return s;
+}
+
+static void note_lag(struct pt_agg_live *l, const struct pt_agg *a)
+{
+	if (a->fold.max_lag_ns > l->lag_ns)
+		l->lag_ns = a->fold.max_lag_ns;
+}
+
+/* A partner of something folded came (a violation): P starts over from
+ * the store, fed to the same frontier and not folded this time. After
+ * LIVE_MAX_VIOLATIONS of them P is never folded again. Returns the events
+ * fed. */
+static uint64_t start_over(struct pt_agg_live *l, struct pt_trace *t)
+{
+	l->st.violations++;
+	if (l->st.violations >= LIVE_MAX_VIOLATIONS)
+		l->no_fold = 1;
+	note_lag(l, l->p);
+	agg_free(l->p);
+	l->p = pt_agg_new(t, NULL);
+	l->p->ordinal_base = (int64_t)pt_store_dropped_steps(t->store);
+	l->st.rebuilds++;
+	return feed_range(l->p, t, 0, l->fed_ns, 0);
+}
+
+struct pt_summary *pt_agg_live_summary(struct pt_agg_live *l, struct pt_trace *t)
+{
+	uint64_t c0 = pt_now_ns();
+	struct pt_store *st = t->store;
+	if (l->full)
+		return full_summary(l, t, c0);
+	pt_store_sort(st);
+	uint32_t ntr = pt_store_track_count(st);
+	if (ntr > l->nmark) {
+		l->mark = pt_xrealloc(l->mark, ntr * sizeof *l->mark);
+		memset(l->mark + l->nmark, 0, (ntr - l->nmark) * sizeof *l->mark);
+		l->nmark = ntr;
+	}
+	/* 1. what arrived since the last refresh, and how far back it reaches */
+	uint64_t earliest = UINT64_MAX;
+	for (uint32_t i = 0; i < ntr; i++) {
+		if (pt_store_track_appended(st, i) == l->mark[i])
+			continue;
+		uint64_t s = pt_store_track_start_since(st, i, l->mark[i]);
+		if (s < earliest)
+			earliest = s;
+		l->mark[i] = pt_store_track_checkpoint(st, i);
+	}
+	uint64_t hi = pt_store_last_ns(st);
+	if (earliest != UINT64_MAX) {
+		uint64_t reach = l->prev_hi > earliest ? l->prev_hi - earliest : 0;
+		l->reach[l->ri++ % LIVE_REACH_KEEP] = reach;
+	}
+	l->prev_hi = hi;
+	uint32_t vn[3];
+	lane_names(t, vn);
+	int rebuild = !l->p || earliest < l->fed_ns || pt_store_dropped(st) != l->dropped ||
+		      memcmp(vn, l->vname, sizeof vn) != 0 || tracks_changed(l->p, t);
+	if (rebuild) {
+		if (l->p)
+			agg_free(l->p);
+		l->p = pt_agg_new(t, NULL);
+		/* unnumbered steps count from the job's first, dropped ones included */
+		l->p->ordinal_base = (int64_t)pt_store_dropped_steps(st);
+		l->fed_ns = 0;
+		l->dropped = pt_store_dropped(st);
+		memcpy(l->vname, vn, sizeof vn);
+		l->st.rebuilds++;
+	}
+	/* 2. the new frontier: the newest end less twice the furthest reach */
+	uint64_t margin = 0;
+	for (int i = 0; i < LIVE_REACH_KEEP; i++)
+		if (l->reach[i] > margin)
+			margin = l->reach[i];
+	margin = margin > UINT64_MAX / 4 ? UINT64_MAX / 2 : margin * 2;
+	uint64_t f = hi > margin ? hi - margin : 0;
+	uint64_t fed = 0;
+	if (f > l->fed_ns) {
+		fed = feed_range(l->p, t, l->fed_ns, f, 0);
+		l->fed_ns = f;
+	}
+	if (l->p->fold.violations)
+		fed = start_over(l, t);
+	/* settle for good what lies well before the frontier: twice the
+	 * longest launch-to-activity lag before it (agg_fold.c) */
+	note_lag(l, l->p);
+	uint64_t lag2 = l->lag_ns > UINT64_MAX / 4 ? UINT64_MAX / 2 : l->lag_ns * 2;
+	uint64_t upto = l->fed_ns > lag2 ? l->fed_ns - lag2 : 0;
+	if (!l->no_fold && upto > l->p->fold.upto_ns) {
+		uint64_t f0 = pt_now_ns();
+		agg_fold(l->p, upto);
+		l->st.fold_ns = pt_now_ns() - f0;
+	}
+	/* 3. a copy of P, the tail, the summary */
+	struct pt_agg *c = agg_clone(l->p);
+	uint64_t tail = feed_range(c, t, l->fed_ns, UINT64_MAX, 1);
+	note_lag(l, c);
+	if (c->fold.violations) { /* the tail met something folded */
+		agg_free(c);
+		fed = start_over(l, t);
+		c = agg_clone(l->p);
+		tail = feed_range(c, t, l->fed_ns, UINT64_MAX, 1);
+	}
+	if (l->p->fold.corr_dups || c->fold.corr_dups) {
+		agg_free(c);
+		agg_free(l->p);
+		l->p = NULL;
+		l->full = 1;
+		return full_summary(l, t, c0);
+	}
+	struct pt_summary *s = pt_agg_finish(c);
+	l->st.refreshes++;
+	l->st.fed_events = fed;
+	l->st.tail_events = tail;
+	l->st.cost_ns = pt_now_ns() - c0;
+	return s;
+}
