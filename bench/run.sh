@@ -13,6 +13,10 @@ echo
 echo "== bench_agg (pt_summarize over synthetic events vs iterating the same store)"
 "$BUILD"/bench/bench_agg
 echo
+echo "== bench_agg_live (the live summary's refresh vs pt_summarize at the same moments, 1 M and 10 M events)"
+"$BUILD"/bench/bench_agg_live 1000000
+"$BUILD"/bench/bench_agg_live 10000000
+echo
 echo "== bench_parse (reader on trace_diff control, 1 thread vs default threads)"
 if [ -f "$PT_TRACES/hta/trace_diff__control__control.json.gz" ]; then
 	plain=$(mktemp "${TMPDIR:-/tmp}/proftop-bench.XXXXXX.json")

@@ -385,9 +385,15 @@ void agg_settle_steps(struct pt_agg *a, struct pt_summary *s)
 		memcpy(st->gpu_ns, acc[i].gpu, sizeof st->gpu_ns);
 		s->backward_busy_ns += acc[i].bwd_busy;
 	}
-	if (nf) { /* the steps folded already (agg_fold_steps), in their place */
-		memcpy(s->steps + c.n, a->fold.steps, nf * sizeof *s->steps);
-		qsort(s->steps, s->nsteps, sizeof *s->steps, pstep_cmp);
+	if (nf) { /* the steps folded already (agg_fold_steps, sorted), merged in */
+		struct pt_step *m = pt_xmalloc(s->nsteps * sizeof *m);
+		size_t i = 0, j = 0, k = 0;
+		while (i < c.n || j < nf)
+			m[k++] = j >= nf || (i < c.n && pstep_cmp(&s->steps[i], &a->fold.steps[j]) <= 0)
+				     ? s->steps[i++]
+				     : a->fold.steps[j++];
+		free(s->steps);
+		s->steps = m;
 		s->backward_busy_ns += a->fold.bwd_busy;
 	}
 	/* Without a number in the name: the ordinal among steps. */
@@ -497,6 +503,7 @@ void agg_fold_steps(struct pt_agg *a, uint64_t upto)
 		settle_cpu(&v, &c, acc);
 		settle_gpu(&v, &c, acc);
 	}
+	size_t had = a->fold.nsteps;
 	for (size_t i = 0; i < c.n; i++) {
 		if (!folds[i])
 			continue;
@@ -515,6 +522,11 @@ void agg_fold_steps(struct pt_agg *a, uint64_t upto)
 		memcpy(st->gpu_ns, acc[i].gpu, sizeof st->gpu_ns);
 		f->bwd_busy += acc[i].bwd_busy;
 	}
+	/* kept in order: a step of another thread that began before the last
+	 * fold's latest may end after it */
+	if (had && a->fold.nsteps > had &&
+	    pstep_cmp(&a->fold.steps[had - 1], &a->fold.steps[had]) > 0)
+		qsort(a->fold.steps, a->fold.nsteps, sizeof *a->fold.steps, pstep_cmp);
 	free(acc);
 	free(v.phases);
 	vlog_free(&v.children);

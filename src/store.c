@@ -59,7 +59,7 @@ struct chunk {
  * the append count when checkpoint i was taken, cp_min[i] the earliest start
  * among the events appended between checkpoint i-1 and i; acc_min covers
  * the events since the last one. */
-#define STORE_CPS 4
+#define STORE_CPS 8
 
 #define STORE_POOL 2u /* arenas faulted in ahead at most (4 MiB) */
 

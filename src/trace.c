@@ -326,6 +326,8 @@ void pt_trace_add(struct pt_trace *t, const struct pt_event *ev)
 	t->tracks[ev->track_id].events++;
 	if (ev->kind == PT_KIND_PROFILE_STEP)
 		t->tracks[ev->track_id].steps++;
+	else if (ev->kind == PT_KIND_COUNTER)
+		t->tracks[ev->track_id].counters++;
 	if (ev->flags & PT_EVF_FLOPS)
 		t->flop_events++;
 	pt_store_append(t->store, ev);

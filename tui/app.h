@@ -68,6 +68,8 @@ struct tui_model {
 	 * summary and when the rank filter moves */
 	struct pt_advice_list advice;
 	uint64_t advice_cost_ns;
+	uint64_t advice_due_ns;   /* the next rebuild that recomputes the advice */
+	int advice_window;        /* the window the advice is of */
 	/* FLOPs per operator and kernel name over the window (flops.h), built
 	 * with the summary when the trace has operators with FLOPs; the index
 	 * maps a name id to its first (largest) row + 1 */

@@ -160,6 +160,8 @@ static void build_meters(struct tui_app *a)
 	for (uint32_t tr = 0; tr < ntr && tr < t->ntracks; tr++) {
 		int dev = t->tracks[tr].device;
 		int mi_dev = dev >= 0 && dev < 64 ? meter_of_dev[dev] : -1;
+		if (mi_dev < 0 && !t->tracks[tr].counters)
+			continue; /* nothing for a meter: not worth a minute of events */
 		struct pt_store_iter it;
 		pt_store_iter_init(&it, t->store, tr, lo, ref + 1);
 		struct pt_event *ev;
@@ -388,8 +390,17 @@ void tui_model_build(struct tui_app *a, int force)
 		m->ranks_ok = 0;
 	}
 	resolve_rank(a);
-	advise(a);
-	m->cost_ns = m->sum_cost_ns + (want ? m->ranks_cost_ns : 0) + m->advice_cost_ns;
+	/* The advice and the Data view's figures scan the window's events
+	 * (advisor.h): on a big session they follow at their own pace, at
+	 * most 1/TUI_ADVICE_BUDGET_DIV of a core, so the summary keeps the
+	 * screen's refresh; a new window or a forced build takes them now. */
+	uint64_t now = pt_now_ns();
+	if (force || m->advice_window != a->window || now >= m->advice_due_ns) {
+		advise(a);
+		m->advice_window = a->window;
+		m->advice_due_ns = pt_now_ns() + m->advice_cost_ns * TUI_ADVICE_BUDGET_DIV;
+	}
+	m->cost_ns = m->sum_cost_ns + (want ? m->ranks_cost_ns : 0);
 	m->gen++;
 }
 

@@ -50,6 +50,9 @@ void tui_opts_init(struct tui_opts *o);
  * sessions. */
 #define TUI_AUTO_REFRESH_NS 150000000ull
 #define TUI_MODEL_BUDGET_DIV 25u
+/* The advice and the Data view's figures take at most 1/this of a core
+ * (model.c): recomputed at most every their cost times this. */
+#define TUI_ADVICE_BUDGET_DIV 50u
 
 /* What the session line shows; strings are the caller's (already escaped). */
 struct tui_status {

@@ -71,6 +71,8 @@ struct pt_track {
 	uint64_t events;        /* events ever added (kept or not) */
 	uint64_t steps;         /* of which ProfileStep events (the anomaly recorder
 	                           looks only at tracks whose count moved) */
+	uint64_t counters;      /* of which counter samples (the screen's meters
+	                           read only the host tracks that have some) */
 };
 
 /*

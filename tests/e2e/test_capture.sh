@@ -269,7 +269,7 @@ for _ in $(seq 1200); do [ -e "$TMP/scr-warm" ] && break; sleep 0.1; done
 expect "the screen shows the job's steps" "ProfileStep"
 TM send-keys -t s T
 expect "key T: the capture's progress, then its file and the step time's ratio" \
-	"capture #1: saved proftop-capture-[0-9]+-1\.json, steps [0-9]+-[0-9]+, step time x[0-9.]+" 60
+	"capture #1: saved proftop-capture-[0-9]+-1\.json, steps [0-9]+-[0-9]+, step time x[0-9.]+" 120
 TM send-keys -t s 2 / c o n v 2 d
 expect "the Operators view has the captured aten::conv2d, with TFLOP/s" "aten::conv2d +[0-9]+ .*[0-9]\.[0-9]+ *$"
 if ls "$TMP/scr"/proftop-capture-*-1.json >/dev/null 2>&1 &&
