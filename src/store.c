@@ -65,6 +65,9 @@ struct chunk {
 
 struct tslot {
 	struct chunk *head, *tail;
+	/* the first chunk that may be unsorted (every one before it is full
+	 * and sorted), NULL: the head; pt_store_sort starts there */
+	struct chunk *unsorted;
 	uint64_t count;    /* kept */
 	uint64_t appended; /* ever appended (kept + dropped) */
 	uint32_t created;  /* chunks ever created, picks the next size */
@@ -81,6 +84,7 @@ struct pt_store {
 	uint64_t count, dropped;
 	uint64_t dropped_steps; /* ProfileStep events among the dropped */
 	uint64_t complete_from;
+	uint64_t last_end; /* latest end among kept events (0 when none) */
 	size_t mem, max_mem;
 	size_t budget; /* bytes the chunks may use: the cap less the summaries' share */
 	struct arena *arena; /* where the next big chunk comes from, or NULL */
@@ -268,6 +272,8 @@ static void drop_oldest(struct pt_store *st)
 	ts->head = c->next_in_track;
 	if (!ts->head)
 		ts->tail = NULL;
+	if (ts->unsorted == c)
+		ts->unsorted = NULL;
 	ts->count -= c->n;
 	st->count -= c->n;
 	st->dropped += c->n;
@@ -275,8 +281,15 @@ static void drop_oldest(struct pt_store *st)
 		st->dropped_steps += c->ev[i].kind == PT_KIND_PROFILE_STEP;
 	if (c->n && c->max_end > st->complete_from)
 		st->complete_from = c->max_end;
+	int had_last = c->n && c->max_end >= st->last_end;
 	st->mem -= chunk_bytes(c->cap);
 	chunk_free(c);
+	if (had_last) { /* the latest end went with it (a very long event): look again */
+		st->last_end = 0;
+		for (struct chunk *k = st->ghead; k; k = k->next_global)
+			if (k->n && k->max_end > st->last_end)
+				st->last_end = k->max_end;
+	}
 }
 
 static struct tslot *slot_for(struct pt_store *st, uint32_t track)
@@ -352,6 +365,8 @@ void pt_store_append(struct pt_store *st, const struct pt_event *ev)
 	uint64_t end = pt_event_end(ev);
 	if (end > c->max_end)
 		c->max_end = end;
+	if (end > st->last_end)
+		st->last_end = end;
 	st->tracks[ev->track_id].count++;
 	st->tracks[ev->track_id].appended++;
 	if (ev->start_ns < st->tracks[ev->track_id].acc_min)
@@ -446,11 +461,7 @@ uint64_t pt_store_first_ns(const struct pt_store *st)
 
 uint64_t pt_store_last_ns(const struct pt_store *st)
 {
-	uint64_t m = 0;
-	for (struct chunk *c = st->ghead; c; c = c->next_global)
-		if (c->n && c->max_end > m)
-			m = c->max_end;
-	return m;
+	return st->last_end;
 }
 
 size_t pt_store_mem_bytes(const struct pt_store *st)
@@ -564,10 +575,19 @@ static void sort_chunk(struct pt_store *st, struct chunk *c)
 	c->sorted = c->n;
 }
 
+/* Only the chunks appended to since the last call: a track's chunks before
+ * its newest are full, and sorted once they were seen full, so a long
+ * session's refresh does not walk its whole store. */
 void pt_store_sort(struct pt_store *st)
 {
-	for (struct chunk *c = st->ghead; c; c = c->next_global)
-		sort_chunk(st, c);
+	for (uint32_t i = 0; i < st->ntracks; i++) {
+		struct tslot *ts = &st->tracks[i];
+		struct chunk *c = ts->unsorted ? ts->unsorted : ts->head;
+		for (; c; c = c->next_in_track) {
+			sort_chunk(st, c);
+			ts->unsorted = c; /* the newest stays the first that may change */
+		}
+	}
 }
 
 /* First index in c whose start is >= t. */
