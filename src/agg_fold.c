@@ -128,22 +128,7 @@ static void fold_insts(struct pt_agg *a, uint64_t upto)
 		const struct inst *in = &a->inst[i];
 		if (in->parent != AGG_NONE)
 			a->inst[in->parent].gpu_ns += in->gpu_ns;
-		struct rowvec *rv = NULL;
-		if (in->row != AGG_NONE) {
-			if (in->kind == PT_KIND_OPERATOR)
-				rv = &a->ops;
-			else if (in->kind == PT_KIND_USER_DEFINED)
-				rv = &a->ud;
-			else if (in->kind == PT_KIND_CUDA_RUNTIME)
-				rv = &a->memory;
-		}
-		if (rv) {
-			pt_stat_add(&rv->v[in->row].gpu, in->gpu_ns);
-			if (in->outer)
-				rv->v[in->row].gpu_ratio_ns += in->gpu_ns;
-		}
-		if (in->detail != AGG_NONE)
-			pt_stat_add(&a->detail.v[in->detail].gpu, in->gpu_ns);
+		agg_inst_settle(a, in);
 	}
 	/* renumber what stays; parents come first, so they are renumbered already */
 	uint32_t *nw = pt_xmalloc(n * sizeof *nw);

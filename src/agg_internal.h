@@ -405,6 +405,9 @@ size_t agg_mem_bytes(const struct pt_agg *a);
 
 /* agg_steps.c: fills s->steps, s->model, s->perf. */
 void agg_settle_steps(struct pt_agg *a, struct pt_summary *s);
+/* agg_tables.c: a call instance's final GPU time into its rows' per-call
+ * stats (settle_instances, and agg_fold for the ones it settles early). */
+void agg_inst_settle(struct pt_agg *a, const struct inst *in);
 /* agg_tables.c: fills the tables, overview, dist and devices. */
 void agg_settle_tables(struct pt_agg *a, struct pt_summary *s);
 void agg_free(struct pt_agg *a);

@@ -351,20 +351,41 @@ static void settle_perf(struct pt_summary *s)
 	}
 }
 
+/* The steps in start order, with the running latest end (find_step). */
+static void steps_ctx_build(const struct pt_agg *a, struct steps_ctx *c)
+{
+	c->n = a->nsteps;
+	c->ss = pt_xmalloc((c->n ? c->n : 1) * sizeof *c->ss);
+	c->pmax_end = pt_xmalloc((c->n ? c->n : 1) * sizeof *c->pmax_end);
+	for (size_t i = 0; i < c->n; i++)
+		c->ss[i] = (struct sorted_step){
+		    a->steps[i].start_ns, a->steps[i].start_ns + a->steps[i].dur_ns, (uint32_t)i};
+	if (c->n > 1)
+		qsort(c->ss, c->n, sizeof *c->ss, sstep_cmp);
+	for (size_t i = 0; i < c->n; i++)
+		c->pmax_end[i] = i ? u64_max(c->pmax_end[i - 1], c->ss[i].end_ns) : c->ss[i].end_ns;
+}
+
+/* A step's figures as the summary gives them; number -1: unnumbered (the
+ * ordinal comes once every step is in place). */
+static void step_out(const struct pt_agg *a, const struct step_rec *r, const struct sacc *acc,
+		     struct pt_step *st)
+{
+	memset(st, 0, sizeof *st);
+	int64_t num = step_number(a->t, r->name_id);
+	st->number = num >= 0 ? num : -1;
+	st->start_ns = r->start_ns;
+	st->dur_ns = r->dur_ns;
+	st->samples = r->samples;
+	st->track = r->track;
+	memcpy(st->cpu_ns, acc->cpu, sizeof st->cpu_ns);
+	memcpy(st->gpu_ns, acc->gpu, sizeof st->gpu_ns);
+}
+
 void agg_settle_steps(struct pt_agg *a, struct pt_summary *s)
 {
-	struct steps_ctx c = {0};
-	c.n = a->nsteps;
-	c.ss = pt_xmalloc((c.n ? c.n : 1) * sizeof *c.ss);
-	c.pmax_end = pt_xmalloc((c.n ? c.n : 1) * sizeof *c.pmax_end);
-	for (size_t i = 0; i < c.n; i++)
-		c.ss[i] = (struct sorted_step){
-		    a->steps[i].start_ns, a->steps[i].start_ns + a->steps[i].dur_ns, (uint32_t)i};
-	if (c.n > 1)
-		qsort(c.ss, c.n, sizeof *c.ss, sstep_cmp);
-	for (size_t i = 0; i < c.n; i++)
-		c.pmax_end[i] = i ? u64_max(c.pmax_end[i - 1], c.ss[i].end_ns) : c.ss[i].end_ns;
-
+	struct steps_ctx c;
+	steps_ctx_build(a, &c);
 	struct sacc *acc = pt_xcalloc(c.n ? c.n : 1, sizeof *acc);
 	settle_cpu(a, &c, acc);
 	settle_gpu(a, &c, acc);
@@ -373,16 +394,7 @@ void agg_settle_steps(struct pt_agg *a, struct pt_summary *s)
 	s->nsteps = c.n + nf;
 	s->steps = s->nsteps ? pt_xcalloc(s->nsteps, sizeof *s->steps) : NULL;
 	for (size_t i = 0; i < c.n; i++) {
-		const struct step_rec *r = &a->steps[c.ss[i].fid];
-		struct pt_step *st = &s->steps[i];
-		int64_t num = step_number(a->t, r->name_id);
-		st->number = num >= 0 ? num : -1;
-		st->start_ns = r->start_ns;
-		st->dur_ns = r->dur_ns;
-		st->samples = r->samples;
-		st->track = r->track;
-		memcpy(st->cpu_ns, acc[i].cpu, sizeof st->cpu_ns);
-		memcpy(st->gpu_ns, acc[i].gpu, sizeof st->gpu_ns);
+		step_out(a, &a->steps[c.ss[i].fid], &acc[i], &s->steps[i]);
 		s->backward_busy_ns += acc[i].bwd_busy;
 	}
 	if (nf) { /* the steps folded already (agg_fold_steps, sorted), merged in */
@@ -422,21 +434,6 @@ void agg_settle_steps(struct pt_agg *a, struct pt_summary *s)
 }
 
 /* ---- folding settled steps (agg_fold) ---- */
-
-/* The sorted-steps context of a's steps (agg_settle_steps' first part). */
-static void steps_ctx_build(const struct pt_agg *a, struct steps_ctx *c)
-{
-	c->n = a->nsteps;
-	c->ss = pt_xmalloc((c->n ? c->n : 1) * sizeof *c->ss);
-	c->pmax_end = pt_xmalloc((c->n ? c->n : 1) * sizeof *c->pmax_end);
-	for (size_t i = 0; i < c->n; i++)
-		c->ss[i] = (struct sorted_step){
-		    a->steps[i].start_ns, a->steps[i].start_ns + a->steps[i].dur_ns, (uint32_t)i};
-	if (c->n > 1)
-		qsort(c->ss, c->n, sizeof *c->ss, sstep_cmp);
-	for (size_t i = 0; i < c->n; i++)
-		c->pmax_end[i] = i ? u64_max(c->pmax_end[i - 1], c->ss[i].end_ns) : c->ss[i].end_ns;
-}
 
 /*
  * Steps that ended by upto are final: every record that falls in them
@@ -507,19 +504,9 @@ void agg_fold_steps(struct pt_agg *a, uint64_t upto)
 	for (size_t i = 0; i < c.n; i++) {
 		if (!folds[i])
 			continue;
-		const struct step_rec *r = &a->steps[c.ss[i].fid];
 		struct agg_folded *f = &a->fold;
 		f->steps = agg_grow(f->steps, &f->steps_cap, f->nsteps, sizeof *f->steps);
-		struct pt_step *st = &f->steps[f->nsteps++];
-		memset(st, 0, sizeof *st);
-		int64_t num = step_number(a->t, r->name_id);
-		st->number = num >= 0 ? num : -1;
-		st->start_ns = r->start_ns;
-		st->dur_ns = r->dur_ns;
-		st->samples = r->samples;
-		st->track = r->track;
-		memcpy(st->cpu_ns, acc[i].cpu, sizeof st->cpu_ns);
-		memcpy(st->gpu_ns, acc[i].gpu, sizeof st->gpu_ns);
+		step_out(a, &a->steps[c.ss[i].fid], &acc[i], &f->steps[f->nsteps++]);
 		f->bwd_busy += acc[i].bwd_busy;
 	}
 	/* kept in order: a step of another thread that began before the last

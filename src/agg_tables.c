@@ -58,25 +58,28 @@ static void settle_instances(struct pt_agg *a)
 		if (in->parent != AGG_NONE)
 			a->inst[in->parent].gpu_ns += in->gpu_ns;
 	}
-	for (size_t i = 0; i < a->ninst; i++) {
-		const struct inst *in = &a->inst[i];
-		struct rowvec *rv = NULL;
-		if (in->row != AGG_NONE) {
-			if (in->kind == PT_KIND_OPERATOR)
-				rv = &a->ops;
-			else if (in->kind == PT_KIND_USER_DEFINED)
-				rv = &a->ud;
-			else if (in->kind == PT_KIND_CUDA_RUNTIME)
-				rv = &a->memory;
-		}
-		if (rv) {
-			pt_stat_add(&rv->v[in->row].gpu, in->gpu_ns);
-			if (in->outer)
-				rv->v[in->row].gpu_ratio_ns += in->gpu_ns;
-		}
-		if (in->detail != AGG_NONE)
-			pt_stat_add(&a->detail.v[in->detail].gpu, in->gpu_ns);
+	for (size_t i = 0; i < a->ninst; i++)
+		agg_inst_settle(a, &a->inst[i]);
+}
+
+void agg_inst_settle(struct pt_agg *a, const struct inst *in)
+{
+	struct rowvec *rv = NULL;
+	if (in->row != AGG_NONE) {
+		if (in->kind == PT_KIND_OPERATOR)
+			rv = &a->ops;
+		else if (in->kind == PT_KIND_USER_DEFINED)
+			rv = &a->ud;
+		else if (in->kind == PT_KIND_CUDA_RUNTIME)
+			rv = &a->memory;
 	}
+	if (rv) {
+		pt_stat_add(&rv->v[in->row].gpu, in->gpu_ns);
+		if (in->outer)
+			rv->v[in->row].gpu_ratio_ns += in->gpu_ns;
+	}
+	if (in->detail != AGG_NONE)
+		pt_stat_add(&a->detail.v[in->detail].gpu, in->gpu_ns);
 }
 
 struct dkey {

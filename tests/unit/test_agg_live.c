@@ -13,24 +13,6 @@
 #include "testutil.h"
 
 #include "proftop/agg.h"
-#include "proftop/chrome.h"
-
-static struct pt_trace *load_path(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fclose(f);
-	struct pt_trace *t = pt_trace_new(0);
-	struct pt_read_opts ro = {0};
-	char err[512] = "";
-	if (pt_chrome_read(t, path, &ro, err, sizeof err) < 0) {
-		print_message("# reader refused %s: %s\n", path, err);
-		pt_trace_free(t);
-		return NULL;
-	}
-	return t;
-}
 
 /* ---- comparing two summaries whole ---- */
 
@@ -268,7 +250,7 @@ static void test_resnet_fixtures(void **state)
 	static const char *const files[] = {"pytorch/resnet50_workers0.pt.trace.json.gz",
 					    "pytorch/resnet50_workers4.pt.trace.json.gz"};
 	for (size_t f = 0; f < 2; f++) {
-		struct pt_trace *src = load_path(tu_path(tu_fixtures(), files[f]));
+		struct pt_trace *src = tu_load_trace(tu_fixtures(), files[f]);
 		assert_non_null(src);
 		replay_all_orders(src, files[f]);
 		/* received as a probe sends it: after the first refreshes have
@@ -289,7 +271,7 @@ static void test_dialect_fixtures(void **state)
 	    "dialects/paddle.json",	    "dialects/proftop_export.json",
 	    "dialects/pytorch_legacy.json", "dialects/pytorch_legacy_nesting.json"};
 	for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
-		struct pt_trace *src = load_path(tu_path(tu_fixtures(), files[f]));
+		struct pt_trace *src = tu_load_trace(tu_fixtures(), files[f]);
 		assert_non_null(src);
 		replay_all_orders(src, files[f]);
 		pt_trace_free(src);
@@ -310,7 +292,7 @@ static void test_shared_traces(void **state)
 	    "mindinsight/ascend_timeline_display_0.json"};
 	int seen = 0;
 	for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
-		struct pt_trace *src = load_path(tu_path(tu_traces(), files[f]));
+		struct pt_trace *src = tu_load_trace(tu_traces(), files[f]);
 		if (!src)
 			continue;
 		seen++;

@@ -16,20 +16,7 @@
 
 static struct pt_trace *load_in(const char *dir, const char *rel)
 {
-	const char *path = tu_path(dir, rel);
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fclose(f);
-	struct pt_trace *t = pt_trace_new(0);
-	struct pt_read_opts ro = {0};
-	char err[512] = "";
-	if (pt_chrome_read(t, path, &ro, err, sizeof err) < 0) {
-		print_message("# reader refused %s: %s\n", path, err);
-		pt_trace_free(t);
-		return NULL;
-	}
-	return t;
+	return tu_load_trace(dir, rel);
 }
 
 static struct pt_trace *load(const char *rel)

@@ -275,20 +275,7 @@ static void test_many_ranks_sized_by_rank(void **state)
 
 static struct pt_trace *load(const char *rel)
 {
-	const char *path = tu_path(tu_traces(), rel);
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fclose(f);
-	struct pt_trace *t = pt_trace_new(0);
-	struct pt_read_opts ro = {0};
-	char err[512] = "";
-	if (pt_chrome_read(t, path, &ro, err, sizeof err) < 0) {
-		print_message("# reader refused %s: %s\n", path, err);
-		pt_trace_free(t);
-		return NULL;
-	}
-	return t;
+	return tu_load_trace(tu_traces(), rel);
 }
 
 /* A single-rank Kineto file: one rank, the same step figures as pt_summarize. */

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "proftop/chrome.h"
 #include "proftop/trace.h"
 
 /* Directory of the project's fixtures (PT_FIXTURES, else "fixtures"). */
@@ -70,5 +71,25 @@ static inline void tu_ev(struct pt_trace *t, uint32_t track, enum pt_kind kind, 
 }
 
 #define US(x) ((uint64_t)((x) * 1000.0 + 0.5))
+
+/* The trace file dir/rel read whole, or NULL when it is absent or the
+ * reader refuses it (said as a test message): tests then skip. */
+static inline struct pt_trace *tu_load_trace(const char *dir, const char *rel)
+{
+	const char *path = tu_path(dir, rel);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fclose(f);
+	struct pt_trace *t = pt_trace_new(0);
+	struct pt_read_opts ro = {0};
+	char err[512] = "";
+	if (pt_chrome_read(t, path, &ro, err, sizeof err) < 0) {
+		print_message("# reader refused %s: %s\n", path, err);
+		pt_trace_free(t);
+		return NULL;
+	}
+	return t;
+}
 
 #endif
