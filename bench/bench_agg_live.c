@@ -100,7 +100,8 @@ int main(int argc, char **argv)
 		uint64_t t2 = pt_now_ns();
 		if (a->events != b->events || a->nsteps != b->nsteps ||
 		    a->model[PT_MS_STEP].cpu.total_ns != b->model[PT_MS_STEP].cpu.total_ns) {
-			fprintf(stderr, "bench_agg_live: the live summary differs from pt_summarize\n");
+			fprintf(stderr,
+				"bench_agg_live: the live summary differs from pt_summarize\n");
 			return 1;
 		}
 		pt_summary_free(a);
@@ -118,10 +119,13 @@ int main(int argc, char **argv)
 	uint64_t tm = median(tail + off, k), dm = median(fed + off, k);
 	printf("session           %llu events, refreshes of %zu new events\n",
 	       (unsigned long long)pt_store_count(t->store), batch);
-	printf("live refresh      %.2f ms (median of %zu; fed %llu, tail %llu events; %.1f %% of a core at 250 ms)\n",
-	       lm / 1e6, k, (unsigned long long)dm, (unsigned long long)tm, 100.0 * (double)lm / 250e6);
+	printf("live refresh      %.2f ms (median of %zu; fed %llu, tail %llu events; %.1f %% of a "
+	       "core at 250 ms)\n",
+	       lm / 1e6, k, (unsigned long long)dm, (unsigned long long)tm,
+	       100.0 * (double)lm / 250e6);
 	printf("pt_summarize      %.2f ms (median of %zu, same moments)\n", fm / 1e6, k);
-	printf("ratio             %.3fx (live / full); rebuilds in the measured refreshes: %llu; kept aggregator %.1f MB\n",
+	printf("ratio             %.3fx (live / full); rebuilds in the measured refreshes: %llu; "
+	       "kept aggregator %.1f MB\n",
 	       fm ? (double)lm / (double)fm : 0.0, (unsigned long long)(st.rebuilds - st0.rebuilds),
 	       (double)st.mem_bytes / 1e6);
 	pt_agg_live_free(l);

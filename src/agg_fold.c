@@ -172,8 +172,8 @@ static size_t fold_acts(struct pt_agg *a, uint64_t upto, uint32_t *ids, size_t n
 		if (d.start_ns == UINT64_MAX)
 			continue; /* taken by its launch */
 		if (d.start_ns < upto) {
-			a->orphans = agg_grow(a->orphans, &a->orphans_cap, a->norphans,
-					      sizeof *a->orphans);
+			a->orphans =
+			    agg_grow(a->orphans, &a->orphans_cap, a->norphans, sizeof *a->orphans);
 			a->orphans[a->norphans++] = (struct orphan){d.start_ns, d.dur_ns};
 			ids[nid++] = d.corr;
 			continue;

@@ -105,10 +105,10 @@ struct pt_agg *agg_clone(const struct pt_agg *a)
 	c->devs = dup_cap(a->devs, a->ndevs, a->devs_cap, sizeof *a->devs);
 	c->fold.dev_busy = dup_cap(a->fold.dev_busy, a->fold.ndev_busy, a->fold.ndev_busy,
 				   sizeof *a->fold.dev_busy);
-	c->fold.steps = dup_cap(a->fold.steps, a->fold.nsteps, a->fold.steps_cap,
-				sizeof *a->fold.steps);
-	c->fold.corrs = dup_cap(a->fold.corrs, a->fold.ncorrs, a->fold.corrs_cap,
-				sizeof *a->fold.corrs);
+	c->fold.steps =
+	    dup_cap(a->fold.steps, a->fold.nsteps, a->fold.steps_cap, sizeof *a->fold.steps);
+	c->fold.corrs =
+	    dup_cap(a->fold.corrs, a->fold.ncorrs, a->fold.corrs_cap, sizeof *a->fold.corrs);
 	return c;
 }
 
@@ -122,9 +122,9 @@ struct pt_agg *agg_clone(const struct pt_agg *a)
 #define LIVE_MAX_VIOLATIONS 8
 
 struct pt_agg_live {
-	struct pt_agg *p;  /* fed every event that starts before fed_ns */
+	struct pt_agg *p; /* fed every event that starts before fed_ns */
 	uint64_t fed_ns;
-	uint64_t *mark;	   /* per store track: its checkpoint at the last refresh */
+	uint64_t *mark; /* per store track: its checkpoint at the last refresh */
 	size_t nmark;
 	uint64_t dropped;  /* the store's dropped events when P was built */
 	uint32_t vname[3]; /* P's names of msprof's overlap lanes */

@@ -68,6 +68,13 @@ struct tslot {
 	/* the first chunk that may be unsorted (every one before it is full
 	 * and sorted), NULL: the head; pt_store_sort starts there */
 	struct chunk *unsorted;
+	/* the track's chunks in order, cv[cv_off, cv_n), and for each full
+	 * one (all but the last) the latest end up to it, so an iterator from
+	 * a recent time skips the old chunks by a binary search instead of
+	 * walking them (a dropped head can leave these high: never low) */
+	struct chunk **cv;
+	uint64_t *cv_max;
+	uint32_t cv_off, cv_n, cv_cap;
 	uint64_t count;    /* kept */
 	uint64_t appended; /* ever appended (kept + dropped) */
 	uint32_t created;  /* chunks ever created, picks the next size */
@@ -255,6 +262,10 @@ void pt_store_free(struct pt_store *st)
 		arena_unref(st->pool[i]);
 	pthread_mutex_destroy(&st->pool_mu);
 	free(st->scratch);
+	for (uint32_t i = 0; i < st->ntracks; i++) {
+		free(st->tracks[i].cv);
+		free(st->tracks[i].cv_max);
+	}
 	free(st->tracks);
 	free(st);
 }
@@ -274,6 +285,8 @@ static void drop_oldest(struct pt_store *st)
 		ts->tail = NULL;
 	if (ts->unsorted == c)
 		ts->unsorted = NULL;
+	if (ts->cv_n > ts->cv_off && ts->cv[ts->cv_off] == c && ++ts->cv_off == ts->cv_n)
+		ts->cv_off = ts->cv_n = 0;
 	ts->count -= c->n;
 	st->count -= c->n;
 	st->dropped += c->n;
@@ -343,6 +356,27 @@ static struct chunk *new_chunk(struct pt_store *st, uint32_t track)
 	else
 		ts->head = c;
 	ts->tail = c;
+	if (ts->cv_n > ts->cv_off) { /* the old tail is full now: its running latest end */
+		uint32_t i = ts->cv_n - 1;
+		uint64_t m = ts->cv[i]->max_end;
+		if (i > ts->cv_off && ts->cv_max[i - 1] > m)
+			m = ts->cv_max[i - 1];
+		ts->cv_max[i] = m;
+	}
+	if (ts->cv_n == ts->cv_cap) {
+		if (ts->cv_off && ts->cv_off >= ts->cv_cap / 2) { /* room at the front: move down */
+			uint32_t k = ts->cv_n - ts->cv_off;
+			memmove(ts->cv, ts->cv + ts->cv_off, k * sizeof *ts->cv);
+			memmove(ts->cv_max, ts->cv_max + ts->cv_off, k * sizeof *ts->cv_max);
+			ts->cv_off = 0;
+			ts->cv_n = k;
+		} else {
+			ts->cv_cap = ts->cv_cap ? ts->cv_cap * 2 : 16;
+			ts->cv = pt_xrealloc(ts->cv, ts->cv_cap * sizeof *ts->cv);
+			ts->cv_max = pt_xrealloc(ts->cv_max, ts->cv_cap * sizeof *ts->cv_max);
+		}
+	}
+	ts->cv[ts->cv_n++] = c;
 	ts->created++;
 	if (st->gtail)
 		st->gtail->next_global = c;
@@ -666,15 +700,29 @@ void pt_store_iter_init(struct pt_store_iter *it, struct pt_store *st, uint32_t 
 	it->t1_ns = t1_ns;
 	if (track >= st->ntracks)
 		return;
+	/* the first chunk that may hold an event ending at or after t0 */
+	const struct tslot *ts = &st->tracks[track];
+	struct chunk *first = ts->head;
+	if (t0_ns && ts->cv_n - ts->cv_off >= 2) {
+		uint32_t lo = ts->cv_off, hi = ts->cv_n - 1; /* full chunks: [cv_off, cv_n - 1) */
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (ts->cv_max[mid] < t0_ns)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		first = ts->cv[lo];
+	}
 	uint32_t nch = 0;
-	for (struct chunk *c = st->tracks[track].head; c; c = c->next_in_track)
+	for (struct chunk *c = first; c; c = c->next_in_track)
 		nch++;
 	if (!nch)
 		return;
 	struct pt_store_cursor *base = pt_xmalloc((nch + 1) * sizeof *base);
 	struct pt_store_cursor *w = base + 1;
 	uint32_t n = 0;
-	for (struct chunk *c = st->tracks[track].head; c; c = c->next_in_track) {
+	for (struct chunk *c = first; c; c = c->next_in_track) {
 		sort_chunk(st, c);
 		if (c->n == 0 || c->min_start >= t1_ns || c->max_end < t0_ns)
 			continue;

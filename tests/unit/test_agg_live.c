@@ -36,10 +36,10 @@ static void same_table(const struct pt_table *a, const struct pt_table *b, const
 	assert_int_equal(a->threads, b->threads);
 	for (size_t i = 0; i < a->n; i++) {
 		const struct pt_row *x = &a->rows[i], *y = &b->rows[i];
-		if (x->name_id != y->name_id || x->kind != y->kind || x->is_device != y->is_device ||
-		    x->depth != y->depth || x->parent != y->parent)
-			fail_msg("%s row %zu: name %u/%u kind %d/%d depth %d/%d parent %u/%u", what, i,
-				 x->name_id, y->name_id, x->kind, y->kind, x->depth, y->depth,
+		if (x->name_id != y->name_id || x->kind != y->kind ||
+		    x->is_device != y->is_device || x->depth != y->depth || x->parent != y->parent)
+			fail_msg("%s row %zu: name %u/%u kind %d/%d depth %d/%d parent %u/%u", what,
+				 i, x->name_id, y->name_id, x->kind, y->kind, x->depth, y->depth,
 				 x->parent, y->parent);
 		same_stat(&x->cpu, &y->cpu, what);
 		same_stat(&x->gpu, &y->gpu, what);
@@ -118,7 +118,8 @@ static struct pt_trace *shell_of(const struct pt_trace *src, size_t max_mem)
 	struct pt_trace *t = pt_trace_new(max_mem);
 	uint32_t n = pt_strtab_count(src->strings);
 	for (uint32_t id = 1; id < n; id++) {
-		uint32_t got = pt_trace_intern(t, pt_trace_str(src, id), pt_strtab_len(src->strings, id));
+		uint32_t got =
+		    pt_trace_intern(t, pt_trace_str(src, id), pt_strtab_len(src->strings, id));
 		assert_int_equal(got, id);
 	}
 	for (uint32_t i = 0; i < src->ntracks; i++) {
@@ -178,9 +179,9 @@ static int collect_one(void *ctx, struct pt_event *ev)
 
 struct replay_result {
 	uint64_t refreshes, rebuilds, incremental; /* refreshes that fed P without rebuilding */
-	uint64_t folded_ns, violations;	   /* at the end */
+	uint64_t folded_ns, violations;		   /* at the end */
 	int full;
-	size_t mem_quarter, mem_end;	   /* the kept aggregator's bytes a quarter in, at the end */
+	size_t mem_quarter, mem_end; /* the kept aggregator's bytes a quarter in, at the end */
 };
 
 /* Replays src into a fresh trace in `batches` batches, comparing the live
@@ -380,7 +381,8 @@ static struct pt_trace *synthetic(int steps, int enclosing)
 			uint32_t corr = (uint32_t)(i * 5 + u + 1);
 			add(t, host, PT_KIND_OPERATOR, n_op, o, 10000, 0);
 			add(t, host, PT_KIND_CUDA_RUNTIME, n_launch, o + 1000, 2000, corr);
-			add(t, dev, PT_KIND_KERNEL, n_k, o + 4000, 15000, corr); /* runs past the op */
+			add(t, dev, PT_KIND_KERNEL, n_k, o + 4000, 15000,
+			    corr); /* runs past the op */
 		}
 	}
 	return t;
@@ -484,10 +486,14 @@ static void test_idle_refresh(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_resnet_fixtures),	    cmocka_unit_test(test_dialect_fixtures),
-	    cmocka_unit_test(test_shared_traces),	    cmocka_unit_test(test_enclosing_range_rebuilds),
-	    cmocka_unit_test(test_store_cap),	    cmocka_unit_test(test_idle_refresh),
-	    cmocka_unit_test(test_device_queue_lag), cmocka_unit_test(test_corr_ids_shared_by_ranks),
+	    cmocka_unit_test(test_resnet_fixtures),
+	    cmocka_unit_test(test_dialect_fixtures),
+	    cmocka_unit_test(test_shared_traces),
+	    cmocka_unit_test(test_enclosing_range_rebuilds),
+	    cmocka_unit_test(test_store_cap),
+	    cmocka_unit_test(test_idle_refresh),
+	    cmocka_unit_test(test_device_queue_lag),
+	    cmocka_unit_test(test_corr_ids_shared_by_ranks),
 	    cmocka_unit_test(test_kept_state_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

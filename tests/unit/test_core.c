@@ -220,6 +220,93 @@ static void test_store_cap_drops_oldest_first(void **state)
 	pt_store_free(st);
 }
 
+struct kept {
+	struct pt_event *v;
+	size_t n, cap;
+	uint32_t track;
+};
+
+static int keep_track(void *ctx, struct pt_event *ev)
+{
+	struct kept *k = ctx;
+	if (ev->track_id != k->track)
+		return 0;
+	if (k->n == k->cap) {
+		k->cap = k->cap ? k->cap * 2 : 1024;
+		k->v = realloc(k->v, k->cap * sizeof *k->v);
+		assert_non_null(k->v);
+	}
+	k->v[k->n++] = *ev;
+	return 0;
+}
+
+static int ev_order(const void *pa, const void *pb)
+{
+	const struct pt_event *a = pa, *b = pb;
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	return a->dur_ns > b->dur_ns ? -1 : a->dur_ns < b->dur_ns;
+}
+
+/* An iterator from a late time skips old chunks without reading them
+ * (a binary search on their running latest end): it must still find every
+ * kept event that starts in the window, in order, across drops by the
+ * cap, with ranges reported when they end (out of start order) and one
+ * range that spans the whole run sitting in an old chunk. */
+static void test_store_iter_window_skips_old_chunks(void **state)
+{
+	(void)state;
+	for (int pass = 0; pass < 2; pass++) { /* everything kept; the cap dropping */
+		struct pt_store *st = pt_store_new(pass ? (size_t)3 << 20 : (size_t)256 << 20);
+		uint64_t t = 1000;
+		struct pt_event span = mk(1, 500, 0); /* the whole run, appended early */
+		for (uint64_t i = 0; i < 120000; i++) {
+			uint32_t tr = (uint32_t)(i % 3);
+			/* a step of 8 events on track tr, reported as they end: inner first */
+			uint64_t s0 = t;
+			for (int k = 0; k < 7; k++) {
+				struct pt_event e = mk(tr, s0 + 10 + (uint64_t)k * 100, 90);
+				pt_store_append(st, &e);
+			}
+			struct pt_event step = mk(tr, s0, 800);
+			pt_store_append(st, &step);
+			t += 800;
+			if (i == 10) {
+				span.dur_ns = 120000ull * 800 * 2;
+				pt_store_append(st, &span);
+			}
+		}
+		assert_true(pass ? pt_store_dropped(st) > 0 : pt_store_dropped(st) == 0);
+		pt_store_sort(st);
+		uint64_t lo = pt_store_first_ns(st), hi = pt_store_last_ns(st);
+		for (uint32_t tr = 0; tr < 3; tr++) {
+			struct kept k = {NULL, 0, 0, tr};
+			pt_store_foreach(st, keep_track, &k);
+			qsort(k.v, k.n, sizeof *k.v, ev_order);
+			for (int w = 0; w <= 20; w++) {
+				uint64_t t0 = lo + (hi - lo) / 20 * (uint64_t)w,
+					 t1 = w % 3 ? UINT64_MAX : t0 + 50000;
+				size_t j = 0;
+				while (j < k.n && k.v[j].start_ns < t0)
+					j++;
+				struct pt_store_iter it;
+				pt_store_iter_init(&it, st, tr, t0, t1);
+				const struct pt_event *ev;
+				while ((ev = pt_store_iter_next(&it))) {
+					assert_true(j < k.n);
+					assert_int_equal(ev->start_ns, k.v[j].start_ns);
+					assert_int_equal(ev->dur_ns, k.v[j].dur_ns);
+					j++;
+				}
+				pt_store_iter_done(&it);
+				assert_true(j == k.n || k.v[j].start_ns >= t1);
+			}
+			free(k.v);
+		}
+		pt_store_free(st);
+	}
+}
+
 static void test_trace_tracks_and_late_labels(void **state)
 {
 	(void)state;
@@ -314,6 +401,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_strtab_interns_once),
 		cmocka_unit_test(test_store_merges_chunks_in_order),
+		cmocka_unit_test(test_store_iter_window_skips_old_chunks),
 		cmocka_unit_test(test_store_ties_longer_first),
 		cmocka_unit_test(test_store_sorts_nearly_sorted_stably),
 		cmocka_unit_test(test_store_cap_drops_oldest_first),
