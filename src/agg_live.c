@@ -245,7 +245,8 @@ static void note_lag(struct pt_agg_live *l, const struct pt_agg *a)
 }
 
 /* A partner of something folded came (a violation): P starts over from
- * the store, fed to the same frontier and not folded this time. After
+ * the store, fed to the same frontier; it now sees that partner join its
+ * launch, so the next fold keeps the longer lag behind the frontier. After
  * LIVE_MAX_VIOLATIONS of them P is never folded again. Returns the events
  * fed. */
 static uint64_t start_over(struct pt_agg_live *l, struct pt_trace *t)
