@@ -190,13 +190,6 @@ static uint64_t union_in(struct pt_agg *a, int ls, const struct ivl_list *steps,
 }
 
 /*
- * Overview and Distributed. With steps, every time is the part within the
- * steps' union and every share is of that union, so work outside the steps
- * (kernels still running after the last step, collectives of other threads
- * between steps) counts in neither the numerator nor the denominator.
- * Without steps, both are over the profiled span.
- */
-/*
  * agg_fold's part: the unions before upto become lengths (whole, and cut
  * to the steps' union before upto, which is final too), and every list
  * keeps only what lies from upto on. Unions are additive over time, so
@@ -252,6 +245,13 @@ void agg_fold_unions(struct pt_agg *a, uint64_t upto)
 	ivl_free(&steps_b);
 }
 
+/*
+ * Overview and Distributed. With steps, every time is the part within the
+ * steps' union and every share is of that union, so work outside the steps
+ * (kernels still running after the last step, collectives of other threads
+ * between steps) counts in neither the numerator nor the denominator.
+ * Without steps, both are over the profiled span.
+ */
 static void settle_overview(struct pt_agg *a, struct pt_summary *s)
 {
 	const struct agg_folded *f = &a->fold;

@@ -179,39 +179,11 @@ void pt_anomaly_cost(const struct pt_anomaly *d, uint64_t *loop_max_ns, uint64_t
 
 /* ---- the rolling median ---- */
 
-/* The k-th smallest of v[0..n) (v is reordered): quickselect, n <= MAX_WINDOW. */
-static uint64_t kth(uint64_t *v, uint32_t n, uint32_t k)
-{
-	uint32_t lo = 0, hi = n - 1; /* k lies in [lo, hi] */
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		uint64_t pivot = v[mid], x;
-		v[mid] = v[hi];
-		v[hi] = pivot;
-		uint32_t store = lo;
-		for (uint32_t i = lo; i < hi; i++)
-			if (v[i] < pivot) {
-				x = v[i];
-				v[i] = v[store];
-				v[store++] = x;
-			}
-		v[hi] = v[store];
-		v[store] = pivot;
-		if (k == store)
-			return pivot;
-		if (k < store)
-			hi = store - 1;
-		else
-			lo = store + 1;
-	}
-	return v[k];
-}
-
 /* Median of a ring's n values (the lower middle one for even n). */
 static uint64_t median(struct pt_anomaly *d, const uint64_t *ring, uint32_t n)
 {
 	memcpy(d->scratch, ring, n * sizeof *ring);
-	return kth(d->scratch, n, (n - 1) / 2);
+	return pt_u64_kth(d->scratch, n, (n - 1) / 2);
 }
 
 /* ---- writing ---- */

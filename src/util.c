@@ -458,6 +458,37 @@ int pt_u64_cmp(const void *pa, const void *pb)
 	return a < b ? -1 : a > b;
 }
 
+uint64_t pt_u64_kth(uint64_t *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+	while (lo < hi) {
+		uint64_t pivot = v[lo + (hi - lo) / 2];
+		size_t i = lo, j = hi;
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				uint64_t x = v[i];
+				v[i] = v[j];
+				v[j] = x;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			return v[k];
+	}
+	return v[k];
+}
+
 uint64_t pt_pct_nearest(const uint64_t *v, size_t n, double p)
 {
 	size_t k = (size_t)ceil(p / 100.0 * (double)n);

@@ -54,6 +54,10 @@ size_t pt_escape_term(char *dst, size_t cap, const char *s, size_t len, size_t m
 		      unsigned flags);
 /* qsort comparison of uint64_t values, ascending. */
 int pt_u64_cmp(const void *pa, const void *pb);
+/* The k-th smallest (from 0) of v[0, n), n > 0; v is reordered. A
+ * quickselect (Hoare's partition, so runs of equal values stay linear):
+ * a median in O(n) where a sort would cost O(n log n). */
+uint64_t pt_u64_kth(uint64_t *v, size_t n, size_t k);
 /* Nearest-rank percentile p (0..100) of sorted v (n > 0). */
 uint64_t pt_pct_nearest(const uint64_t *v, size_t n, double p);
 /* The trailing integer of a step's name ("ProfilerStep#552" -> 552,

@@ -97,39 +97,6 @@ static int dur_cmp(const void *pa, const void *pb)
 
 /* The shown order of the summary's steps, made again when the summary or
  * the sort changed; the selection stays on its step (or on the newest). */
-/* The k-th smallest of v[0, n) (v is reordered): a quickselect, so a long
- * session's step list costs O(steps) a refresh, not a sort. */
-static uint64_t kth_u64(uint64_t *v, size_t n, size_t k)
-{
-	size_t lo = 0, hi = n - 1;
-	while (lo < hi) {
-		uint64_t pivot = v[lo + (hi - lo) / 2];
-		size_t i = lo, j = hi;
-		while (i <= j) {
-			while (v[i] < pivot)
-				i++;
-			while (v[j] > pivot)
-				j--;
-			if (i <= j) {
-				uint64_t x = v[i];
-				v[i] = v[j];
-				v[j] = x;
-				i++;
-				if (j == 0)
-					break;
-				j--;
-			}
-		}
-		if (k <= j)
-			hi = j;
-		else if (k >= i)
-			lo = i;
-		else
-			return v[k];
-	}
-	return v[k];
-}
-
 static void steps_order(struct tui_app *a, const struct pt_summary *s)
 {
 	struct tui_steps *sv = &a->steps;
@@ -178,7 +145,7 @@ static void steps_order(struct tui_app *a, const struct pt_summary *s)
 		if (d[i] > mx)
 			mx = d[i];
 	}
-	uint64_t med = s->nsteps ? kth_u64(d, s->nsteps, s->nsteps / 2) : 0;
+	uint64_t med = s->nsteps ? pt_u64_kth(d, s->nsteps, s->nsteps / 2) : 0;
 	sv->scale_ns = med && mx > 4 * med ? 4 * med : mx;
 	free(d);
 	sv->built_gen = a->model.gen;

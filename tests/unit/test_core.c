@@ -307,6 +307,24 @@ static void test_store_iter_window_skips_old_chunks(void **state)
 	}
 }
 
+/* pt_u64_kth against a sort, with runs of equal values (all equal too). */
+static void test_u64_kth(void **state)
+{
+	(void)state;
+	uint64_t v[200], w[200];
+	unsigned seed = 7;
+	for (int it = 0; it < 20000; it++) {
+		size_t n = 1 + (size_t)(rand_r(&seed) % 200);
+		uint64_t mod = 1 + (uint64_t)(rand_r(&seed) % 12);
+		for (size_t i = 0; i < n; i++)
+			v[i] = w[i] = (uint64_t)rand_r(&seed) % mod;
+		size_t k = (size_t)rand_r(&seed) % n;
+		uint64_t got = pt_u64_kth(v, n, k);
+		qsort(w, n, sizeof *w, pt_u64_cmp);
+		assert_int_equal(got, w[k]);
+	}
+}
+
 static void test_trace_tracks_and_late_labels(void **state)
 {
 	(void)state;
@@ -402,6 +420,7 @@ int main(void)
 		cmocka_unit_test(test_strtab_interns_once),
 		cmocka_unit_test(test_store_merges_chunks_in_order),
 		cmocka_unit_test(test_store_iter_window_skips_old_chunks),
+		cmocka_unit_test(test_u64_kth),
 		cmocka_unit_test(test_store_ties_longer_first),
 		cmocka_unit_test(test_store_sorts_nearly_sorted_stably),
 		cmocka_unit_test(test_store_cap_drops_oldest_first),
