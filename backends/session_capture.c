@@ -169,8 +169,12 @@ void pt_session_capture_follow(struct pt_session *s, struct pt_trace *t,
 	int64_t pid = pt_session_pid(s);
 	if (f->after_seq && now_ns >= f->next_after_ns) {
 		struct pt_capture *c = pt_capture_get(t, pid, f->after_seq, 0);
+		/* whole again while none of the capture's own steps was in when it
+		 * merged: the job's DONE can be read before the records of its
+		 * last steps are drained (a loaded machine), and the screen's
+		 * line would say "5 steps" with no step time for good */
 		if (c && c->state == PT_CAPTURE_MERGED)
-			pt_capture_cost(t, c, 0);
+			pt_capture_cost(t, c, !c->during_n);
 		if (!c || c->after_n >= pt_capture_cost_want(c))
 			f->after_seq = 0;
 		f->next_after_ns = now_ns + AFTER_LOOK_NS;

@@ -363,6 +363,8 @@ void pt_capture_cost(struct pt_trace *t, struct pt_capture *c, int full)
 	}
 	if (full) {
 		size_t nb = nb_total < want ? nb_total : want;
+		if (nd != c->during_n || nb != c->before_n)
+			pt_capture_touch(t); /* the figures a screen shows changed */
 		int64_t dropped = (int64_t)pt_store_dropped_steps(t->store);
 		c->first_step = first >= 0 ? first + dropped : -1;
 		c->last_step = last >= 0 ? last + dropped : -1;

@@ -89,9 +89,10 @@ int pt_capture_merge(struct pt_trace *t, struct pt_capture *c, const char *path,
  * steps): medians of the steps that ended before t0 (the latest
  * max(steps, 5), at most 64), of those that overlap [t0, t1] (with their
  * ordinal numbers and span), and of those that began after t1 (as many, the
- * first ones). full: all of it (reads the step track from its start, once
- * per capture); else only the steps after, read from t1 on (while after_n
- * is short of the count, as steps come).
+ * first ones). full: all of it (reads the step track from its start: at
+ * the merge, and again while none of the capture's steps had come in);
+ * else only the steps after, read from t1 on (while after_n is short of
+ * the count, as steps come).
  */
 /*
  * Whether t holds a step of process pid that ended by t0_ns: a reader that

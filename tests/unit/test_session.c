@@ -1389,6 +1389,67 @@ static void test_capture_protocol(void **state)
 	seg_free(&g);
 }
 
+/* The job's DONE read before the records of its captured steps are
+ * drained (a loaded machine): the merge finds none of them, and the
+ * capture's step figures come once they do, not never. */
+static void test_capture_steps_after_done(void **state)
+{
+	(void)state;
+	struct seg g;
+	seg_make(&g, getpid(), 2, 256, 4096);
+	uint32_t stepn = seg_str(&g, "ProfileStep");
+	struct pt_shm_ring *r = seg_ring(&g, 0, 100, "main");
+	for (int i = 1; i <= 3; i++)
+		seg_push(&g, r, PT_KIND_PROFILE_STEP, stepn, i * 1000000ull, 1000000, 8);
+	struct pt_session *s;
+	assert_int_equal(open_seg(&g, &s), 0);
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+	struct pt_capture_follow f = {0};
+	char why[300], path[600];
+	uint32_t seq = 0;
+	g.h->ctl.caps = PT_SHM_CAP_CAPTURE;
+	assert_int_equal(pt_session_capture_request(s, 3, 0, &seq, why, sizeof why), 0);
+	follow(s, t, &f, seq, 0);
+	answer(&g, seq, PT_SHM_CTL_RUNNING, 1, NULL);
+	follow(s, t, &f, seq, 0);
+	assert_int_equal(pt_session_capture_file(s, seq, path, sizeof path), 0);
+	write_file(path, "{\"traceEvents\":["
+			 "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"proftop/sync#1\","
+			 "\"pid\":9,\"tid\":7,\"ts\":1000,\"dur\":2},"
+			 "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"pid\":9,"
+			 "\"tid\":7,\"ts\":1010,\"dur\":5}]}");
+	g.h->ctl.t0_ns = 4000000;
+	g.h->ctl.t1_ns = 7000000;
+	g.h->ctl.sync_lo_ns = 4000000;
+	g.h->ctl.sync_hi_ns = 4004000;
+	g.h->ctl.tid = 100;
+	g.h->ctl.first_step = 3; /* the job's count */
+	answer(&g, seq, PT_SHM_CTL_DONE, 3, NULL);
+	struct pt_capture *c = follow(s, t, &f, seq, 0);
+	assert_int_equal(c->state, PT_CAPTURE_MERGED);
+	assert_int_equal(c->during_n, 0); /* its steps are still in the ring */
+	assert_int_equal(c->before_n, 3);
+	uint32_t gen = t->captures->gen;
+	/* now they come, and the steps after it */
+	for (int i = 4; i <= 12; i++)
+		seg_push(&g, r, PT_KIND_PROFILE_STEP, stepn, i * 1000000ull, 1000000, 8);
+	struct pt_shm_ctl ctl;
+	pt_shm_ctl_read(pt_session_hdr(s), &ctl);
+	pt_session_drain(s, t, pt_now_ns());
+	pt_session_capture_follow(s, t, &ctl, &f, 0, pt_now_ns() + 1000000000ull);
+	c = pt_capture_get(t, pt_session_pid(s), seq, 0);
+	assert_true(c->during_n >= 3);
+	assert_int_equal(c->first_step, 3);
+	assert_true(t->captures->gen != gen); /* the screen redraws its line */
+	char line[400];
+	pt_capture_describe(c, line, sizeof line, 1);
+	assert_non_null(strstr(line, "step time x"));
+	unlink(path);
+	pt_trace_free(t);
+	pt_session_close(s);
+	seg_free(&g);
+}
+
 /* With proftop's CUPTI collector in the job, torch captures CPU activity
  * only: the probe's own runtime call and kernel link to the captured aten
  * operator that encloses the launch, as in a Kineto trace. */
@@ -1495,6 +1556,7 @@ int main(void)
 	    cmocka_unit_test(test_stalled_reader_counts),
 	    cmocka_unit_test(test_reader_slots_run_out),
 	    cmocka_unit_test(test_capture_protocol),
+	    cmocka_unit_test(test_capture_steps_after_done),
 	    cmocka_unit_test(test_capture_links_kernels),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
