@@ -60,7 +60,7 @@ uint8_t *vlog_reserve(struct vlog *l, size_t n)
 				fprintf(stderr, "proftop: out of memory (%zu bytes)\n", cap);
 				abort();
 			}
-			l->p = p;
+			l->p = pt_mem_huge(p, cap);
 		} else {
 			l->p = pt_xrealloc(l->p, cap);
 		}

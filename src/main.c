@@ -102,6 +102,7 @@ static int cmd_help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	pt_mem_tune();
 	if (argc < 2)
 		return cli_attach(argc, argv);
 	const char *cmd = argv[1];
