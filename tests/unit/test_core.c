@@ -3,6 +3,7 @@
  * iteration, windows), trace sink (tracks, late labels), escaping.
  */
 #include "testutil.h"
+#include <sys/mman.h>
 
 #include "proftop/store.h"
 #include "proftop/strtab.h"
@@ -325,6 +326,69 @@ static void test_u64_kth(void **state)
 	}
 }
 
+/* Is the mapping holding addr advised for huge pages ("hg" in smaps)? With
+ * heap: is that mapping malloc's [heap] (not under ASan or valgrind)? */
+static int advised_huge(const void *addr, int *heap)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return -1;
+	char line[512];
+	int in = 0, hg = 0;
+	uintptr_t a = (uintptr_t)addr;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+			in = a >= lo && a < hi;
+			if (in && heap)
+				*heap = strstr(line, "[heap]") != NULL;
+		} else if (in && !strncmp(line, "VmFlags:", 8))
+			hg = strstr(line, " hg") != NULL;
+	}
+	fclose(f);
+	return hg;
+}
+
+/* pt_mem_tune: blocks keep their bytes through growth and the heap it grows
+ * is advised for huge pages (where the kernel has them at all). */
+static void test_mem_tune_heap(void **state)
+{
+	(void)state;
+	pt_mem_tune();
+	enum { N = 1500, SZ = 64 << 10 }; /* under malloc's mmap threshold: the heap */
+	unsigned char **v = pt_xcalloc(N, sizeof *v);
+	for (int i = 0; i < N; i++) {
+		v[i] = pt_xmalloc(SZ / 2);
+		memset(v[i], i & 0xff, SZ / 2);
+		v[i] = pt_xrealloc(v[i], SZ);
+		memset(v[i] + SZ / 2, (i + 1) & 0xff, SZ / 2);
+	}
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(v[i][0], i & 0xff);
+		assert_int_equal(v[i][SZ / 2 - 1], i & 0xff);
+		assert_int_equal(v[i][SZ - 1], (i + 1) & 0xff);
+	}
+	/* a large block: its own mapping, advised by the wrapper */
+	unsigned char *big = pt_xcalloc(8 << 20, 1);
+	assert_int_equal(big[(8 << 20) - 1], 0);
+	void *probe = mmap(NULL, 4 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(probe != MAP_FAILED);
+	int thp = madvise(probe, 4 << 20, MADV_HUGEPAGE) == 0;
+	munmap(probe, 4 << 20);
+	if (thp) {
+		/* the heap below the newest block, 2 MiB aligned: advised */
+		uintptr_t hp = ((uintptr_t)v[N - 1] & ~(((uintptr_t)2 << 20) - 1)) - 1;
+		int heap = 0, hg = advised_huge((void *)hp, &heap);
+		if (heap)
+			assert_int_equal(hg, 1);
+		assert_int_equal(advised_huge(big + (4 << 20), NULL), 1);
+	}
+	free(big);
+	for (int i = 0; i < N; i++)
+		free(v[i]);
+	free(v);
+}
+
 static void test_trace_tracks_and_late_labels(void **state)
 {
 	(void)state;
@@ -421,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_store_merges_chunks_in_order),
 		cmocka_unit_test(test_store_iter_window_skips_old_chunks),
 		cmocka_unit_test(test_u64_kth),
+		cmocka_unit_test(test_mem_tune_heap),
 		cmocka_unit_test(test_store_ties_longer_first),
 		cmocka_unit_test(test_store_sorts_nearly_sorted_stably),
 		cmocka_unit_test(test_store_cap_drops_oldest_first),
