@@ -6,8 +6,8 @@
 # bit for bit the same and a session file is left; under `proftop record` the
 # report shows every step, the four phases, the per-layer operators and
 # Paddle's dataloader case study (reader ratio high with --workers 0, at most
-# half of it with --workers 4, IPS higher). The reader time is twice the
-# compute step measured here (mt_reader_ms), not a figure that assumes this
+# half of it with --workers 4, IPS higher). The reader times are multiples of
+# the compute step measured here (mt_reader_ms), not figures that assume this
 # machine's speed.
 . tests/e2e/lib.sh
 
@@ -59,23 +59,28 @@ else
 	not_ok "workers give the same loss bit for bit" "$a vs $b"
 fi
 
-# --- Paddle's case study without proftop: prefetching hides the slow reader
-RMS=$(mt_reader_ms "$MT")
-echo "# reader time: $RMS ms (twice the compute step measured here)"
-w0=$("$MT" --steps 40 --reader-ms "$RMS" --workers 0 --log-every 0 2>/dev/null | grep '^minitrain: done')
-w4=$("$MT" --steps 40 --reader-ms "$RMS" --workers 4 --log-every 0 2>/dev/null | grep '^minitrain: done')
+# --- Paddle's case study without proftop: prefetching hides the slow reader.
+# The reader sleeps ten compute steps (measured here): with two cores shared
+# with other jobs, the workers' batches and the compute thread compete, and
+# a compute step may take three times what was measured a moment before.
+# A step then takes 10 + 3 = 13 measured steps without workers and at most
+# max(3, 10 / 4 + batch) with four: far beyond the 1.5 asked for. (With a
+# reader of twice the step, that load left 1.28.)
+SLOW=$(awk -v s="$(mt_step_ms "$MT")" 'BEGIN { r = 10 * s; if (r < 5) r = 5; printf "%.1f\n", r }')
+echo "# reader time: $SLOW ms (ten compute steps measured here)"
+w0=$("$MT" --steps 40 --reader-ms "$SLOW" --workers 0 --log-every 0 2>/dev/null | grep '^minitrain: done')
+w4=$("$MT" --steps 40 --reader-ms "$SLOW" --workers 4 --log-every 0 2>/dev/null | grep '^minitrain: done')
 i0=$(field "$w0" ips)
 i4=$(field "$w4" ips)
-# a step takes reader + compute = 3 compute steps without workers, 1 with four
 if [ -n "$i0" ] && [ -n "$i4" ] && awk -v a="$i0" -v b="$i4" 'BEGIN { exit !(b > 1.5 * a) }'; then
-	ok "--workers 4 beats --workers 0 with --reader-ms $RMS (ips $i0 -> $i4)"
+	ok "--workers 4 beats --workers 0 with --reader-ms $SLOW (ips $i0 -> $i4)"
 else
-	not_ok "--workers 4 beats --workers 0 with --reader-ms $RMS" "w0: $w0" "w4: $w4"
+	not_ok "--workers 4 beats --workers 0 with --reader-ms $SLOW" "w0: $w0" "w4: $w4"
 fi
-if awk -v s="$(field "$w0" step_ms)" -v r="$RMS" 'BEGIN { exit !(s + 0 >= r) }'; then
-	ok "--reader-ms $RMS makes a synchronous step take >= $RMS ms"
+if awk -v s="$(field "$w0" step_ms)" -v r="$SLOW" 'BEGIN { exit !(s + 0 >= r) }'; then
+	ok "--reader-ms $SLOW makes a synchronous step take >= $SLOW ms"
 else
-	not_ok "--reader-ms $RMS makes a synchronous step take >= $RMS ms" "$w0"
+	not_ok "--reader-ms $SLOW makes a synchronous step take >= $SLOW ms" "$w0"
 fi
 
 # --- command line
@@ -157,6 +162,8 @@ if [ ! -f "$LIB" ] || ! "$PROFTOP" record --help >/dev/null 2>&1; then
 	skip "proftop record of minitrain" "no proftop record or no $LIB"
 else
 	export PROFTOP_LIB=$LIB
+	RMS=$(mt_reader_ms "$MT")
+	echo "# reader time: $RMS ms (twice the compute step measured here)"
 	for w in 0 4; do
 		"$PROFTOP" record -o "$TMP/w$w.json" --log "$TMP/rec$w.log" -- "$MT" --steps 30 --reader-ms "$RMS" --workers $w \
 			--log-every 0 >"$TMP/rec$w.out" 2>&1
