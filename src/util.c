@@ -27,8 +27,9 @@ static void oom(size_t n)
  * batches) are asked to be backed by transparent huge pages: one page fault
  * per 2 MiB instead of 512. In a VM a 4 KiB fault costs several
  * microseconds, and an import's first touches of fresh memory were a tenth
- * of its CPU time. malloc maps such blocks on their own (M_MMAP_THRESHOLD),
- * so the advice covers only them; a kernel without THP ignores it.
+ * of its CPU time, most of it in the serial summary after the read. malloc
+ * maps such blocks on their own (M_MMAP_THRESHOLD), so the advice covers
+ * only them; a kernel without THP ignores it.
  */
 #define HUGE_MIN ((size_t)4 << 20)
 #define HUGE_PAGE ((uintptr_t)2 << 20)
