@@ -73,15 +73,26 @@ suite() {
 	local rc=$?
 	local left
 	left=$(leftovers "$tag" "$log")
-	local p=0 f=0 s=0 line res="$logdir/$n.res"
+	local p=0 f=0 s=0 line res="$logdir/$n.res" diag=0
 	: >"$res.tmp"
 	while IFS= read -r line; do
 		case "$line" in
-		"ok "*"# SKIP"* | "ok "*"# skip"*) s=$((s + 1)) ;;
-		"ok "*) p=$((p + 1)) ;;
+		"ok "*"# SKIP"* | "ok "*"# skip"*) s=$((s + 1)) diag=0 ;;
+		"ok "*) p=$((p + 1)) diag=0 ;;
 		"not ok "*)
+			# the detail of a suite's first failure (the later ones often follow from it)
+			[ $f -eq 0 ] && diag=3 || diag=0
 			f=$((f + 1))
 			echo "F $name: ${line#not ok }" >>"$res.tmp"
+			;;
+		*)
+			# a failure's first lines of detail, for the summary at the end
+			[ $diag -gt 0 ] || continue
+			line=$(printf '%s' "${line#"#"}" | tr -s ' \t' '  ' | sed 's/^ //' | cut -c1-160)
+			if [ -n "${line// /}" ]; then
+				echo "D $line" >>"$res.tmp"
+				diag=$((diag - 1))
+			fi
 			;;
 		esac
 	done <"$log"
@@ -194,10 +205,14 @@ for ((i = 1; i <= nsuite; i++)); do
 			pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 			;;
 		F) failed_names+=("$rest") ;;
+		D) failed_names+=("    $rest") ;;
 		esac
 	done <"$logdir/$i.res"
 done
 
+# The failures last, each with the first lines of its detail (the whole log
+# of a failed suite is printed above, when it ended), so that the end of the
+# output alone says what failed and how.
 if [ ${#failed_names[@]} -gt 0 ]; then
 	echo
 	echo "Failures:"

@@ -107,4 +107,30 @@ out=$(runner "$TMP/clean.sh")
 rc=$?
 if [ $rc -eq 0 ] && grep -q "^1 passed, 0 failed" <<<"$out"; then ok "a clean suite passes"; else not_ok "a clean suite passes" "rc=$rc" "$out"; fi
 
+# --- failures: the end of the output names each, with its suite's first
+# failure's first lines of detail (the end may be all a log viewer keeps)
+cat >"$TMP/fails.sh" <<'EOF'
+echo "ok 1 - fine"
+echo "not ok 2 - first broken"
+echo "#   lines seen: asking the job"
+printf 'second    line\tof detail\n'
+echo "#   third"
+echo "#   fourth, not in the summary"
+echo "not ok 3 - second broken"
+echo "#   its detail, not in the summary"
+echo "1..3"
+EOF
+out=$(runner "$TMP/fails.sh")
+rc=$?
+tail=$(sed -n '/^Failures:/,$p' <<<"$out")
+if [ $rc -ne 0 ] && grep -q "^1 passed, 2 failed" <<<"$(tail -n 1 <<<"$out")" &&
+	grep -q "^  .*fails.sh: 2 - first broken$" <<<"$tail" &&
+	grep -q "^      lines seen: asking the job$" <<<"$tail" &&
+	grep -q "^      second line of detail$" <<<"$tail" && grep -q "^      third$" <<<"$tail" &&
+	! grep -q "fourth\|its detail" <<<"$tail" && grep -q "^  .*fails.sh: 3 - second broken$" <<<"$tail"; then
+	ok "the failures come last, the first with its detail"
+else
+	not_ok "the failures come last, the first with its detail" "rc=$rc" "$out"
+fi
+
 done_testing
