@@ -269,14 +269,15 @@ for _ in $(seq 1200); do [ -e "$TMP/scr-warm" ] && break; sleep 0.1; done
 expect "the screen shows the job's steps" "ProfileStep"
 TM send-keys -t s T
 # the capture's line as it moves (asked, running, written, saved); on a
-# failure, every state it showed is part of the message
-seen="" got=0
+# failure, every state the screen's last line showed, with the seconds since
+# the key, is the first line of the message
+seen="" last="" t0=$SECONDS got=0
 for _ in $(seq 1200); do
 	pane=$(TM capture-pane -p -t s 2>/dev/null)
-	line=$(printf '%s\n' "$pane" | grep -E "capture #1|asking the job|^T: " | tail -n 1)
-	if [ -n "$line" ] && [ "$line" != "$(printf '%s' "$seen" | tail -n 1)" ]; then
-		seen="$seen$line
-"
+	line=$(printf '%s\n' "$pane" | tail -n 1 | cut -c1-60)
+	if [ "$line" != "$last" ]; then
+		last=$line
+		seen="$seen [$((SECONDS - t0))s] $line"
 	fi
 	if printf '%s\n' "$pane" |
 		grep -Eq "capture #1: saved proftop-capture-[0-9]+-1\.json, steps [0-9]+-[0-9]+, step time x[0-9.]+"; then
@@ -289,7 +290,8 @@ if [ $got = 1 ]; then
 	ok "key T: the capture's progress, then its file and the step time's ratio"
 else
 	not_ok "key T: the capture's progress, then its file and the step time's ratio" \
-		"lines seen: ${seen:-none}" "$(TM capture-pane -p -t s | head -n 30)" \
+		"after $((SECONDS - t0)) s the last line was: $last" "lines seen:$seen" \
+		"$(TM capture-pane -p -t s | head -n 30)" \
 		"$(tail -n 20 "$TMP"/scr/proftop-run-*.log 2>/dev/null)"
 fi
 TM send-keys -t s 2 / c o n v 2 d
