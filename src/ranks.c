@@ -1,9 +1,8 @@
 /*
  * ranks.c - per-rank figures (ranks.h). The trace's processes are grouped
  * by their track key's pid; each group that is a rank gets its own
- * aggregator, and one walk over the sorted store (device tracks first, as
- * pt_summarize does) hands every event to the aggregator of its track's
- * rank. Which groups are ranks: processes given a rank or host
+ * aggregator, fed its tracks from the sorted store (device tracks first, as
+ * pt_summarize does), the ranks on several threads (feed_all). Which groups are ranks: processes given a rank or host
  * (pt_trace_set_proc), and processes with host events. A Kineto/PyTorch
  * file names GPU rows by device index, not by host pid, and adds
  * string-pid pseudo processes ("Spans", "Traces"): such groups (no host
@@ -17,9 +16,11 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agg_internal.h"
 #include "proftop/error.h"
@@ -49,8 +50,14 @@ struct work {
 	struct pt_agg_opts opts; /* its window (a step range is per rank) */
 	int64_t ordinal_base;
 	struct pt_agg *agg;
+	struct pt_summary *sum; /* once settled */
 	uint64_t cpu_n;
 	double cpu_sum;
+	/* its tracks: tracks[0 .. ndev) device ones, then host ones, each in
+	 * track order (the order one walk over the store would feed them) */
+	uint32_t *tracks;
+	size_t ntracks, ndev;
+	size_t dev_bytes, host_bytes; /* the aggregator after each part */
 };
 
 static int track_group_cmp(const void *pa, const void *pb, void *ctx)
@@ -383,7 +390,113 @@ static void settle_spread(struct pt_ranks *out)
 	free(v);
 }
 
+/*
+ * The ranks' aggregators are fed and settled in parallel: each rank's
+ * tracks go through its own aggregator in the order a single walk would
+ * feed them, so the figures do not depend on the number of threads. The
+ * store is sorted beforehand and only read here (store.h); the trace is
+ * only read. The cap is watched as the ranks grow: once their running
+ * total passes the room left, the others stop early.
+ */
+struct feed {
+	struct pt_trace *t;
+	struct work *w;
+	size_t nr;
+	uint32_t cpu_name; /* "CPU(Process)" counters: the rank's CPU share */
+	uint64_t it0, it1;
+	size_t room;
+	size_t next; /* the next rank to take (atomic) */
+	size_t held; /* running total of the aggregators (atomic) */
+	int over;    /* the total passed the room (atomic) */
+};
+
+static void feed_track(struct feed *f, struct work *wk, uint32_t track)
+{
+	struct pt_store_iter it;
+	pt_store_iter_init(&it, f->t->store, track, f->it0, f->it1);
+	struct pt_event *ev;
+	while ((ev = pt_store_iter_next(&it))) {
+		pt_agg_feed(wk->agg, ev);
+		if (ev->kind == PT_KIND_COUNTER && f->cpu_name && ev->name_id == f->cpu_name &&
+		    ev->start_ns >= wk->opts.t0_ns && ev->start_ns < wk->opts.t1_ns) {
+			double x;
+			memcpy(&x, &ev->arg, sizeof x);
+			if (isfinite(x)) {
+				wk->cpu_sum += x;
+				wk->cpu_n++;
+			}
+		}
+	}
+	pt_store_iter_done(&it);
+}
+
+/* Adds grown to the running total; 0 while it stays within the room. */
+static int feed_grew(struct feed *f, size_t grown)
+{
+	size_t now = __atomic_add_fetch(&f->held, grown, __ATOMIC_RELAXED);
+	if (now > f->room)
+		__atomic_store_n(&f->over, 1, __ATOMIC_RELAXED);
+	return __atomic_load_n(&f->over, __ATOMIC_RELAXED);
+}
+
+static void feed_rank(struct feed *f, struct work *wk)
+{
+	size_t k = 0;
+	for (; k < wk->ndev; k++)
+		feed_track(f, wk, wk->tracks[k]);
+	wk->agg->dev_complete = 1;
+	wk->dev_bytes = agg_mem_bytes(wk->agg);
+	if (feed_grew(f, wk->dev_bytes + RANK_FIXED_BYTES))
+		return;
+	for (; k < wk->ntracks; k++)
+		feed_track(f, wk, wk->tracks[k]);
+	wk->host_bytes = agg_mem_bytes(wk->agg);
+	if (feed_grew(f, wk->host_bytes > wk->dev_bytes ? wk->host_bytes - wk->dev_bytes : 0))
+		return;
+	wk->sum = pt_agg_finish(wk->agg);
+	wk->agg = NULL;
+}
+
+static void *feed_main(void *arg)
+{
+	struct feed *f = arg;
+	for (;;) {
+		size_t r = __atomic_fetch_add(&f->next, 1, __ATOMIC_RELAXED);
+		if (r >= f->nr || __atomic_load_n(&f->over, __ATOMIC_RELAXED))
+			return NULL;
+		feed_rank(f, &f->w[r]);
+	}
+}
+
+/* threads <= 0: one per core, at most RANKS_MAX_THREADS; never more than ranks. */
+#define RANKS_MAX_THREADS 8
+static void feed_all(struct feed *f, int threads)
+{
+	if (threads <= 0) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+		threads = c < 1 ? 1 : c > RANKS_MAX_THREADS ? RANKS_MAX_THREADS : (int)c;
+	}
+	if ((size_t)threads > f->nr)
+		threads = (int)f->nr;
+	pthread_t th[RANKS_MAX_THREADS];
+	int started = 0;
+	for (int i = 1; i < threads && i < RANKS_MAX_THREADS; i++) {
+		if (pthread_create(&th[started], NULL, feed_main, f) != 0)
+			break; /* this thread does the rest */
+		started++;
+	}
+	feed_main(f);
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+}
+
 int pt_ranks_compute(struct pt_trace *t, const struct pt_agg_opts *o, struct pt_ranks *out)
+{
+	return pt_ranks_compute_threads(t, o, 0, out);
+}
+
+int pt_ranks_compute_threads(struct pt_trace *t, const struct pt_agg_opts *o, int threads,
+			     struct pt_ranks *out)
 {
 	memset(out, 0, sizeof *out);
 	if (!t)
@@ -413,7 +526,7 @@ int pt_ranks_compute(struct pt_trace *t, const struct pt_agg_opts *o, struct pt_
 	/* Counted against --max-mem: every rank's aggregator and summary. The
 	 * per-track part is already counted with the tracks (pt_trace_track);
 	 * what a rank adds is its fixed part, checked before anything is made,
-	 * and its tables, checked after each pass. */
+	 * and its tables, checked as they grow (feed_grew) and after all. */
 	size_t cap = pt_store_max_bytes(t->store), used = pt_store_mem_bytes(t->store);
 	size_t room = used < cap - cap / 4 ? cap - used : cap / 4;
 	if (nr * RANK_FIXED_BYTES > room) {
@@ -432,52 +545,55 @@ int pt_ranks_compute(struct pt_trace *t, const struct pt_agg_opts *o, struct pt_
 		w[r].agg->ordinal_base = w[r].ordinal_base;
 	}
 
-	uint32_t cpu_name = pt_strtab_find(t->strings, "CPU(Process)", 12);
-	uint64_t it0 = opts.t0_ns, it1 = opts.t1_ns;
 	uint32_t ntr = pt_store_track_count(t->store);
 	if (ntr > t->ntracks)
 		ntr = t->ntracks; /* events of tracks without a table entry belong to no process */
-	for (int pass = 0; pass < 2; pass++) {
+	uint32_t *all_tracks = pt_xmalloc((size_t)(ntr ? ntr : 1) * sizeof *all_tracks);
+	size_t *fill = pt_xcalloc(nr ? nr : 1, sizeof *fill);
+	for (uint32_t i = 0; i < ntr; i++) {
+		uint32_t ri = g[track_group[i]].rank_idx;
+		if (ri != NO_RANK) {
+			w[ri].ntracks++;
+			w[ri].ndev += pt_track_is_device(&t->tracks[i]);
+		}
+	}
+	size_t off = 0;
+	for (size_t r = 0; r < nr; r++) {
+		w[r].tracks = all_tracks + off;
+		off += w[r].ntracks;
+	}
+	for (int pass = 0; pass < 2; pass++) /* device tracks first, as pt_summarize */
 		for (uint32_t i = 0; i < ntr; i++) {
-			if (pt_track_is_device(&t->tracks[i]) != !pass)
-				continue;
 			uint32_t ri = g[track_group[i]].rank_idx;
-			if (ri == NO_RANK)
-				continue;
-			struct work *wk = &w[ri];
-			struct pt_store_iter it;
-			pt_store_iter_init(&it, t->store, i, it0, it1);
-			struct pt_event *ev;
-			while ((ev = pt_store_iter_next(&it))) {
-				pt_agg_feed(wk->agg, ev);
-				if (ev->kind == PT_KIND_COUNTER && cpu_name &&
-				    ev->name_id == cpu_name && ev->start_ns >= wk->opts.t0_ns &&
-				    ev->start_ns < wk->opts.t1_ns) {
-					double x;
-					memcpy(&x, &ev->arg, sizeof x);
-					if (isfinite(x)) {
-						wk->cpu_sum += x;
-						wk->cpu_n++;
-					}
-				}
-			}
-			pt_store_iter_done(&it);
+			if (ri != NO_RANK && pt_track_is_device(&t->tracks[i]) == !pass)
+				w[ri].tracks[fill[ri]++] = i;
 		}
-		for (size_t r = 0; r < nr; r++)
-			w[r].agg->dev_complete = 1;
-		size_t held = 0;
-		for (size_t r = 0; r < nr; r++)
-			held += agg_mem_bytes(w[r].agg) + RANK_FIXED_BYTES;
-		out->mem_bytes = held > out->mem_bytes ? held : out->mem_bytes;
-		if (held > room) {
-			for (size_t r = 0; r < nr; r++)
+	free(fill);
+
+	struct feed f = {t, w, nr, pt_strtab_find(t->strings, "CPU(Process)", 12), opts.t0_ns,
+			 opts.t1_ns, room, 0, 0, 0};
+	feed_all(&f, threads);
+	free(all_tracks);
+	/* what every aggregator held after its device tracks, then after all,
+	 * counted as one walk over the store would have held it */
+	size_t held[2] = {0, 0};
+	for (size_t r = 0; r < nr; r++) {
+		held[0] += w[r].dev_bytes + RANK_FIXED_BYTES;
+		held[1] += w[r].host_bytes + RANK_FIXED_BYTES;
+	}
+	out->mem_bytes = held[0] > held[1] ? held[0] : held[1];
+	if (f.over || out->mem_bytes > room) {
+		for (size_t r = 0; r < nr; r++) {
+			if (w[r].agg)
 				agg_free(w[r].agg);
-			free(w);
-			free(rank_group);
-			free(g);
-			free(track_group);
-			return PT_ENOMEM;
+			pt_summary_free(w[r].sum);
 		}
+		free(w);
+		free(rank_group);
+		free(g);
+		free(track_group);
+		memset(out, 0, sizeof *out);
+		return PT_ENOMEM;
 	}
 
 	out->n = nr;
@@ -485,7 +601,7 @@ int pt_ranks_compute(struct pt_trace *t, const struct pt_agg_opts *o, struct pt_
 	/* a lone process without a process table takes the file's own rank */
 	int64_t fallback = nr == 1 ? t->rank : -1;
 	for (size_t r = 0; r < nr; r++) {
-		out->r[r].summary = pt_agg_finish(w[r].agg);
+		out->r[r].summary = w[r].sum;
 		fill_stat(t, &out->r[r], &g[w[r].group], fallback, &w[r]);
 	}
 	if (nr > 1)

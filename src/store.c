@@ -619,7 +619,8 @@ void pt_store_sort(struct pt_store *st)
 		struct chunk *c = ts->unsorted ? ts->unsorted : ts->head;
 		for (; c; c = c->next_in_track) {
 			sort_chunk(st, c);
-			ts->unsorted = c; /* the newest stays the first that may change */
+			if (ts->unsorted != c) /* a sorted store is only read (ranks.c's threads) */
+				ts->unsorted = c; /* the newest stays the first that may change */
 		}
 	}
 }

@@ -2,8 +2,9 @@
  * ranks.h - per-rank figures of a trace that holds several processes of one
  * job: a merged trace (proftop merge), or many live sessions of one node.
  * A rank is a process (struct pt_proc gives its rank number and host when
- * known). pt_ranks_compute() walks the store once and feeds one aggregator
- * per process, so N ranks cost one pass, not N. The Ranks view, the report's
+ * known). pt_ranks_compute() reads each event once, into the aggregator of
+ * its process, so N ranks cost one pass, not N; the ranks are fed on as
+ * many threads as there are cores (and ranks). The Ranks view, the report's
  * Rank Summary, and the Prometheus exporter all read these figures.
  */
 #ifndef PROFTOP_RANKS_H
@@ -62,6 +63,14 @@ struct pt_ranks {
  * pass the trace's memory cap (--max-mem) beside what the store holds.
  */
 int pt_ranks_compute(struct pt_trace *t, const struct pt_agg_opts *o, struct pt_ranks *out);
+/*
+ * The same on up to `threads` threads (<= 0: one per core, at most 8; never
+ * more than ranks): each rank's aggregator is fed and settled on one of
+ * them, so the figures are the same whatever the count. No other thread may
+ * append to the trace meanwhile; others may read it (store.h).
+ */
+int pt_ranks_compute_threads(struct pt_trace *t, const struct pt_agg_opts *o, int threads,
+			     struct pt_ranks *out);
 void pt_ranks_free(struct pt_ranks *r);
 
 /*

@@ -13,7 +13,10 @@
  * order without the store ever copying a track whole.
  *
  * Threading: one writer; readers only while no append runs;
- * pt_store_prefault from any thread.
+ * pt_store_prefault from any thread. Once pt_store_sort has run with no
+ * append since, pt_store_sort, the iterators and pt_store_foreach only read
+ * the store, so several threads may walk it at once (pt_ranks_compute, and
+ * report's summary beside it), as long as none changes an event.
  */
 #ifndef PROFTOP_STORE_H
 #define PROFTOP_STORE_H

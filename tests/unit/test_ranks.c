@@ -16,6 +16,7 @@
 #include "proftop/chrome.h"
 #include "proftop/error.h"
 #include "proftop/ranks.h"
+#include "proftop/report.h"
 #include "merge.h"
 #include <unistd.h>
 
@@ -276,6 +277,122 @@ static void test_many_ranks_sized_by_rank(void **state)
 static struct pt_trace *load(const char *rel)
 {
 	return tu_load_trace(tu_traces(), rel);
+}
+
+/* A summary as report --json prints it (every table, step and figure). */
+static char *summary_json(const struct pt_trace *t, const struct pt_summary *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(pt_report_json(f, t, s, NULL), 0);
+	fclose(f);
+	return buf;
+}
+
+/* The ranks on 2, 3 and 8 threads are the ranks on one: the same ranks in
+ * the same order, each with the same summary, and the same memory held. */
+static void check_threads_same(struct pt_trace *t, const struct pt_agg_opts *o, size_t want_n)
+{
+	struct pt_ranks one;
+	assert_int_equal(pt_ranks_compute_threads(t, o, 1, &one), 0);
+	assert_int_equal(one.n, want_n);
+	char **js = test_calloc(one.n, sizeof *js);
+	for (size_t i = 0; i < one.n; i++)
+		js[i] = summary_json(t, one.r[i].summary);
+	const int counts[] = {2, 3, 8};
+	for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
+		struct pt_ranks rk;
+		assert_int_equal(pt_ranks_compute_threads(t, o, counts[c], &rk), 0);
+		assert_int_equal(rk.n, one.n);
+		assert_int_equal(rk.slowest, one.slowest);
+		assert_int_equal(rk.mem_bytes, one.mem_bytes);
+		near(rk.spread, one.spread, 0, "spread");
+		near(rk.median_step_ms, one.median_step_ms, 0, "median step");
+		for (size_t i = 0; i < rk.n; i++) {
+			assert_int_equal(rk.r[i].pid, one.r[i].pid);
+			assert_string_equal(rk.r[i].name, one.r[i].name);
+			assert_int_equal(rk.r[i].events, one.r[i].events);
+			near(rk.r[i].cpu_util_pct, one.r[i].cpu_util_pct, 0, "cpu util");
+			char *j = summary_json(t, rk.r[i].summary);
+			assert_string_equal(j, js[i]);
+			free(j);
+		}
+		pt_ranks_free(&rk);
+	}
+	for (size_t i = 0; i < one.n; i++)
+		free(js[i]);
+	test_free(js);
+	pt_ranks_free(&one);
+}
+
+static void test_threads_same(void **state)
+{
+	(void)state;
+	/* four ranks with device rows and counters, whole and in a step range */
+	struct pt_trace *t = pt_trace_new(0);
+	for (int r = 0; r < 4; r++) {
+		struct work w = {1000 + r * 10, -1, 12, 5e6 + r * 333, 100e3 + r * 7e3, 20e3,
+				 40e3, 10e3, 50.0 + r, 1};
+		add_rank(t, &w);
+		pt_trace_set_proc(t, w.pid, r, NULL);
+	}
+	check_threads_same(t, NULL, 4);
+	struct pt_agg_opts o;
+	pt_agg_opts_init(&o);
+	o.step_first = 3;
+	o.step_last = 7;
+	check_threads_same(t, &o, 4);
+	pt_trace_free(t);
+
+	/* 300 processes of 20 threads */
+	t = pt_trace_new((size_t)256 << 20);
+	for (int p = 0; p < 300; p++)
+		for (int th = 0; th < 20; th++)
+			tu_ev(t, tu_track(t, 1000 + p, (1000 + p) * 100 + th, -1), PT_KIND_OPERATOR,
+			      th % 2 ? "op" : "other", p * 20 + th, 1, 0);
+	check_threads_same(t, NULL, 300);
+	pt_trace_free(t);
+
+	/* two real Kineto files: GPU rows under pid 0, shared correlation ids */
+	t = load("kineto_tb_plugin/"
+		 "samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz");
+	if (!t)
+		return;
+	struct pt_read_opts ro = {0};
+	char err[512] = "";
+	if (pt_chrome_read(t, tu_path(tu_traces(),
+				      "kineto_tb_plugin/samples__resnet50_num_workers_4__worker0."
+				      "1623212756351.pt.trace.json.gz"),
+			   &ro, err, sizeof err) == 0) {
+		pt_trace_set_proc(t, 25738, 0, NULL);
+		pt_trace_set_proc(t, 5555, 1, NULL);
+		check_threads_same(t, NULL, 3);
+	}
+	pt_trace_free(t);
+}
+
+/* Past the cap on several threads: PT_ENOMEM, nothing kept, nothing leaked. */
+static void test_threads_cap(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new((size_t)4 << 20);
+	for (int p = 0; p < 64; p++)
+		for (int i = 0; i < 400; i++) {
+			char name[32];
+			snprintf(name, sizeof name, "op%d.%d", p, i); /* a row each: the tables grow */
+			tu_ev(t, tu_track(t, 1000 + p, 1, -1), PT_KIND_OPERATOR, name, p * 1000 + i,
+			      1, 0);
+		}
+	struct pt_ranks rk;
+	for (int th = 1; th <= 4; th++) {
+		assert_int_equal(pt_ranks_compute_threads(t, NULL, th, &rk), PT_ENOMEM);
+		assert_int_equal(rk.n, 0);
+		assert_null(rk.r);
+		pt_ranks_free(&rk);
+	}
+	pt_trace_free(t);
 }
 
 /* A single-rank Kineto file: one rank, the same step figures as pt_summarize. */
@@ -639,6 +756,7 @@ int main(void)
 	    cmocka_unit_test(test_merge_offset),  cmocka_unit_test(test_merge_same_clock),
 	    cmocka_unit_test(test_merge_real),	  cmocka_unit_test(test_gpu_pid_not_a_rank),
 	    cmocka_unit_test(test_window_ordinals), cmocka_unit_test(test_many_ranks_sized_by_rank),
+	    cmocka_unit_test(test_threads_same),    cmocka_unit_test(test_threads_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
