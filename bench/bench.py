@@ -10,7 +10,8 @@ import:  `proftop report FILE --json` (read + aggregate + print) on PyTorch
          (user + system) over its wall time, median.
          The largest input is a synthetic PyTorch-style trace of 2 M events
          (242 MB): steps, dataloader, nested operators, runtime launches and
-         kernels.
+         kernels. Last, four such ranks merged into one file (1 M events):
+         its report adds the Rank Summary.
 memory:  peak RSS of that run against the budget of 64 bytes per kept event
          plus 32 MiB.
 export:  `proftop export` events per second, beside `cat` of the output
@@ -106,6 +107,25 @@ def synth(path, n_events):
         f.write("]}\n")
 
 
+def merged_ranks(proftop, tmp, nranks, n_events):
+    """A multi-rank trace: bench_merge.py's rank traces (n_events each, on
+    clocks apart), merged by `proftop merge` into one file; its report adds
+    the Rank Summary (one aggregator per rank) to the whole-trace summary."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import bench_merge
+    ins = []
+    for r in range(nranks):
+        p = os.path.join(tmp, "rank%d.json" % r)
+        bench_merge.synth(p, n_events, r, 1_000_000.0 + r * 3.6e9 + r * 137)
+        ins.append(p)
+    out = os.path.join(tmp, "ranks.json")
+    subprocess.run([proftop, "merge", *ins, "-o", out, "--force"], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for p in ins:
+        os.unlink(p)
+    return out
+
+
 def step_ms(out):
     for line in out.decode().splitlines():
         if "done steps=" in line:
@@ -167,6 +187,9 @@ def main():
         synth(big, 2_000_000)
         import_row(proftop, big, args.runs, "synthetic PyTorch-style, 2 M events")
         os.unlink(big)
+        ranks = merged_ranks(proftop, tmp, 4, 250_000)
+        import_row(proftop, ranks, args.runs, "4 ranks merged, 1 M events")
+        os.unlink(ranks)
         print()
         minitrain_overhead(args, tmp)
         src = os.path.join(traces, BIG[0])

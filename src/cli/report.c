@@ -4,6 +4,7 @@
  * one JSON object (schema proftop.report/2).
  */
 #include <getopt.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "cli.h"
@@ -13,6 +14,21 @@
 #include "proftop/ranks.h"
 #include "proftop/report.h"
 #include "util.h"
+
+/* The per-rank figures, on a thread of their own beside the summary. */
+struct rank_job {
+	struct pt_trace *t;
+	struct pt_agg_opts ao;
+	struct pt_ranks ranks;
+	int rc;
+};
+
+static void *rank_job_main(void *arg)
+{
+	struct rank_job *j = arg;
+	j->rc = pt_ranks_compute(j->t, &j->ao, &j->ranks);
+	return NULL;
+}
 
 void cli_usage_report(FILE *f)
 {
@@ -179,25 +195,33 @@ int cli_report(int argc, char **argv)
 		pt_gate_free(gate);
 		return rc;
 	}
-	struct pt_ranks ranks = {0};
-	if ((rc = cli_summarize(t, &lo, &s)) == CLI_OK) {
-		if (pt_ranks_possible(t)) {
-			/* several processes: the Rank Summary, over the same steps */
-			struct pt_agg_opts ao;
-			pt_agg_opts_init(&ao);
-			if (lo.has_steps) {
-				ao.step_first = lo.step_first;
-				ao.step_last = lo.step_last;
-			}
-			int rrc = pt_ranks_compute(t, &ao, &ranks);
-			if (rrc == 0 && ranks.n >= 2)
-				ro.ranks = &ranks;
-			else if (rrc == PT_ENOMEM)
-				fprintf(stderr,
-					"proftop: no Rank Summary: the per-process figures of "
+	/* several processes: the Rank Summary, over the same steps, computed
+	 * beside the summary (both only read the sorted trace) */
+	struct rank_job rj = {t, {0}, {0}, 0};
+	int rj_thread = 0;
+	pthread_t rj_th;
+	if (pt_ranks_possible(t)) {
+		pt_agg_opts_init(&rj.ao);
+		if (lo.has_steps) {
+			rj.ao.step_first = lo.step_first;
+			rj.ao.step_last = lo.step_last;
+		}
+		pt_store_sort(t->store);
+		rj_thread = pthread_create(&rj_th, NULL, rank_job_main, &rj) == 0;
+		if (!rj_thread)
+			rank_job_main(&rj);
+	}
+	rc = cli_summarize(t, &lo, &s);
+	if (rj_thread)
+		pthread_join(rj_th, NULL);
+	struct pt_ranks ranks = rj.ranks;
+	if (rc == CLI_OK) {
+		if (rj.rc == 0 && ranks.n >= 2)
+			ro.ranks = &ranks;
+		else if (rj.rc == PT_ENOMEM)
+			fprintf(stderr, "proftop: no Rank Summary: the per-process figures of "
 					"this trace need more memory than --max-mem leaves "
 					"(raise it)\n");
-		}
 		int wrc = json == 2 ? pt_report_md(stdout, t, s, &ro)
 			  : json ? pt_report_json(stdout, t, s, &ro) : pt_report_text(stdout, t, s, &ro);
 		if (wrc)
