@@ -274,10 +274,10 @@ TM send-keys -t s T
 seen="" last="" t0=$SECONDS got=0
 for _ in $(seq 1200); do
 	pane=$(TM capture-pane -p -t s 2>/dev/null)
-	line=$(printf '%s\n' "$pane" | tail -n 1 | cut -c1-60)
+	line=$(printf '%s\n' "$pane" | tail -n 1)
 	if [ "$line" != "$last" ]; then
 		last=$line
-		seen="$seen [$((SECONDS - t0))s] $line"
+		seen="$seen [$((SECONDS - t0))s] $(printf '%s' "$line" | cut -c1-50)"
 	fi
 	if printf '%s\n' "$pane" |
 		grep -Eq "capture #1: saved proftop-capture-[0-9]+-1\.json, steps [0-9]+-[0-9]+, step time x[0-9.]+"; then
