@@ -224,7 +224,7 @@ static void ask_capture(struct pt_trace *t, struct pt_backend *sess, struct live
 	struct pt_session *s = sess ? pt_backend_session_of(sess) : NULL;
 	uint32_t seq;
 	if (!s)
-		pt_capture_refused(t, 0, "the job's session is not open yet: try again once its steps show");
+		pt_capture_refused(t, 0, "the job's session is not open yet; press T once steps show");
 	else if (pt_session_capture_request(s, steps, 0, &seq, why, sizeof why) != 0)
 		pt_capture_refused(t, pt_session_header(s)->pid, why);
 }

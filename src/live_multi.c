@@ -466,6 +466,6 @@ size_t live_multi_capture(struct live_multi *m, uint32_t steps, int32_t *first_p
 			*first_pid = e->pid;
 	}
 	if (!ok && !why[0])
-		snprintf(why, whylen, "the job's session is not open yet: try again once its steps show");
+		snprintf(why, whylen, "the job's session is not open yet; press T once steps show");
 	return ok;
 }
