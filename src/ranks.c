@@ -2,8 +2,9 @@
  * ranks.c - per-rank figures (ranks.h). The trace's processes are grouped
  * by their track key's pid; each group that is a rank gets its own
  * aggregator, fed its tracks from the sorted store (device tracks first, as
- * pt_summarize does), the ranks on several threads (feed_all). Which groups are ranks: processes given a rank or host
- * (pt_trace_set_proc), and processes with host events. A Kineto/PyTorch
+ * pt_summarize does), the ranks on several threads (feed_all). Which groups
+ * are ranks: processes given a rank or host (pt_trace_set_proc), and
+ * processes with host events. A Kineto/PyTorch
  * file names GPU rows by device index, not by host pid, and adds
  * string-pid pseudo processes ("Spans", "Traces"): such groups (no host
  * events of their own, a string pid, or rows that are mostly a device's)
