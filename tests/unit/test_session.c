@@ -1157,6 +1157,19 @@ static void answer(struct seg *g, uint32_t seq, uint32_t st, uint32_t done, cons
 	__atomic_store_n(&g->h->ctl.state, PT_SHM_CTL_STATE(seq, st, done), __ATOMIC_RELEASE);
 }
 
+/* The helper's report of a finished capture, as proftop_capture_report
+ * writes it: window from 4 ms to t1_ns, the marker bracketed between 4.000
+ * and 4.004 ms of the session clock, thread 100, the job's fourth step first. */
+static void report(struct seg *g, uint64_t t1_ns)
+{
+	g->h->ctl.t0_ns = 4000000;
+	g->h->ctl.t1_ns = t1_ns;
+	g->h->ctl.sync_lo_ns = 4000000;
+	g->h->ctl.sync_hi_ns = 4004000;
+	g->h->ctl.tid = 100;
+	g->h->ctl.first_step = 3; /* the job's count */
+}
+
 static struct pt_capture *follow(struct pt_session *s, struct pt_trace *t,
 				 struct pt_capture_follow *f, uint32_t seq, int exited)
 {
@@ -1230,14 +1243,9 @@ static void test_capture_protocol(void **state)
 		   "\"ts\":1020,\"dur\":5}]}");
 	/* session clock: the marker lay between 4.0 ms and 4.004 ms; torch's
 	 * 1000..1002 us: the offset is 3.001 ms, +-1 us */
-	g.h->ctl.t0_ns = 4000000;
-	g.h->ctl.t1_ns = 7000000;
-	g.h->ctl.sync_lo_ns = 4000000;
-	g.h->ctl.sync_hi_ns = 4004000;
+	report(&g, 7000000);
 	g.h->ctl.start_block_ns = 100000;
 	g.h->ctl.stop_block_ns = 200000;
-	g.h->ctl.tid = 100;
-	g.h->ctl.first_step = 3; /* the job's count: its fourth step */
 	answer(&g, 1, PT_SHM_CTL_DONE, 3, "legacy profiler, torch 1.13");
 	c = follow(s, t, &f, 1, 0);
 	assert_int_equal(c->state, PT_CAPTURE_MERGED);
@@ -1418,12 +1426,7 @@ static void test_capture_steps_after_done(void **state)
 			 "\"pid\":9,\"tid\":7,\"ts\":1000,\"dur\":2},"
 			 "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"pid\":9,"
 			 "\"tid\":7,\"ts\":1010,\"dur\":5}]}");
-	g.h->ctl.t0_ns = 4000000;
-	g.h->ctl.t1_ns = 7000000;
-	g.h->ctl.sync_lo_ns = 4000000;
-	g.h->ctl.sync_hi_ns = 4004000;
-	g.h->ctl.tid = 100;
-	g.h->ctl.first_step = 3; /* the job's count */
+	report(&g, 7000000);
 	answer(&g, seq, PT_SHM_CTL_DONE, 3, NULL);
 	struct pt_capture *c = follow(s, t, &f, seq, 0);
 	assert_int_equal(c->state, PT_CAPTURE_MERGED);
@@ -1487,12 +1490,7 @@ static void test_capture_links_kernels(void **state)
 		   "\"tid\":7,\"ts\":1000,\"dur\":2},"
 		   "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":9,\"tid\":7,"
 		   "\"ts\":1050,\"dur\":200,\"args\":{\"Input Dims\":[[64,128],[128,32]]}}]}");
-	g.h->ctl.t0_ns = 4000000;
-	g.h->ctl.t1_ns = 6000000;
-	g.h->ctl.sync_lo_ns = 4000000;
-	g.h->ctl.sync_hi_ns = 4004000; /* offset 3.001 ms: the mm is 4.051..4.251 ms */
-	g.h->ctl.tid = 100;
-	g.h->ctl.first_step = 3;
+	report(&g, 6000000); /* offset 3.001 ms: the mm is 4.051..4.251 ms */
 	__atomic_store_n(&g.h->ctl.state, PT_SHM_CTL_STATE(1, PT_SHM_CTL_DONE, 2), __ATOMIC_RELEASE);
 	struct pt_capture *c = follow(s, t, &f, 1, 0);
 	assert_int_equal(c->state, PT_CAPTURE_MERGED);
