@@ -13,6 +13,7 @@
  * phases, unions across tracks) is only recorded here and settled in
  * pt_agg_finish (agg_tables.c, agg_steps.c).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -368,8 +369,8 @@ static void ensure_insts(struct pt_agg *a, struct track_state *ts)
 		struct frame *f = &ts->stack[i];
 		if (f->row != AGG_NONE || f->own_detail != AGG_NONE) {
 			a->inst = agg_grow(a->inst, &a->inst_cap, a->ninst, sizeof *a->inst);
-			a->inst[a->ninst] = (struct inst){0,	     f->end_ns, cur, f->row,
-							  f->own_detail, f->kind, f->outer, 0};
+			a->inst[a->ninst] = (struct inst){
+			    0, f->end_ns, cur, f->row, f->own_detail, f->kind, f->outer, 0};
 			f->own_inst = cur = (uint32_t)a->ninst++;
 		}
 		f->inst = cur;
@@ -392,7 +393,8 @@ static void launch(struct pt_agg *a, struct track_state *ts, const struct pt_eve
 		for (uint32_t i = head; i; i = a->acts[i - 1].next) {
 			struct devact *d = &a->acts[i - 1];
 			gpu += d->dur_ns;
-			if (d->start_ns > ev->start_ns && d->start_ns - ev->start_ns > a->fold.max_lag_ns)
+			if (d->start_ns > ev->start_ns &&
+			    d->start_ns - ev->start_ns > a->fold.max_lag_ns)
 				a->fold.max_lag_ns = d->start_ns - ev->start_ns;
 			if (f->detail != AGG_NONE) {
 				uint32_t r =
@@ -634,10 +636,27 @@ static void device_event(struct pt_agg *a, struct track_state *ts, const struct 
 	pt_u32map_put(&a->act_by_corr, ev->corr, (uint32_t)++a->nacts);
 }
 
+/* A counter sample: the mean of "CPU(Process)" goes into the summary. */
+static void counter_sample(struct pt_agg *a, const struct pt_event *ev)
+{
+	if (!a->cpu_name && a->t)
+		a->cpu_name = pt_strtab_find(a->t->strings, "CPU(Process)", 12);
+	if (!a->cpu_name || ev->name_id != a->cpu_name)
+		return;
+	double x;
+	memcpy(&x, &ev->arg, sizeof x);
+	if (isfinite(x) && fabs(x) < 1e9) { /* a percentage; no sum can overflow */
+		a->cpu_sum_u += llround(x * 1e6);
+		a->cpu_n++;
+	}
+}
+
 void pt_agg_feed(struct pt_agg *a, const struct pt_event *ev)
 {
 	if (ev->start_ns < a->o.t0_ns || ev->start_ns >= a->o.t1_ns)
 		return;
+	if (ev->kind == PT_KIND_COUNTER)
+		counter_sample(a, ev);
 	/* the profiler's own spans and marks: in no summary, not in the span */
 	if (ev->flags & PT_EVF_INTERNAL)
 		return;
@@ -697,7 +716,8 @@ size_t agg_mem_bytes(const struct pt_agg *a)
 	b += a->done.cap + a->children.cap + a->orphans_cap * sizeof *a->orphans;
 	b += a->steps_cap * sizeof *a->steps + a->phases_cap * sizeof *a->phases;
 	b += a->devs_cap * sizeof *a->devs;
-	b += a->fold.ndev_busy * sizeof *a->fold.dev_busy + a->fold.steps_cap * sizeof *a->fold.steps;
+	b += a->fold.ndev_busy * sizeof *a->fold.dev_busy +
+	     a->fold.steps_cap * sizeof *a->fold.steps;
 	b += a->fold.corrs_cap * sizeof *a->fold.corrs;
 	return b;
 }
@@ -767,6 +787,7 @@ struct pt_summary *pt_agg_finish(struct pt_agg *a)
 	s->t1_ns = a->events ? a->t1_ns : 0;
 	s->events = a->events;
 	s->has_gpu = a->has_gpu;
+	s->proc_cpu_pct = a->cpu_n ? (double)a->cpu_sum_u / 1e6 / (double)a->cpu_n : -1;
 	agg_settle_tables(a, s);
 	agg_settle_steps(a, s);
 	agg_free(a);

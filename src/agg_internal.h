@@ -336,6 +336,12 @@ struct pt_agg {
 	uint64_t events, t0_ns, t1_ns;
 	int has_gpu;
 	uint64_t overhangs, straddles, disorders;
+	/* "CPU(Process)" counter samples in the window (procstat's per-process
+	 * CPU %): their name once seen, their count and their sum in millionths
+	 * of a percent (an integer sum: the same whatever order fed them) */
+	uint32_t cpu_name;
+	uint64_t cpu_n;
+	int64_t cpu_sum_u;
 	uint64_t device_total_ns; /* kernel+memcpy+memset+communication */
 	uint64_t kernel_total_ns; /* kernel+communication */
 	uint64_t op_top_cpu_ns;	  /* top-level operators' inclusive time */
@@ -435,5 +441,16 @@ void agg_done_add(struct pt_agg *a, uint64_t start_ns, uint64_t gpu_ns, uint32_t
 void agg_child_add(struct pt_agg *a, uint32_t fid, uint64_t start_ns, uint64_t end_ns);
 /* Cuts list l to [from, inf): intervals that end by from go. */
 void ivl_cut_before(struct ivl_list *l, uint64_t from);
+
+/*
+ * pt_agg_live_summary over only the given tracks of t (ascending ids; a
+ * rank's, ranks.c): what one aggregator fed just those tracks, device ones
+ * first, gives, unnumbered steps counted from 0. Use one pt_agg_live per
+ * track set, always with the same set (a set that loses a track needs a
+ * new one). The store must be sorted beforehand (pt_store_sort); calls on
+ * disjoint track sets may run at once, each on its own pt_agg_live.
+ */
+struct pt_summary *agg_live_summary_of(struct pt_agg_live *l, struct pt_trace *t,
+				       const uint32_t *tracks, size_t n);
 
 #endif

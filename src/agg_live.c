@@ -135,6 +135,10 @@ struct pt_agg_live {
 	int no_fold;
 	int full; /* correlation ids of several processes: pt_summarize from now on */
 	struct pt_agg_live_stats st;
+	/* agg_live_summary_of: only these tracks (ascending), a rank's, whose
+	 * unnumbered steps count from 0 (pt_ranks_compute's rule); NULL: all */
+	const uint32_t *only;
+	size_t nonly;
 };
 
 struct pt_agg_live *pt_agg_live_new(void)
@@ -171,16 +175,29 @@ static int is_dev(const struct pt_trace *t, uint32_t i)
 	return i < t->ntracks && pt_track_is_device(&t->tracks[i]);
 }
 
-/* Feeds a every event with start in [t0, t1): device tracks first (a
- * launch then finds its activities), as pt_summarize does. dev_complete:
- * no device activity comes after these (the end of the store). */
-static uint64_t feed_range(struct pt_agg *a, struct pt_trace *t, uint64_t t0, uint64_t t1,
-			   int dev_complete)
+/* The k-th track l looks at (k < looked(l, t)). */
+static uint32_t looked(const struct pt_agg_live *l, const struct pt_trace *t)
 {
-	uint32_t ntr = track_slots(t);
+	return l->only ? (uint32_t)l->nonly : track_slots(t);
+}
+
+static uint32_t track_at(const struct pt_agg_live *l, uint32_t k)
+{
+	return l->only ? l->only[k] : k;
+}
+
+/* Feeds a every event with start in [t0, t1) of the tracks l looks at:
+ * device tracks first (a launch then finds its activities), as
+ * pt_summarize does. dev_complete: no device activity comes after these
+ * (the end of the store). */
+static uint64_t feed_range(const struct pt_agg_live *l, struct pt_agg *a, struct pt_trace *t,
+			   uint64_t t0, uint64_t t1, int dev_complete)
+{
+	uint32_t ntr = looked(l, t);
 	uint64_t n = 0;
 	for (int pass = 0; pass < 2; pass++) {
-		for (uint32_t i = 0; i < ntr; i++) {
+		for (uint32_t k = 0; k < ntr; k++) {
+			uint32_t i = track_at(l, k);
 			if (is_dev(t, i) != !pass)
 				continue;
 			struct pt_store_iter it;
@@ -228,7 +245,14 @@ static void lane_names(const struct pt_trace *t, uint32_t out[3])
  * every refresh is a pt_summarize then. */
 static struct pt_summary *full_summary(struct pt_agg_live *l, struct pt_trace *t, uint64_t c0)
 {
-	struct pt_summary *s = pt_summarize(t, NULL);
+	struct pt_summary *s;
+	if (l->only) { /* a rank's tracks alone, as pt_ranks_compute feeds them */
+		struct pt_agg *a = pt_agg_new(t, NULL);
+		feed_range(l, a, t, 0, UINT64_MAX, 1);
+		s = pt_agg_finish(a);
+	} else {
+		s = pt_summarize(t, NULL);
+	}
 	l->st.refreshes++;
 	l->st.rebuilds++;
 	l->st.full = 1;
@@ -244,6 +268,13 @@ static void note_lag(struct pt_agg_live *l, const struct pt_agg *a)
 		l->lag_ns = a->fold.max_lag_ns;
 }
 
+/* Unnumbered steps count from the job's first, the ones the store's cap
+ * dropped included; a rank's from 0, as pt_ranks_compute counts them. */
+static int64_t ordinal_base(const struct pt_agg_live *l, const struct pt_trace *t)
+{
+	return l->only ? 0 : (int64_t)pt_store_dropped_steps(t->store);
+}
+
 /* A partner of something folded came (a violation): P starts over from
  * the store, fed to the same frontier; it now sees that partner join its
  * launch, so the next fold keeps the longer lag behind the frontier. After
@@ -257,18 +288,17 @@ static uint64_t start_over(struct pt_agg_live *l, struct pt_trace *t)
 	note_lag(l, l->p);
 	agg_free(l->p);
 	l->p = pt_agg_new(t, NULL);
-	l->p->ordinal_base = (int64_t)pt_store_dropped_steps(t->store);
+	l->p->ordinal_base = ordinal_base(l, t);
 	l->st.rebuilds++;
-	return feed_range(l->p, t, 0, l->fed_ns, 0);
+	return feed_range(l, l->p, t, 0, l->fed_ns, 0);
 }
 
-struct pt_summary *pt_agg_live_summary(struct pt_agg_live *l, struct pt_trace *t)
+static struct pt_summary *live_summary(struct pt_agg_live *l, struct pt_trace *t)
 {
 	uint64_t c0 = pt_now_ns();
 	struct pt_store *st = t->store;
 	if (l->full)
 		return full_summary(l, t, c0);
-	pt_store_sort(st);
 	uint32_t ntr = pt_store_track_count(st);
 	if (ntr > l->nmark) {
 		l->mark = pt_xrealloc(l->mark, ntr * sizeof *l->mark);
@@ -276,8 +306,13 @@ struct pt_summary *pt_agg_live_summary(struct pt_agg_live *l, struct pt_trace *t
 		l->nmark = ntr;
 	}
 	/* 1. what arrived since the last refresh, and how far back it reaches */
-	uint64_t earliest = UINT64_MAX;
-	for (uint32_t i = 0; i < ntr; i++) {
+	uint64_t earliest = UINT64_MAX, hi = l->only ? 0 : pt_store_last_ns(st);
+	for (uint32_t k = 0, n = looked(l, t); k < n; k++) {
+		uint32_t i = track_at(l, k);
+		if (i >= ntr)
+			continue;
+		if (l->only && pt_store_track_last_ns(st, i) > hi)
+			hi = pt_store_track_last_ns(st, i);
 		if (pt_store_track_appended(st, i) == l->mark[i])
 			continue;
 		uint64_t s = pt_store_track_start_since(st, i, l->mark[i]);
@@ -285,7 +320,6 @@ struct pt_summary *pt_agg_live_summary(struct pt_agg_live *l, struct pt_trace *t
 			earliest = s;
 		l->mark[i] = pt_store_track_checkpoint(st, i);
 	}
-	uint64_t hi = pt_store_last_ns(st);
 	if (earliest != UINT64_MAX) {
 		uint64_t reach = l->prev_hi > earliest ? l->prev_hi - earliest : 0;
 		l->reach[l->ri++ % LIVE_REACH_KEEP] = reach;
@@ -299,8 +333,7 @@ struct pt_summary *pt_agg_live_summary(struct pt_agg_live *l, struct pt_trace *t
 		if (l->p)
 			agg_free(l->p);
 		l->p = pt_agg_new(t, NULL);
-		/* unnumbered steps count from the job's first, dropped ones included */
-		l->p->ordinal_base = (int64_t)pt_store_dropped_steps(st);
+		l->p->ordinal_base = ordinal_base(l, t);
 		l->fed_ns = 0;
 		l->dropped = pt_store_dropped(st);
 		memcpy(l->vname, vn, sizeof vn);
@@ -315,7 +348,7 @@ struct pt_summary *pt_agg_live_summary(struct pt_agg_live *l, struct pt_trace *t
 	uint64_t f = hi > margin ? hi - margin : 0;
 	uint64_t fed = 0;
 	if (f > l->fed_ns) {
-		fed = feed_range(l->p, t, l->fed_ns, f, 0);
+		fed = feed_range(l, l->p, t, l->fed_ns, f, 0);
 		l->fed_ns = f;
 	}
 	if (l->p->fold.violations)
@@ -332,13 +365,13 @@ struct pt_summary *pt_agg_live_summary(struct pt_agg_live *l, struct pt_trace *t
 	}
 	/* 3. a copy of P, the tail, the summary */
 	struct pt_agg *c = agg_clone(l->p);
-	uint64_t tail = feed_range(c, t, l->fed_ns, UINT64_MAX, 1);
+	uint64_t tail = feed_range(l, c, t, l->fed_ns, UINT64_MAX, 1);
 	note_lag(l, c);
 	if (c->fold.violations) { /* the tail met something folded */
 		agg_free(c);
 		fed = start_over(l, t);
 		c = agg_clone(l->p);
-		tail = feed_range(c, t, l->fed_ns, UINT64_MAX, 1);
+		tail = feed_range(l, c, t, l->fed_ns, UINT64_MAX, 1);
 	}
 	if (l->p->fold.corr_dups || c->fold.corr_dups) {
 		agg_free(c);
@@ -352,5 +385,23 @@ struct pt_summary *pt_agg_live_summary(struct pt_agg_live *l, struct pt_trace *t
 	l->st.fed_events = fed;
 	l->st.tail_events = tail;
 	l->st.cost_ns = pt_now_ns() - c0;
+	return s;
+}
+
+struct pt_summary *pt_agg_live_summary(struct pt_agg_live *l, struct pt_trace *t)
+{
+	pt_store_sort(t->store);
+	l->only = NULL;
+	l->nonly = 0;
+	return live_summary(l, t);
+}
+
+struct pt_summary *agg_live_summary_of(struct pt_agg_live *l, struct pt_trace *t,
+				       const uint32_t *tracks, size_t n)
+{
+	l->only = tracks;
+	l->nonly = n;
+	struct pt_summary *s = live_summary(l, t);
+	l->only = NULL;
 	return s;
 }

@@ -12,6 +12,13 @@
  * process when there is exactly one, so a one-process file is one rank
  * whose figures are exactly pt_summarize's. In a merged trace every track
  * of a rank shares one pid, so nothing needs guessing there.
+ *
+ * A growing trace (live sessions of several ranks) keeps, per rank, a live
+ * summary of that rank's tracks (agg_live.c, agg_live_summary_of), so a
+ * refresh costs what arrived (pt_ranks_live_compute); the grouping and the
+ * attribution above are redone at every call from the track table alone
+ * (whether a process steps: its tracks' step counts), which costs the
+ * tracks, not the events.
  */
 #include "proftop/ranks.h"
 
@@ -52,8 +59,6 @@ struct work {
 	int64_t ordinal_base;
 	struct pt_agg *agg;
 	struct pt_summary *sum; /* once settled */
-	uint64_t cpu_n;
-	double cpu_sum;
 	/* its tracks: tracks[0 .. ndev) device ones, then host ones, each in
 	 * track order (the order one walk over the store would feed them) */
 	uint32_t *tracks;
@@ -93,6 +98,7 @@ static size_t build_groups(const struct pt_trace *t, uint32_t *track_group, stru
 		uint32_t b = a;
 		for (; b < n && !track_group_cmp(&idx[a], &idx[b], (void *)t); b++) {
 			const struct pt_track *tr = &t->tracks[idx[b]];
+			cur->has_steps |= tr->steps > 0; /* ever recorded, kept or dropped */
 			if (pt_track_is_device(tr))
 				cur->device_events += tr->events;
 			else
@@ -128,7 +134,6 @@ static int scan_steps(void *ctx, struct pt_event *ev)
 	if (ev->kind != PT_KIND_PROFILE_STEP || ev->track_id >= c->t->ntracks)
 		return 0;
 	uint32_t gi = c->track_group[ev->track_id];
-	c->g[gi].has_steps = 1;
 	if (ev->start_ns < c->t0_ns)
 		c->g[gi].steps_before++;
 	if (!c->collect || ev->start_ns < c->t0_ns || ev->start_ns >= c->t1_ns)
@@ -282,7 +287,7 @@ static double share(uint64_t part, uint64_t whole)
 }
 
 static void fill_stat(const struct pt_trace *t, struct pt_rank_stat *rs, const struct group *gr,
-		      int64_t rank_fallback, struct work *w)
+		      int64_t rank_fallback)
 {
 	const struct pt_summary *s = rs->summary;
 	rs->pid = gr->pid;
@@ -347,7 +352,7 @@ static void fill_stat(const struct pt_trace *t, struct pt_rank_stat *rs, const s
 		}
 		rs->gpu_util_pct = span ? 100.0 * (double)busy / (double)span : 0;
 	}
-	rs->cpu_util_pct = w->cpu_n ? w->cpu_sum / (double)w->cpu_n : -1;
+	rs->cpu_util_pct = s->proc_cpu_pct;
 }
 
 static int stat_cmp(const void *pa, const void *pb)
@@ -403,10 +408,8 @@ struct feed {
 	struct pt_trace *t;
 	struct work *w;
 	size_t nr;
-	uint32_t cpu_name; /* "CPU(Process)" counters: the rank's CPU share */
 	uint64_t it0, it1;
 	size_t room;
-	size_t next; /* the next rank to take (atomic) */
 	size_t held; /* running total of the aggregators (atomic) */
 	int over;    /* the total passed the room (atomic) */
 };
@@ -416,18 +419,8 @@ static void feed_track(struct feed *f, struct work *wk, uint32_t track)
 	struct pt_store_iter it;
 	pt_store_iter_init(&it, f->t->store, track, f->it0, f->it1);
 	struct pt_event *ev;
-	while ((ev = pt_store_iter_next(&it))) {
+	while ((ev = pt_store_iter_next(&it)))
 		pt_agg_feed(wk->agg, ev);
-		if (ev->kind == PT_KIND_COUNTER && f->cpu_name && ev->name_id == f->cpu_name &&
-		    ev->start_ns >= wk->opts.t0_ns && ev->start_ns < wk->opts.t1_ns) {
-			double x;
-			memcpy(&x, &ev->arg, sizeof x);
-			if (isfinite(x)) {
-				wk->cpu_sum += x;
-				wk->cpu_n++;
-			}
-		}
-	}
 	pt_store_iter_done(&it);
 }
 
@@ -458,37 +451,60 @@ static void feed_rank(struct feed *f, struct work *wk)
 	wk->agg = NULL;
 }
 
-static void *feed_main(void *arg)
+/* Jobs 0..n-1 (one per rank) on several threads, each job on one of them. */
+struct jobs {
+	size_t n;
+	size_t next;	 /* the next job to take (atomic) */
+	const int *stop; /* when set (atomic), no further job starts; may be NULL */
+	void (*fn)(void *ctx, size_t i);
+	void *ctx;
+};
+
+static void *jobs_main(void *arg)
 {
-	struct feed *f = arg;
+	struct jobs *j = arg;
 	for (;;) {
-		size_t r = __atomic_fetch_add(&f->next, 1, __ATOMIC_RELAXED);
-		if (r >= f->nr || __atomic_load_n(&f->over, __ATOMIC_RELAXED))
+		size_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+		if (i >= j->n || (j->stop && __atomic_load_n(j->stop, __ATOMIC_RELAXED)))
 			return NULL;
-		feed_rank(f, &f->w[r]);
+		j->fn(j->ctx, i);
 	}
 }
 
-/* threads <= 0: one per core, at most RANKS_MAX_THREADS; never more than ranks. */
+/* threads <= 0: one per core, at most RANKS_MAX_THREADS; never more than jobs. */
 #define RANKS_MAX_THREADS 8
-static void feed_all(struct feed *f, int threads)
+static void run_jobs(struct jobs *j, int threads)
 {
 	if (threads <= 0) {
 		long c = sysconf(_SC_NPROCESSORS_ONLN);
 		threads = c < 1 ? 1 : c > RANKS_MAX_THREADS ? RANKS_MAX_THREADS : (int)c;
 	}
-	if ((size_t)threads > f->nr)
-		threads = (int)f->nr;
+	if ((size_t)threads > j->n)
+		threads = (int)j->n;
 	pthread_t th[RANKS_MAX_THREADS];
 	int started = 0;
 	for (int i = 1; i < threads && i < RANKS_MAX_THREADS; i++) {
-		if (pthread_create(&th[started], NULL, feed_main, f) != 0)
+		if (pthread_create(&th[started], NULL, jobs_main, j) != 0)
 			break; /* this thread does the rest */
 		started++;
 	}
-	feed_main(f);
+	jobs_main(j);
 	for (int i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
+}
+
+static void feed_job(void *ctx, size_t i)
+{
+	struct feed *f = ctx;
+	feed_rank(f, &f->w[i]);
+}
+
+/* What the ranks' aggregators may hold beside the store: the cap less what
+ * the store holds, at least the quarter of it kept for summaries. */
+static size_t ranks_room(const struct pt_trace *t)
+{
+	size_t cap = pt_store_max_bytes(t->store), used = pt_store_mem_bytes(t->store);
+	return used < cap - cap / 4 ? cap - used : cap / 4;
 }
 
 int pt_ranks_compute(struct pt_trace *t, const struct pt_agg_opts *o, struct pt_ranks *out)
@@ -513,14 +529,12 @@ int pt_ranks_compute_threads(struct pt_trace *t, const struct pt_agg_opts *o, in
 	struct group *g = NULL;
 	size_t ng = build_groups(t, track_group, &g);
 	int step_range = opts.step_first != INT64_MIN || opts.step_last != INT64_MAX;
-	size_t nhost = 0;
-	for (size_t i = 0; i < ng; i++)
-		nhost += !g[i].pid_str && g[i].host_events;
-	struct step_scan sc = {t, track_group, g, ng, opts.t0_ns, opts.t1_ns, NULL, 0, 0, step_range};
-	/* Steps are only needed to tell trainers from helpers among several
-	 * unnamed host processes, for a step range, or to number the steps of
-	 * a window that starts later than the data. */
-	if (step_range || (t->nprocs == 0 && nhost >= 2) || opts.t0_ns > 0)
+	struct step_scan sc = {t,	   track_group, g, ng, opts.t0_ns,
+			       opts.t1_ns, NULL,	0, 0,  step_range};
+	/* The steps themselves are only needed for a step range, or to number
+	 * the steps of a window that starts later than the data (which
+	 * processes step at all, the tracks' counts say). */
+	if (step_range || opts.t0_ns > 0)
 		pt_store_foreach(t->store, scan_steps, &sc);
 	uint32_t *rank_group = NULL;
 	size_t nr = assign_ranks(t, g, ng, &rank_group);
@@ -528,8 +542,7 @@ int pt_ranks_compute_threads(struct pt_trace *t, const struct pt_agg_opts *o, in
 	 * per-track part is already counted with the tracks (pt_trace_track);
 	 * what a rank adds is its fixed part, checked before anything is made,
 	 * and its tables, checked as they grow (feed_grew) and after all. */
-	size_t cap = pt_store_max_bytes(t->store), used = pt_store_mem_bytes(t->store);
-	size_t room = used < cap - cap / 4 ? cap - used : cap / 4;
+	size_t room = ranks_room(t);
 	if (nr * RANK_FIXED_BYTES > room) {
 		free(rank_group);
 		free(sc.v);
@@ -571,9 +584,9 @@ int pt_ranks_compute_threads(struct pt_trace *t, const struct pt_agg_opts *o, in
 		}
 	free(fill);
 
-	struct feed f = {t, w, nr, pt_strtab_find(t->strings, "CPU(Process)", 12), opts.t0_ns,
-			 opts.t1_ns, room, 0, 0, 0};
-	feed_all(&f, threads);
+	struct feed f = {t, w, nr, opts.t0_ns, opts.t1_ns, room, 0, 0};
+	struct jobs jb = {nr, 0, &f.over, feed_job, &f};
+	run_jobs(&jb, threads);
 	free(all_tracks);
 	/* what every aggregator held after its device tracks, then after all,
 	 * counted as one walk over the store would have held it */
@@ -603,7 +616,7 @@ int pt_ranks_compute_threads(struct pt_trace *t, const struct pt_agg_opts *o, in
 	int64_t fallback = nr == 1 ? t->rank : -1;
 	for (size_t r = 0; r < nr; r++) {
 		out->r[r].summary = w[r].sum;
-		fill_stat(t, &out->r[r], &g[w[r].group], fallback, &w[r]);
+		fill_stat(t, &out->r[r], &g[w[r].group], fallback);
 	}
 	if (nr > 1)
 		qsort(out->r, nr, sizeof *out->r, stat_cmp);
@@ -646,4 +659,206 @@ void pt_ranks_free(struct pt_ranks *r)
 		pt_summary_free(r->r[i].summary);
 	free(r->r);
 	memset(r, 0, sizeof *r);
+}
+
+/* ---- per-rank figures of a growing trace ---- */
+
+/* A rank as the last refresh saw it, with its live summary (agg_live.c). */
+struct rank_live {
+	int64_t pid; /* its naming process */
+	uint32_t pid_str;
+	uint32_t *tracks; /* ascending */
+	size_t ntracks, tracks_cap;
+	struct pt_agg_live *l;
+	struct pt_summary *sum; /* this refresh's */
+	int seen;
+};
+
+struct pt_ranks_live {
+	struct rank_live *v;
+	size_t n, cap;
+	struct pt_trace *t; /* this refresh's, for the jobs */
+	uint64_t resets;    /* live summaries started over (a rank lost a track) or gone */
+	uint64_t cost_ns;   /* the last call's */
+};
+
+struct pt_ranks_live *pt_ranks_live_new(void)
+{
+	return pt_xcalloc(1, sizeof(struct pt_ranks_live));
+}
+
+void pt_ranks_live_free(struct pt_ranks_live *rl)
+{
+	if (!rl)
+		return;
+	for (size_t i = 0; i < rl->n; i++) {
+		pt_agg_live_free(rl->v[i].l);
+		free(rl->v[i].tracks);
+	}
+	free(rl->v);
+	free(rl);
+}
+
+static struct rank_live *rank_live_of(struct pt_ranks_live *rl, const struct group *gr)
+{
+	for (size_t i = 0; i < rl->n; i++)
+		if (rl->v[i].pid == gr->pid && rl->v[i].pid_str == gr->pid_str)
+			return &rl->v[i];
+	if (rl->n == rl->cap) {
+		rl->cap = rl->cap ? rl->cap * 2 : 8;
+		rl->v = pt_xrealloc(rl->v, rl->cap * sizeof *rl->v);
+	}
+	struct rank_live *e = &rl->v[rl->n++];
+	memset(e, 0, sizeof *e);
+	e->pid = gr->pid;
+	e->pid_str = gr->pid_str;
+	e->l = pt_agg_live_new();
+	return e;
+}
+
+/* 1 when every track of old[] is in new[] (both ascending). */
+static int tracks_kept(const uint32_t *old, size_t nold, const uint32_t *nw, size_t nnew)
+{
+	size_t j = 0;
+	for (size_t i = 0; i < nold; i++) {
+		while (j < nnew && nw[j] < old[i])
+			j++;
+		if (j == nnew || nw[j] != old[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* The rank's tracks now; a track it lost (the attribution changed) means
+ * its live summary starts over. A track it gains the live summary takes
+ * as new arrivals (it rebuilds by itself when they reach back). */
+static void rank_live_tracks(struct pt_ranks_live *rl, struct rank_live *e, const uint32_t *tracks,
+			     size_t n)
+{
+	if (!tracks_kept(e->tracks, e->ntracks, tracks, n)) {
+		rl->resets++;
+		pt_agg_live_free(e->l);
+		e->l = pt_agg_live_new();
+	}
+	if (n > e->tracks_cap) {
+		e->tracks_cap = n;
+		e->tracks = pt_xrealloc(e->tracks, n * sizeof *e->tracks);
+	}
+	if (n)
+		memcpy(e->tracks, tracks, n * sizeof *tracks);
+	e->ntracks = n;
+}
+
+static void live_job(void *ctx, size_t i)
+{
+	struct pt_ranks_live *rl = ctx;
+	struct rank_live *e = &rl->v[i];
+	e->sum = agg_live_summary_of(e->l, rl->t, e->tracks, e->ntracks);
+}
+
+int pt_ranks_live_compute(struct pt_ranks_live *rl, struct pt_trace *t, struct pt_ranks *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!rl || !t)
+		return PT_EINVAL;
+	uint64_t c0 = pt_now_ns();
+	pt_store_sort(t->store);
+	uint32_t *track_group = pt_xcalloc(t->ntracks ? t->ntracks : 1, sizeof *track_group);
+	struct group *g = NULL;
+	size_t ng = build_groups(t, track_group, &g);
+	uint32_t *rank_group = NULL;
+	size_t nr = assign_ranks(t, g, ng, &rank_group);
+	size_t room = ranks_room(t);
+	int rc = nr * RANK_FIXED_BYTES > room ? PT_ENOMEM : 0;
+
+	/* each rank's tracks, ascending; its live summary by its process */
+	uint32_t ntr = pt_store_track_count(t->store);
+	if (ntr > t->ntracks)
+		ntr = t->ntracks;
+	uint32_t *list = pt_xmalloc((size_t)(ntr ? ntr : 1) * sizeof *list);
+	struct rank_live **of = pt_xcalloc(nr ? nr : 1, sizeof *of);
+	for (size_t i = 0; i < rl->n; i++)
+		rl->v[i].seen = 0;
+	for (size_t r = 0; r < nr && !rc; r++) {
+		size_t n = 0;
+		for (uint32_t i = 0; i < ntr; i++)
+			if (g[track_group[i]].rank_idx == r)
+				list[n++] = i;
+		of[r] = rank_live_of(rl, &g[rank_group[r]]);
+		rank_live_tracks(rl, of[r], list, n);
+		of[r]->seen = 1;
+	}
+	free(list);
+	/* a process that is no longer a rank: its state goes */
+	size_t keep = 0;
+	for (size_t i = 0; i < rl->n; i++) {
+		if (rl->v[i].seen || rc) {
+			rl->v[keep++] = rl->v[i];
+			continue;
+		}
+		pt_agg_live_free(rl->v[i].l);
+		free(rl->v[i].tracks);
+		rl->resets++;
+	}
+	rl->n = keep;
+	if (!rc) { /* entries moved: find them again */
+		for (size_t r = 0; r < nr; r++)
+			of[r] = rank_live_of(rl, &g[rank_group[r]]);
+		rl->t = t;
+		for (size_t i = 0; i < rl->n; i++)
+			rl->v[i].sum = NULL;
+		struct jobs jb = {rl->n, 0, NULL, live_job, rl};
+		run_jobs(&jb, 0);
+		/* what the kept aggregators hold, counted as pt_ranks_compute does */
+		for (size_t i = 0; i < rl->n; i++) {
+			struct pt_agg_live_stats st;
+			pt_agg_live_stats(rl->v[i].l, &st);
+			out->mem_bytes += st.mem_bytes + RANK_FIXED_BYTES;
+		}
+		if (out->mem_bytes > room)
+			rc = PT_ENOMEM;
+	}
+	if (rc) {
+		for (size_t i = 0; i < rl->n; i++) {
+			pt_summary_free(rl->v[i].sum);
+			rl->v[i].sum = NULL;
+		}
+		memset(out, 0, sizeof *out);
+	} else {
+		out->n = nr;
+		out->r = pt_xcalloc(nr ? nr : 1, sizeof *out->r);
+		int64_t fallback = nr == 1 ? t->rank : -1;
+		for (size_t r = 0; r < nr; r++) {
+			out->r[r].summary = of[r]->sum;
+			of[r]->sum = NULL;
+			fill_stat(t, &out->r[r], &g[rank_group[r]], fallback);
+		}
+		if (nr > 1)
+			qsort(out->r, nr, sizeof *out->r, stat_cmp);
+		settle_spread(out);
+	}
+	free(of);
+	free(rank_group);
+	free(g);
+	free(track_group);
+	rl->cost_ns = pt_now_ns() - c0;
+	return rc;
+}
+
+void pt_ranks_live_stats(const struct pt_ranks_live *rl, struct pt_agg_live_stats *out)
+{
+	memset(out, 0, sizeof *out);
+	for (size_t i = 0; i < rl->n; i++) {
+		struct pt_agg_live_stats st;
+		pt_agg_live_stats(rl->v[i].l, &st);
+		out->refreshes += st.refreshes;
+		out->rebuilds += st.rebuilds;
+		out->fed_events += st.fed_events;
+		out->tail_events += st.tail_events;
+		out->violations += st.violations;
+		out->full |= st.full;
+		out->mem_bytes += st.mem_bytes;
+	}
+	out->rebuilds += rl->resets;
+	out->cost_ns = rl->cost_ns;
 }

@@ -49,8 +49,8 @@ struct chunk {
 	uint16_t cap;
 	uint16_t in_arena; /* a big chunk inside an arena (else malloc's) */
 	uint32_t sorted;   /* events [0, sorted) are in order; == n when clean */
-	uint64_t seq;    /* creation order, breaks ties between chunks */
-	uint64_t first;  /* the track's append count at its first event */
+	uint64_t seq;	   /* creation order, breaks ties between chunks */
+	uint64_t first;	   /* the track's append count at its first event */
 	uint64_t min_start, max_end;
 	struct pt_event ev[];
 };
@@ -75,7 +75,7 @@ struct tslot {
 	struct chunk **cv;
 	uint64_t *cv_max;
 	uint32_t cv_off, cv_n, cv_cap;
-	uint64_t count;    /* kept */
+	uint64_t count;	   /* kept */
 	uint64_t appended; /* ever appended (kept + dropped) */
 	uint32_t created;  /* chunks ever created, picks the next size */
 	uint32_t ncp;
@@ -93,8 +93,8 @@ struct pt_store {
 	uint64_t complete_from;
 	uint64_t last_end; /* latest end among kept events (0 when none) */
 	size_t mem, max_mem;
-	size_t budget; /* bytes the chunks may use: the cap less the summaries' share */
-	struct arena *arena; /* where the next big chunk comes from, or NULL */
+	size_t budget;		  /* bytes the chunks may use: the cap less the summaries' share */
+	struct arena *arena;	  /* where the next big chunk comes from, or NULL */
 	struct pt_event *scratch; /* sorting's, BIG_CHUNK_CAP events once needed */
 	/* arenas faulted in ahead by another thread (pt_store_prefault) */
 	pthread_mutex_t pool_mu;
@@ -467,7 +467,7 @@ uint64_t pt_store_track_checkpoint(struct pt_store *st, uint32_t track)
 	struct tslot *ts = &st->tracks[track];
 	if (ts->ncp && ts->cp_at[ts->ncp - 1] == ts->appended)
 		return ts->appended; /* nothing since the last one */
-	if (ts->ncp == STORE_CPS) { /* the oldest goes */
+	if (ts->ncp == STORE_CPS) {  /* the oldest goes */
 		memmove(ts->cp_at, ts->cp_at + 1, (STORE_CPS - 1) * sizeof ts->cp_at[0]);
 		memmove(ts->cp_min, ts->cp_min + 1, (STORE_CPS - 1) * sizeof ts->cp_min[0]);
 		ts->ncp--;
@@ -477,6 +477,18 @@ uint64_t pt_store_track_checkpoint(struct pt_store *st, uint32_t track)
 	ts->ncp++;
 	ts->acc_min = UINT64_MAX;
 	return ts->appended;
+}
+
+uint64_t pt_store_track_last_ns(const struct pt_store *st, uint32_t track)
+{
+	if (track >= st->ntracks || !st->tracks[track].tail)
+		return 0;
+	const struct tslot *ts = &st->tracks[track];
+	uint64_t m = ts->tail->max_end;
+	/* the full chunks before the tail: their running latest end */
+	if (ts->cv_n >= ts->cv_off + 2 && ts->cv_max[ts->cv_n - 2] > m)
+		m = ts->cv_max[ts->cv_n - 2];
+	return m;
 }
 
 uint64_t pt_store_complete_from_ns(const struct pt_store *st)

@@ -152,6 +152,9 @@ struct pt_summary {
 	uint64_t t0_ns, t1_ns;   /* span of the events aggregated */
 	uint64_t events;         /* events aggregated */
 	int has_gpu;             /* any device activity */
+	/* mean of the "CPU(Process)" counter's samples (procstat: the
+	 * process's CPU, % of one core), -1 when there are none */
+	double proc_cpu_pct;
 
 	struct pt_step *steps;
 	size_t nsteps;

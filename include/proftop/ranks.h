@@ -74,6 +74,24 @@ int pt_ranks_compute_threads(struct pt_trace *t, const struct pt_agg_opts *o, in
 void pt_ranks_free(struct pt_ranks *r);
 
 /*
+ * The per-rank figures of a growing trace (a live session of several
+ * ranks), refreshed at the cost of what arrived since the last call rather
+ * than of the session: each rank keeps a live summary of its own tracks
+ * (pt_agg_live_summary's way). Each call returns what
+ * pt_ranks_compute(t, NULL, out) would, figure for figure; 0 or PT_ENOMEM
+ * (out empty) as it does. Call it with the same trace each time.
+ */
+struct pt_ranks_live;
+struct pt_ranks_live *pt_ranks_live_new(void);
+int pt_ranks_live_compute(struct pt_ranks_live *rl, struct pt_trace *t, struct pt_ranks *out);
+/* Summed over the ranks' live summaries: refreshes and rebuilds (a rank
+ * that started over counts one), the last call's events fed and tail, the
+ * kept aggregators' bytes; cost_ns: the last call's; full: some rank's
+ * correlation ids repeat. */
+void pt_ranks_live_stats(const struct pt_ranks_live *rl, struct pt_agg_live_stats *out);
+void pt_ranks_live_free(struct pt_ranks_live *rl);
+
+/*
  * 0 when t surely holds at most one rank (no process table of two or more,
  * fewer than two processes with host events), else 1. Looks at the track
  * table only, so a face can skip pt_ranks_compute's pass for the common

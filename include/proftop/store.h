@@ -64,6 +64,9 @@ uint64_t pt_store_dropped_steps(const struct pt_store *st);
 uint64_t pt_store_track_appended(const struct pt_store *st, uint32_t track);
 uint64_t pt_store_track_start_since(const struct pt_store *st, uint32_t track, uint64_t since);
 uint64_t pt_store_track_checkpoint(struct pt_store *st, uint32_t track);
+/* Latest end among a track's events (0 when none kept; after the cap
+ * dropped some, it may be a dropped one's, never less than a kept one's). */
+uint64_t pt_store_track_last_ns(const struct pt_store *st, uint32_t track);
 /* Complete from here on: the latest end of any dropped event (0 if none). */
 uint64_t pt_store_complete_from_ns(const struct pt_store *st);
 /* Earliest start / latest end among kept events (0/0 when empty). */

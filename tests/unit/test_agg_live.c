@@ -112,29 +112,6 @@ static void same_summary(const struct pt_summary *a, const struct pt_summary *b)
 
 /* ---- replaying a trace as a live session receives it ---- */
 
-/* An empty trace with src's names (same ids) and tracks. */
-static struct pt_trace *shell_of(const struct pt_trace *src, size_t max_mem)
-{
-	struct pt_trace *t = pt_trace_new(max_mem);
-	uint32_t n = pt_strtab_count(src->strings);
-	for (uint32_t id = 1; id < n; id++) {
-		uint32_t got =
-		    pt_trace_intern(t, pt_trace_str(src, id), pt_strtab_len(src->strings, id));
-		assert_int_equal(got, id);
-	}
-	for (uint32_t i = 0; i < src->ntracks; i++) {
-		const struct pt_track *tr = &src->tracks[i];
-		assert_int_equal(pt_trace_track(t, &tr->key), i);
-		if (tr->device >= 0)
-			pt_trace_track_device(t, i, tr->device, tr->stream);
-		if (tr->label)
-			pt_trace_set_thread_label(t, &tr->key, tr->label);
-		if (tr->process_label)
-			pt_trace_set_process_label(t, &tr->key, tr->process_label);
-	}
-	return t;
-}
-
 enum order { BY_END, DEVICE_LATE, BY_START };
 
 struct arrival {
@@ -196,7 +173,7 @@ static struct replay_result replay(struct pt_trace *src, enum order order, size_
 	c.flush_ns = span / 7 + 1;
 	pt_store_foreach(src->store, collect_one, &c);
 	qsort(c.v, c.n, sizeof *c.v, arrival_cmp);
-	struct pt_trace *t = shell_of(src, max_mem);
+	struct pt_trace *t = tu_shell_of(src, max_mem);
 	struct pt_agg_live *l = pt_agg_live_new();
 	struct replay_result r = {0};
 	size_t per = c.n / batches + 1;

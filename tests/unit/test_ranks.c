@@ -333,8 +333,8 @@ static void test_threads_same(void **state)
 	/* four ranks with device rows and counters, whole and in a step range */
 	struct pt_trace *t = pt_trace_new(0);
 	for (int r = 0; r < 4; r++) {
-		struct work w = {1000 + r * 10, -1, 12, 5e6 + r * 333, 100e3 + r * 7e3, 20e3,
-				 40e3, 10e3, 50.0 + r, 1};
+		struct work w = {1000 + r * 10, -1,   12,   5e6 + r * 333, 100e3 + r * 7e3,
+				 20e3,		40e3, 10e3, 50.0 + r,	   1};
 		add_rank(t, &w);
 		pt_trace_set_proc(t, w.pid, r, NULL);
 	}
@@ -362,9 +362,10 @@ static void test_threads_same(void **state)
 		return;
 	struct pt_read_opts ro = {0};
 	char err[512] = "";
-	if (pt_chrome_read(t, tu_path(tu_traces(),
-				      "kineto_tb_plugin/samples__resnet50_num_workers_4__worker0."
-				      "1623212756351.pt.trace.json.gz"),
+	if (pt_chrome_read(t,
+			   tu_path(tu_traces(),
+				   "kineto_tb_plugin/samples__resnet50_num_workers_4__worker0."
+				   "1623212756351.pt.trace.json.gz"),
 			   &ro, err, sizeof err) == 0) {
 		pt_trace_set_proc(t, 25738, 0, NULL);
 		pt_trace_set_proc(t, 5555, 1, NULL);
@@ -381,7 +382,8 @@ static void test_threads_cap(void **state)
 	for (int p = 0; p < 64; p++)
 		for (int i = 0; i < 400; i++) {
 			char name[32];
-			snprintf(name, sizeof name, "op%d.%d", p, i); /* a row each: the tables grow */
+			snprintf(name, sizeof name, "op%d.%d", p,
+				 i); /* a row each: the tables grow */
 			tu_ev(t, tu_track(t, 1000 + p, 1, -1), PT_KIND_OPERATOR, name, p * 1000 + i,
 			      1, 0);
 		}
@@ -444,9 +446,10 @@ static void test_real_single(void **state)
 	check_single("hta/nccl_parser_config__nccl_data.json.gz", 0, 3);
 	/* a single process whose GPU rows (pid 0) also carry host-kind markers
 	 * (cuda_sync) and no steps anywhere: still one rank, not two */
-	check_single("hta/critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz",
-		     0, 0);
-	check_single("kineto_tb_plugin/samples__resnet50_autograd_api_num_workers_0__worker0.pt.trace.json.gz",
+	check_single(
+	    "hta/critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz", 0, 0);
+	check_single("kineto_tb_plugin/"
+		     "samples__resnet50_autograd_api_num_workers_0__worker0.pt.trace.json.gz",
 		     -1, 0);
 	check_single("hta/trace_file_list__inference_rank_1.json.gz", 1, 0);
 }
@@ -746,17 +749,223 @@ static void test_merge_real(void **state)
 	pt_trace_free(b);
 }
 
+/* ---- live: pt_ranks_live_compute against pt_ranks_compute ---- */
+
+/* The same ranks, figure for figure, each with the same summary. */
+static void same_ranks(const struct pt_trace *t, const struct pt_ranks *a, const struct pt_ranks *b)
+{
+	assert_int_equal(a->n, b->n);
+	if (!a->n)
+		return;
+	assert_int_equal(a->slowest, b->slowest);
+	near(a->spread, b->spread, 0, "spread");
+	near(a->median_step_ms, b->median_step_ms, 0, "median step");
+	for (size_t i = 0; i < a->n; i++) {
+		const struct pt_rank_stat *x = &a->r[i], *y = &b->r[i];
+		assert_int_equal(x->pid, y->pid);
+		assert_int_equal(x->rank, y->rank);
+		assert_string_equal(x->name, y->name);
+		assert_int_equal(x->steps, y->steps);
+		assert_int_equal(x->last_step, y->last_step);
+		assert_int_equal(x->events, y->events);
+		near(x->cpu_util_pct, y->cpu_util_pct, 0, "cpu util");
+		near(x->gpu_util_pct, y->gpu_util_pct, 0, "gpu util");
+		char *jx = summary_json(t, x->summary), *jy = summary_json(t, y->summary);
+		assert_string_equal(jx, jy);
+		free(jx);
+		free(jy);
+	}
+}
+
+struct arrival {
+	uint64_t at;
+	struct pt_event ev;
+};
+
+struct arrivals {
+	struct arrival *v;
+	size_t n, cap;
+	int by_end;
+};
+
+static int collect_arrival(void *ctx, struct pt_event *ev)
+{
+	struct arrivals *c = ctx;
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 1024;
+		c->v = realloc(c->v, c->cap * sizeof *c->v);
+		assert_non_null(c->v);
+	}
+	c->v[c->n++] = (struct arrival){c->by_end ? pt_event_end(ev) : ev->start_ns, *ev};
+	return 0;
+}
+
+static int arrival_cmp(const void *pa, const void *pb)
+{
+	const struct arrival *a = pa, *b = pb;
+	if (a->at != b->at)
+		return a->at < b->at ? -1 : 1;
+	if (a->ev.start_ns != b->ev.start_ns) /* closing together: the inner first */
+		return a->ev.start_ns > b->ev.start_ns ? -1 : 1;
+	return a->ev.dur_ns < b->ev.dur_ns ? -1 : a->ev.dur_ns > b->ev.dur_ns;
+}
+
+/* Replays src into a fresh trace in batches, each event when it ends (as
+ * probes send ranges) or when it starts; after every batch the live
+ * per-rank figures must be pt_ranks_compute's. Returns the live stats. */
+static struct pt_agg_live_stats replay_ranks(struct pt_trace *src, int by_end, size_t batches,
+					     size_t *incremental)
+{
+	struct arrivals c = {NULL, 0, 0, by_end};
+	pt_store_foreach(src->store, collect_arrival, &c);
+	qsort(c.v, c.n, sizeof *c.v, arrival_cmp);
+	struct pt_trace *t = tu_shell_of(src, 0);
+	struct pt_ranks_live *rl = pt_ranks_live_new();
+	size_t per = c.n / batches + 1;
+	for (size_t i = 0; i < c.n;) {
+		size_t end = i + per < c.n ? i + per : c.n;
+		for (; i < end; i++)
+			pt_trace_add(t, &c.v[i].ev);
+		struct pt_ranks live, full;
+		assert_int_equal(pt_ranks_live_compute(rl, t, &live), 0);
+		assert_int_equal(pt_ranks_compute(t, NULL, &full), 0);
+		same_ranks(t, &live, &full);
+		struct pt_agg_live_stats st;
+		pt_ranks_live_stats(rl, &st);
+		*incremental += st.fed_events > 0; /* the kept aggregators took the new events */
+		pt_ranks_free(&live);
+		pt_ranks_free(&full);
+	}
+	struct pt_agg_live_stats st;
+	pt_ranks_live_stats(rl, &st);
+	pt_ranks_live_free(rl);
+	pt_trace_free(t);
+	free(c.v);
+	return st;
+}
+
+/* Four ranks with device rows and CPU counters, a fifth process that
+ * appears halfway, and a thread of rank 0 that starts late: exact at every
+ * refresh, in either arrival order, and most refreshes only feed what is
+ * new (each rank keeps its aggregator: their correlation ids may repeat
+ * across ranks, not within one). */
+static void test_live_synthetic(void **state)
+{
+	(void)state;
+	struct pt_trace *src = pt_trace_new(0);
+	for (int r = 0; r < 4; r++) {
+		struct work w = {1000 + r * 10, -1,   40,   5e6 + r * 333,   100e3 + r * 7e3,
+				 20e3,		40e3, 10e3, 50.0 + r * 0.37, 1};
+		add_rank(src, &w);
+		pt_trace_set_proc(src, w.pid, r, "node-a");
+	}
+	struct work late = {1100, -1, 20, 5e6 + 2e6, 100e3, 20e3, 40e3, 10e3, 12.5, 1};
+	add_rank(src, &late);
+	pt_trace_set_proc(src, late.pid, 4, "node-a");
+	uint32_t th = tu_track(src, 1000, 77, -1);
+	for (int i = 0; i < 30; i++)
+		tu_ev(src, th, PT_KIND_OPERATOR, "aten::copy_", 5e6 + 2.5e6 + i * 50e3, 30e3, 0);
+	for (int by_end = 0; by_end < 2; by_end++) {
+		size_t inc = 0;
+		struct pt_agg_live_stats st = replay_ranks(src, by_end, 40, &inc);
+		print_message("# ranks live (%s): %llu refreshes, %llu rebuilds, full %d, "
+			      "%zu calls of 40 batches fed the kept aggregators\n",
+			      by_end ? "by end" : "by start", (unsigned long long)st.refreshes,
+			      (unsigned long long)st.rebuilds, st.full, inc);
+		assert_int_equal(st.full, 0);
+		assert_true(inc >= 20);
+		assert_true(st.refreshes >= 4 * 30);
+		assert_true(st.rebuilds <= st.refreshes / 4);
+	}
+	pt_trace_free(src);
+}
+
+/* The two real Kineto files in one trace (GPU rows under pid 0, the same
+ * correlation ids in both), with a process table and without one (then the
+ * GPU rows move from the first process's rank to a rank of their own when
+ * the second process appears: that rank starts over). */
+static void test_live_real_pair(void **state)
+{
+	(void)state;
+	for (int table = 0; table < 2; table++) {
+		struct pt_trace *t =
+		    load("kineto_tb_plugin/"
+			 "samples__resnet50_num_workers_0__worker0.1623143089861.pt."
+			 "trace.json.gz");
+		if (!t) {
+			skip();
+			return;
+		}
+		struct pt_read_opts ro = {0};
+		char err[512] = "";
+		assert_int_equal(
+		    pt_chrome_read(t,
+				   tu_path(tu_traces(), "kineto_tb_plugin/"
+							"samples__resnet50_num_workers_4__worker0."
+							"1623212756351.pt.trace.json.gz"),
+				   &ro, err, sizeof err),
+		    0);
+		if (table) {
+			pt_trace_set_proc(t, 25738, 0, NULL);
+			pt_trace_set_proc(t, 5555, 1, NULL);
+		}
+		for (int by_end = 0; by_end < 2; by_end++) {
+			size_t inc = 0;
+			replay_ranks(t, by_end, 25, &inc);
+		}
+		pt_trace_free(t);
+	}
+}
+
+/* Past the cap: PT_ENOMEM as pt_ranks_compute says it, nothing leaked;
+ * with nothing in the trace, no ranks. */
+static void test_live_cap_and_empty(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new((size_t)4 << 20);
+	struct pt_ranks_live *rl = pt_ranks_live_new();
+	struct pt_ranks rk;
+	assert_int_equal(pt_ranks_live_compute(rl, t, &rk), 0);
+	assert_int_equal(rk.n, 0);
+	pt_ranks_free(&rk);
+	for (int p = 0; p < 64; p++)
+		for (int i = 0; i < 400; i++) {
+			char name[32];
+			snprintf(name, sizeof name, "op%d.%d", p, i);
+			tu_ev(t, tu_track(t, 1000 + p, 1, -1), PT_KIND_OPERATOR, name, p * 1000 + i,
+			      1, 0);
+		}
+	assert_int_equal(pt_ranks_compute(t, NULL, &rk), PT_ENOMEM);
+	assert_int_equal(pt_ranks_live_compute(rl, t, &rk), PT_ENOMEM);
+	assert_int_equal(rk.n, 0);
+	assert_null(rk.r);
+	pt_ranks_free(&rk);
+	pt_ranks_live_free(rl);
+	pt_trace_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_slow_rank),	  cmocka_unit_test(test_percentiles),
-	    cmocka_unit_test(test_kineto_layout), cmocka_unit_test(test_no_table),
-	    cmocka_unit_test(test_step_window),	  cmocka_unit_test(test_empty),
-	    cmocka_unit_test(test_real_single),	  cmocka_unit_test(test_real_pair),
-	    cmocka_unit_test(test_merge_offset),  cmocka_unit_test(test_merge_same_clock),
-	    cmocka_unit_test(test_merge_real),	  cmocka_unit_test(test_gpu_pid_not_a_rank),
-	    cmocka_unit_test(test_window_ordinals), cmocka_unit_test(test_many_ranks_sized_by_rank),
-	    cmocka_unit_test(test_threads_same),    cmocka_unit_test(test_threads_cap),
+	    cmocka_unit_test(test_live_synthetic),
+	    cmocka_unit_test(test_live_real_pair),
+	    cmocka_unit_test(test_live_cap_and_empty),
+	    cmocka_unit_test(test_slow_rank),
+	    cmocka_unit_test(test_percentiles),
+	    cmocka_unit_test(test_kineto_layout),
+	    cmocka_unit_test(test_no_table),
+	    cmocka_unit_test(test_step_window),
+	    cmocka_unit_test(test_empty),
+	    cmocka_unit_test(test_real_single),
+	    cmocka_unit_test(test_real_pair),
+	    cmocka_unit_test(test_merge_offset),
+	    cmocka_unit_test(test_merge_same_clock),
+	    cmocka_unit_test(test_merge_real),
+	    cmocka_unit_test(test_gpu_pid_not_a_rank),
+	    cmocka_unit_test(test_window_ordinals),
+	    cmocka_unit_test(test_many_ranks_sized_by_rank),
+	    cmocka_unit_test(test_threads_same),
+	    cmocka_unit_test(test_threads_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,7 +70,7 @@ static inline void tu_ev(struct pt_trace *t, uint32_t track, enum pt_kind kind, 
 	pt_trace_add(t, &ev);
 }
 
-#define US(x) ((uint64_t)((x) * 1000.0 + 0.5))
+#define US(x) ((uint64_t)((x)*1000.0 + 0.5))
 
 /* The trace file dir/rel read whole, or NULL when it is absent or the
  * reader refuses it (said as a test message): tests then skip. */
@@ -88,6 +88,34 @@ static inline struct pt_trace *tu_load_trace(const char *dir, const char *rel)
 		print_message("# reader refused %s: %s\n", path, err);
 		pt_trace_free(t);
 		return NULL;
+	}
+	return t;
+}
+
+/* An empty trace with src's names (same ids), tracks and processes, to
+ * replay src's events into (as a live session receives them). */
+static inline struct pt_trace *tu_shell_of(const struct pt_trace *src, size_t max_mem)
+{
+	struct pt_trace *t = pt_trace_new(max_mem);
+	uint32_t n = pt_strtab_count(src->strings);
+	for (uint32_t id = 1; id < n; id++) {
+		uint32_t got =
+		    pt_trace_intern(t, pt_trace_str(src, id), pt_strtab_len(src->strings, id));
+		assert_int_equal(got, id);
+	}
+	for (uint32_t i = 0; i < src->ntracks; i++) {
+		const struct pt_track *tr = &src->tracks[i];
+		assert_int_equal(pt_trace_track(t, &tr->key), i);
+		if (tr->device >= 0)
+			pt_trace_track_device(t, i, tr->device, tr->stream);
+		if (tr->label)
+			pt_trace_set_thread_label(t, &tr->key, tr->label);
+		if (tr->process_label)
+			pt_trace_set_process_label(t, &tr->key, tr->process_label);
+	}
+	for (size_t i = 0; i < src->nprocs; i++) {
+		const struct pt_proc *p = &src->procs[i];
+		pt_trace_set_proc(t, p->pid, p->rank, p->host ? pt_trace_str(src, p->host) : NULL);
 	}
 	return t;
 }
