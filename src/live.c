@@ -80,7 +80,7 @@ static void sleep_ns(uint64_t ns)
 }
 
 void pt_live_print(FILE *out, struct pt_trace *t, const struct pt_live_result *res, int top,
-		   int clear, struct pt_agg_live *inc)
+		   int clear, struct pt_agg_live *inc, struct pt_ranks_live *rinc)
 {
 	if (clear)
 		fputs("\033[H\033[2J", out);
@@ -101,8 +101,11 @@ void pt_live_print(FILE *out, struct pt_trace *t, const struct pt_live_result *r
 	memset(&ranks, 0, sizeof ranks);
 	pt_report_opts_init(&ro);
 	ro.top = (size_t)top;
-	/* several sessions: the Rank Summary too (one pass more over the store) */
-	if (pt_ranks_possible(t) && pt_ranks_compute(t, NULL, &ranks) == 0 && ranks.n >= 2)
+	/* several sessions: the Rank Summary too (kept: what is new costs) */
+	int rc = -1;
+	if (pt_ranks_possible(t))
+		rc = rinc ? pt_ranks_live_compute(rinc, t, &ranks) : pt_ranks_compute(t, NULL, &ranks);
+	if (rc == 0 && ranks.n >= 2)
 		ro.ranks = &ranks;
 	pt_report_text(out, t, s, &ro);
 	pt_ranks_free(&ranks);
@@ -255,6 +258,7 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 	uint64_t next_line = t0 + o->every_ns;
 	struct pt_live_line_state line = {0, 0};
 	struct pt_agg_live *print_sum = NULL; /* the text view's summary */
+	struct pt_ranks_live *print_ranks = NULL; /* ...and per-rank figures */
 	uint64_t next_slow = t0; /* next full period: samplers, sessions to find */
 	sig_atomic_t sigs_seen = sig_count;
 	int ended = 0;
@@ -368,9 +372,11 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 				next_line = now + o->every_ns;
 		}
 		if (o->screen && now >= next_draw) {
-			if (!print_sum)
+			if (!print_sum) {
 				print_sum = pt_agg_live_new();
-			pt_live_print(o->out, t, res, 20, 1, print_sum);
+				print_ranks = pt_ranks_live_new();
+			}
+			pt_live_print(o->out, t, res, 20, 1, print_sum, print_ranks);
 			next_draw = now + o->refresh_ns;
 		}
 		uint64_t after = pt_now_ns(), wait = 0;
@@ -402,6 +408,7 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 		proc->ops->close(proc);
 	live_multi_free(multi, res);
 	pt_agg_live_free(print_sum);
+	pt_ranks_live_free(print_ranks);
 	if (nvml)
 		nvml->ops->close(nvml);
 	return 0;

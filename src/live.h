@@ -140,12 +140,13 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 /* Installs the SIGINT/SIGTERM handlers (call before forking a child). */
 void pt_live_signals(void);
 /* Prints the text view (a status line and the summary tables, top rows;
- * with several ranks in t, the Rank Summary too). inc: the summary kept
- * from the previous print of the same trace (agg.h), or NULL for a full
- * pt_summarize. */
+ * with several ranks in t, the Rank Summary too). inc, rinc: the summary
+ * and the per-rank figures kept from the previous print of the same trace
+ * (agg.h, ranks.h), or NULL for a full pt_summarize / pt_ranks_compute. */
 struct pt_agg_live;
+struct pt_ranks_live;
 void pt_live_print(FILE *out, struct pt_trace *t, const struct pt_live_result *res, int top,
-		   int clear, struct pt_agg_live *inc);
+		   int clear, struct pt_agg_live *inc, struct pt_ranks_live *rinc);
 /*
  * One line of figures for logs (--every), over the steps that began since
  * the last line (st, zero at first), e.g.

@@ -81,6 +81,7 @@ struct tui_model {
 	/* the whole-session summary of a trace that grows (agg.h): made at the
 	 * first rebuild that finds new events, so a file never pays for it */
 	struct pt_agg_live *live_sum;
+	struct pt_ranks_live *live_ranks; /* the same for the per-rank figures */
 };
 
 /* One displayed table row (operators, kernels, memory, user-defined). */

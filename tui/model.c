@@ -380,7 +380,15 @@ void tui_model_build(struct tui_app *a, int force)
 	if (want && !m->ranks_ok) {
 		uint64_t c0 = pt_now_ns();
 		pt_ranks_free(&m->ranks);
-		if (pt_ranks_compute(t, &o, &m->ranks) != 0)
+		int rc;
+		if (a->window == TUI_WIN_ALL && m->live_sum) { /* growing: what is new costs */
+			if (!m->live_ranks)
+				m->live_ranks = pt_ranks_live_new();
+			rc = pt_ranks_live_compute(m->live_ranks, t, &m->ranks);
+		} else {
+			rc = pt_ranks_compute(t, &o, &m->ranks);
+		}
+		if (rc != 0)
 			pt_ranks_free(&m->ranks);
 		m->ranks_cost_ns = pt_now_ns() - c0;
 		m->ranks_ok = 1;
@@ -431,4 +439,6 @@ void tui_model_free(struct tui_model *m)
 	pt_datapipe_free(&m->dp);
 	pt_agg_live_free(m->live_sum);
 	m->live_sum = NULL;
+	pt_ranks_live_free(m->live_ranks);
+	m->live_ranks = NULL;
 }

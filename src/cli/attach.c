@@ -214,7 +214,7 @@ int cli_attach(int argc, char **argv)
 	cli_screen_stay(&scr, t, &res);
 	cli_screen_close(&scr);
 	pt_trace_set_source(t, res.describe[0] ? res.describe : "live session");
-	pt_live_print(stdout, t, &res, 0, lo.screen, NULL);
+	pt_live_print(stdout, t, &res, 0, lo.screen, NULL, NULL);
 	cli_anomaly_end(&an, t);
 	if (res.error[0] && (lo.npids || lo.all_sessions)) {
 		char esc[300];

@@ -173,7 +173,7 @@ int cli_run(int argc, char **argv)
 	pt_live_run(t, &lo, &res);
 	cli_screen_stay(&scr, t, &res);
 	cli_screen_close(&scr);
-	pt_live_print(stdout, t, &res, 0, 0, NULL);
+	pt_live_print(stdout, t, &res, 0, 0, NULL, NULL);
 	cli_anomaly_end(&an, t);
 	cli_say_launched(t, &res, child);
 	rc = pt_live_exit_code(res.child_status);

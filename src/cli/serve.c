@@ -109,6 +109,7 @@ struct serve_ctx {
 	char host[256];
 	double last_render_s;
 	unsigned long refreshes;
+	struct pt_ranks_live *live; /* the figures since the start, kept (ranks.h) */
 };
 
 static double unix_now_s(void)
@@ -128,7 +129,16 @@ static void serve_refresh(struct serve_ctx *c, struct pt_trace *t, const struct 
 		ao.t0_ns = t->last_ns - c->window_ns;
 	struct pt_ranks r;
 	memset(&r, 0, sizeof r);
-	int have = t->events_seen && pt_ranks_compute(t, &ao, &r) == 0;
+	/* a window that still holds every event: what is new costs; once it
+	 * moves on, the figures of the window are computed each time */
+	if (ao.t0_ns) {
+		pt_ranks_live_free(c->live);
+		c->live = NULL;
+	} else if (!c->live) {
+		c->live = pt_ranks_live_new();
+	}
+	int have = t->events_seen && (ao.t0_ns ? pt_ranks_compute(t, &ao, &r)
+					       : pt_ranks_live_compute(c->live, t, &r)) == 0;
 	struct pt_prom_opts po;
 	pt_prom_opts_init(&po);
 	po.strings = t->strings;
@@ -351,6 +361,7 @@ int cli_serve(int argc, char **argv)
 	ctx.next_ns = pt_now_ns() + ctx.refresh_ns;
 	pt_live_run(t, &lo, &res);
 	serve_http_stop(ctx.http);
+	pt_ranks_live_free(ctx.live);
 	fprintf(stderr, "proftop: stopped serving after %lu refreshes\n", ctx.refreshes);
 	if (res.nsessions)
 		fprintf(stderr, "proftop: served %s\n", res.describe);

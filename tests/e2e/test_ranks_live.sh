@@ -31,6 +31,7 @@ cleanup() {
 		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 		kill -KILL "$p" 2>/dev/null
 	done
+	tmux -L "pt-e2e-rl-$$" kill-server 2>/dev/null
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -186,6 +187,47 @@ if [ $rc -eq 0 ] && [ "$n" -eq 4 ] && grep -q "^Slowest: rank 2 " "$TMP/attach.o
 	ok "proftop --all (text view) shows every rank and the slowest"
 else
 	not_ok "proftop --all (text view)" "rc=$rc" "$(head -n 3 "$TMP/attach.out")" "$(grep -A10 'Rank Summary' "$TMP/attach.out")" "$(cat "$TMP/attach.err")"
+fi
+
+# proftop --all on the screen: the Ranks view follows the running ranks
+# (its per-rank figures are kept between refreshes, ranks.h)
+if command -v tmux >/dev/null; then
+	SOCK="pt-e2e-rl-$$"
+	TM() { tmux -L "$SOCK" "$@"; }
+	TM new-session -d -s a -x 120 -y 30 \
+		"env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 '$PROFTOP' --all; echo EXIT=\$?; sleep 30"
+	seen=0
+	for _ in $(seq 100); do
+		TM capture-pane -p -t a | grep -q "8 Ranks" && { seen=1; break; }
+		sleep 0.1
+	done
+	TM send-keys -t a 8
+	row0() { TM capture-pane -p -t a | grep -E "^[ *] rank 0 " | head -n 1; }
+	first=""
+	for _ in $(seq 100); do
+		first=$(row0)
+		[ -n "$first" ] && TM capture-pane -p -t a | grep -q "slowest rank 2 " && break
+		sleep 0.1
+	done
+	later="$first"
+	for _ in $(seq 100); do
+		later=$(row0)
+		[ "$later" != "$first" ] && break
+		sleep 0.1
+	done
+	n=$(TM capture-pane -p -t a | grep -cE "^[ *] rank [0-3] ")
+	if [ $seen = 1 ] && [ "$n" -eq 4 ] && [ -n "$first" ] && [ "$later" != "$first" ]; then
+		ok "proftop --all: the Ranks view lists the four live ranks and follows them"
+	else
+		not_ok "proftop --all: the Ranks view follows the live ranks" "rows $n" "first: $first" \
+			"later: $later" "$(TM capture-pane -p -t a | head -n 20)"
+	fi
+	TM send-keys -t a q
+	for _ in $(seq 50); do TM capture-pane -p -t a | grep -q "EXIT=" && break; sleep 0.1; done
+	check_out "proftop --all on the screen quits with q" "EXIT=0" TM capture-pane -p -t a
+	TM kill-server 2>/dev/null
+else
+	skip "proftop --all on the screen" "no tmux"
 fi
 
 # the ranks end: an attach of -p A,B ends when both have exited
