@@ -16,6 +16,9 @@ echo
 echo "== bench_agg_live (the live summary's refresh vs pt_summarize at the same moments, 1 M and 10 M events)"
 "$BUILD"/bench/bench_agg_live 1000000
 "$BUILD"/bench/bench_agg_live 10000000
+echo "-- the per-rank figures of 8 live ranks sharing 1 M and 10 M events vs pt_ranks_compute"
+"$BUILD"/bench/bench_agg_live 1000000 25000 8
+"$BUILD"/bench/bench_agg_live 10000000 25000 8
 echo
 echo "== bench_parse (reader on trace_diff control, 1 thread vs default threads)"
 if [ -f "$PT_TRACES/hta/trace_diff__control__control.json.gz" ]; then
