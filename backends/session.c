@@ -42,6 +42,11 @@ static int slot_held(const struct pt_session *s)
 	return LOAD_ACQ(&rd->pid) == (int32_t)getpid() && LOAD_ACQ(&rd->gen) == s->slot_gen;
 }
 
+void pt_session_set_corr_tag(struct pt_session *s, uint32_t tag)
+{
+	s->corr_tag = tag <= PT_SESSION_CORR_TAGS ? tag : 1 + (tag - 1) % PT_SESSION_CORR_TAGS;
+}
+
 void pt_session_detach(struct pt_session *s)
 {
 	if (!s)
@@ -353,6 +358,8 @@ static void take_records(struct pt_session *s, struct pt_trace *t, struct ring_r
 				break;
 			}
 			rd->pend.corr = (uint32_t)r->start_ns;
+			if (s->corr_tag && rd->pend.corr)
+				rd->pend.corr = (rd->pend.corr & 0x07ffffffu) | s->corr_tag << 27;
 			rd->pend_ext = 1;
 			rd->pend_dev = (int32_t)(r->dur_ns >> 32) & 0x7fffffff;
 			rd->pend_stream = (int64_t)(r->dur_ns & 0xffffffffu);
@@ -634,6 +641,7 @@ static int sb_open(struct pt_backend **out, const struct pt_backend_args *a, cha
 	struct session_backend *sb = pt_xcalloc(1, sizeof *sb);
 	sb->b.ops = &pt_backend_session;
 	sb->s = s;
+	pt_session_set_corr_tag(s, a->corr_tag);
 	*out = &sb->b;
 	return 0;
 }

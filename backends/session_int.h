@@ -73,6 +73,7 @@ struct pt_session {
 	int fd;      /* the segment's file (-1 from memory): fstat at each poll */
 	int guard;   /* SIGBUS guard slot, -1 = none */
 	int shrunk;  /* the file shrank under the mapping: no more reading */
+	uint32_t corr_tag; /* pt_session_set_corr_tag's, 0: ids as recorded */
 	char why[160];
 	char desc[PT_SHM_CMDLINE_BYTES + 64];
 };

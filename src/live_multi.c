@@ -189,6 +189,10 @@ static void open_entry(struct live_multi *m, struct entry *e, struct pt_live_res
 	char err[512];
 	a.pid = e->pid;
 	a.interval_ns = m->poll_ns; /* CPU samples at the drain rate, as one session */
+	/* each process's correlation ids apart from the others' (the first 15
+	 * sessions surely; after that a repeat only costs the live summary its
+	 * increments, agg_live.c): a launch then finds its own kernels */
+	a.corr_tag = (uint32_t)(m->npub % PT_SESSION_CORR_TAGS) + 1;
 	if (o->session_ops->open(&e->sess, &a, err, sizeof err) != 0) {
 		e->sess = NULL;
 		int gone = pid_gone(e->pid);

@@ -27,6 +27,7 @@ struct pt_backend_args {
 	const char *session_path; /* session: the segment file (NULL: <dir>/<pid>.session) */
 	const char *proc_root;    /* procstat: "/proc" unless a test gives a fake root */
 	uint64_t interval_ns;     /* procstat: sampling period (0: default, 250 ms) */
+	uint32_t corr_tag;        /* session: pt_session_set_corr_tag's (0: ids as recorded) */
 };
 
 struct pt_backend;

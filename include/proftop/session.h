@@ -62,6 +62,15 @@ void pt_session_close(struct pt_session *s);
  * now_ns: CLOCK_MONOTONIC. Returns the number of events added.
  */
 uint64_t pt_session_drain(struct pt_session *s, struct pt_trace *t, uint64_t now_ns);
+/*
+ * Tags the correlation ids of the events drained from now on, so that the
+ * sessions of several processes in one trace keep them apart (CUPTI's ids
+ * are unique only within a process): tag 1..15 takes bits 27..30 of each
+ * nonzero id (within a session, ids then repeat only every 2^27 launches);
+ * 0, the default, leaves them as recorded.
+ */
+#define PT_SESSION_CORR_TAGS 15u
+void pt_session_set_corr_tag(struct pt_session *s, uint32_t tag);
 /* Stops heartbeating (clears reader_pid if it is ours) without unmapping. */
 void pt_session_detach(struct pt_session *s);
 

@@ -300,9 +300,11 @@ static void add(struct pt_trace *t, uint32_t track, uint8_t kind, uint32_t name,
  * Steps of a forward op launching a kernel; a range around all of them
  * (enclosing); from the second half on, kernels that start `queue` steps
  * after their launch (the host running ahead of the device); `ranks`
- * processes with the same correlation ids (each process has its own CUPTI).
+ * processes with the same correlation ids (each process has its own CUPTI),
+ * or with tagged: each process's ids tagged apart, as a multi-session loop
+ * has them (pt_session_set_corr_tag).
  */
-static struct pt_trace *synthetic_ex(int steps, int enclosing, int queue, int ranks)
+static struct pt_trace *synthetic_ex(int steps, int enclosing, int queue, int ranks, int tagged)
 {
 	struct pt_trace *t = pt_trace_new(0);
 	uint32_t n_step = pt_trace_intern(t, "ProfilerStep#1", 14);
@@ -323,6 +325,8 @@ static struct pt_trace *synthetic_ex(int steps, int enclosing, int queue, int ra
 			for (int u = 0; u < 5; u++) {
 				uint64_t o = s + 30000 + (uint64_t)u * 12000;
 				uint32_t corr = (uint32_t)(i * 5 + u + 1);
+				if (tagged)
+					corr |= (uint32_t)(r + 1) << 27;
 				add(t, host, PT_KIND_OPERATOR, n_op, o, 10000, 0);
 				add(t, host, PT_KIND_CUDA_RUNTIME, n_launch, o + 1000, 2000, corr);
 				uint64_t q = i >= steps / 2 ? (uint64_t)queue * step : 0;
@@ -396,7 +400,7 @@ static void test_store_cap(void **state)
 static void test_device_queue_lag(void **state)
 {
 	(void)state;
-	struct pt_trace *src = synthetic_ex(300, 0, 3, 1);
+	struct pt_trace *src = synthetic_ex(300, 0, 3, 1, 0);
 	struct replay_result r = replay(src, BY_END, 60, 0);
 	print_message("# queue lag: %llu refreshes, %llu rebuilds, %llu violations\n",
 		      (unsigned long long)r.refreshes, (unsigned long long)r.rebuilds,
@@ -415,7 +419,7 @@ static void test_device_queue_lag(void **state)
 static void test_corr_ids_shared_by_ranks(void **state)
 {
 	(void)state;
-	struct pt_trace *src = synthetic_ex(200, 0, 0, 2);
+	struct pt_trace *src = synthetic_ex(200, 0, 0, 2, 0);
 	struct replay_result r = replay(src, BY_END, 60, 0);
 	assert_int_equal(r.full, 1);
 	print_message("# two ranks: %llu refreshes, %llu rebuilds, %llu violations\n",
@@ -425,13 +429,30 @@ static void test_corr_ids_shared_by_ranks(void **state)
 	pt_trace_free(src);
 }
 
+/* The same two processes with their ids tagged apart, as several live
+ * sessions give them: the aggregator is kept and most refreshes only feed
+ * what is new. Exact all along. */
+static void test_tagged_corr_ids_stay_incremental(void **state)
+{
+	(void)state;
+	struct pt_trace *src = synthetic_ex(200, 0, 0, 2, 1);
+	struct replay_result r = replay(src, BY_END, 60, 0);
+	print_message("# two ranks, ids tagged: %llu refreshes, %llu rebuilds, %llu incremental\n",
+		      (unsigned long long)r.refreshes, (unsigned long long)r.rebuilds,
+		      (unsigned long long)r.incremental);
+	assert_int_equal(r.full, 0);
+	assert_true(r.incremental >= r.refreshes / 2);
+	replay_all_orders(src, "two ranks, ids tagged");
+	pt_trace_free(src);
+}
+
 /* What the kept aggregator holds follows what is in flight, not the
  * session: at the end of a long replay it is about what it was a quarter
  * in (one settled record per finished step is all that grows). */
 static void test_kept_state_bounded(void **state)
 {
 	(void)state;
-	struct pt_trace *src = synthetic_ex(4000, 0, 0, 1); /* 84,000 events */
+	struct pt_trace *src = synthetic_ex(4000, 0, 0, 1, 0); /* 84,000 events */
 	struct replay_result r = replay(src, BY_END, 80, 0);
 	print_message("# kept aggregator: %zu bytes a quarter in, %zu at the end\n", r.mem_quarter,
 		      r.mem_end);
@@ -471,6 +492,7 @@ int main(void)
 	    cmocka_unit_test(test_idle_refresh),
 	    cmocka_unit_test(test_device_queue_lag),
 	    cmocka_unit_test(test_corr_ids_shared_by_ranks),
+	    cmocka_unit_test(test_tagged_corr_ids_stay_incremental),
 	    cmocka_unit_test(test_kept_state_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

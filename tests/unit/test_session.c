@@ -222,6 +222,51 @@ static void test_drain_basic(void **state)
 	seg_free(&g);
 }
 
+/* A tagged session: a launch and its kernel keep one id, tagged, so two
+ * processes' ids 77 stay apart in one trace; an id past 2^27 wraps within
+ * the session's own tag; tags past 15 wrap to 1..15. */
+static void test_corr_tag(void **state)
+{
+	(void)state;
+	struct seg g;
+	seg_make(&g, 4244, 2, 16, 4096);
+	uint32_t k = seg_str(&g, "volta_sgemm"), launch = seg_str(&g, "cudaLaunchKernel");
+	struct pt_shm_ring *r0 = seg_ring(&g, 0, 7, "main");
+	struct pt_shm_ring *r1 = seg_ring(&g, 1, 8, "cupti");
+	seg_push(&g, r0, PT_KIND_CUDA_RUNTIME, launch, 100, 5, 0);
+	seg_push(&g, r0, PT_SHM_REC_EXT, 0, 77, 0, 0);
+	seg_push(&g, r0, PT_KIND_CUDA_RUNTIME, launch, 110, 5, 0);
+	seg_push(&g, r0, PT_SHM_REC_EXT, 0, (1u << 27) + 5, 0, 0);
+	seg_push(&g, r1, PT_KIND_KERNEL, k, 200, 50, 0);
+	seg_push(&g, r1, PT_SHM_REC_EXT, 0, 77, 7, 0);
+	struct pt_session *s;
+	assert_int_equal(open_seg(&g, &s), 0);
+	pt_session_set_corr_tag(s, 3 + PT_SESSION_CORR_TAGS); /* wraps to 3 */
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+	pt_session_drain(s, t, 1);
+	pt_session_drain(s, t, 2);
+	uint32_t tag = 3u << 27;
+	int seen = 0;
+	for (uint32_t i = 0; i < t->ntracks; i++) {
+		struct pt_event ev[4];
+		size_t n = track_events(t, i, ev, 4);
+		if (t->tracks[i].device >= 0) {
+			assert_int_equal(n, 1);
+			assert_int_equal(ev[0].corr, tag | 77);
+			seen++;
+		} else if (t->tracks[i].key.tid == 7) {
+			assert_int_equal(n, 2);
+			assert_int_equal(ev[0].corr, tag | 77);
+			assert_int_equal(ev[1].corr, tag | 5);
+			seen++;
+		}
+	}
+	assert_int_equal(seen, 2);
+	pt_session_close(s);
+	pt_trace_free(t);
+	seg_free(&g);
+}
+
 static void test_ext_and_device(void **state)
 {
 	struct seg g;
@@ -1540,6 +1585,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_strings),
 	    cmocka_unit_test(test_refusals),
 	    cmocka_unit_test(test_garbage),
+	    cmocka_unit_test(test_corr_tag),
 	    cmocka_unit_test(test_corrupt_header),
 	    cmocka_unit_test(test_header_rewritten_after_attach),
 	    cmocka_unit_test(test_head_tail_out_of_range),
