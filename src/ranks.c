@@ -396,6 +396,24 @@ static void settle_spread(struct pt_ranks *out)
 	free(v);
 }
 
+/* out's ranks from each rank's summary (taken) and naming group, sorted by
+ * rank number, the spread settled. */
+static void fill_ranks(const struct pt_trace *t, struct pt_ranks *out, const struct group *g,
+		       const uint32_t *rank_group, struct pt_summary **sums, size_t nr)
+{
+	out->n = nr;
+	out->r = pt_xcalloc(nr ? nr : 1, sizeof *out->r);
+	/* a lone process without a process table takes the file's own rank */
+	int64_t fallback = nr == 1 ? t->rank : -1;
+	for (size_t r = 0; r < nr; r++) {
+		out->r[r].summary = sums[r];
+		fill_stat(t, &out->r[r], &g[rank_group[r]], fallback);
+	}
+	if (nr > 1)
+		qsort(out->r, nr, sizeof *out->r, stat_cmp);
+	settle_spread(out);
+}
+
 /*
  * The ranks' aggregators are fed and settled in parallel: each rank's
  * tracks go through its own aggregator in the order a single walk would
@@ -610,17 +628,11 @@ int pt_ranks_compute_threads(struct pt_trace *t, const struct pt_agg_opts *o, in
 		return PT_ENOMEM;
 	}
 
-	out->n = nr;
-	out->r = pt_xcalloc(nr ? nr : 1, sizeof *out->r);
-	/* a lone process without a process table takes the file's own rank */
-	int64_t fallback = nr == 1 ? t->rank : -1;
-	for (size_t r = 0; r < nr; r++) {
-		out->r[r].summary = w[r].sum;
-		fill_stat(t, &out->r[r], &g[w[r].group], fallback);
-	}
-	if (nr > 1)
-		qsort(out->r, nr, sizeof *out->r, stat_cmp);
-	settle_spread(out);
+	struct pt_summary **sums = pt_xmalloc((nr ? nr : 1) * sizeof *sums);
+	for (size_t r = 0; r < nr; r++)
+		sums[r] = w[r].sum;
+	fill_ranks(t, out, g, rank_group, sums, nr);
+	free(sums);
 
 	free(w);
 	free(rank_group);
@@ -825,17 +837,13 @@ int pt_ranks_live_compute(struct pt_ranks_live *rl, struct pt_trace *t, struct p
 		}
 		memset(out, 0, sizeof *out);
 	} else {
-		out->n = nr;
-		out->r = pt_xcalloc(nr ? nr : 1, sizeof *out->r);
-		int64_t fallback = nr == 1 ? t->rank : -1;
+		struct pt_summary **sums = pt_xmalloc((nr ? nr : 1) * sizeof *sums);
 		for (size_t r = 0; r < nr; r++) {
-			out->r[r].summary = of[r]->sum;
+			sums[r] = of[r]->sum;
 			of[r]->sum = NULL;
-			fill_stat(t, &out->r[r], &g[rank_group[r]], fallback);
 		}
-		if (nr > 1)
-			qsort(out->r, nr, sizeof *out->r, stat_cmp);
-		settle_spread(out);
+		fill_ranks(t, out, g, rank_group, sums, nr);
+		free(sums);
 	}
 	free(of);
 	free(rank_group);

@@ -112,48 +112,6 @@ static void same_summary(const struct pt_summary *a, const struct pt_summary *b)
 
 /* ---- replaying a trace as a live session receives it ---- */
 
-enum order { BY_END, DEVICE_LATE, BY_START };
-
-struct arrival {
-	uint64_t at;
-	struct pt_event ev;
-};
-
-static int arrival_cmp(const void *pa, const void *pb)
-{
-	const struct arrival *a = pa, *b = pb;
-	if (a->at != b->at)
-		return a->at < b->at ? -1 : 1;
-	/* ranges closing together: the inner one first, as they close */
-	if (a->ev.start_ns != b->ev.start_ns)
-		return a->ev.start_ns > b->ev.start_ns ? -1 : 1;
-	return a->ev.dur_ns < b->ev.dur_ns ? -1 : a->ev.dur_ns > b->ev.dur_ns;
-}
-
-struct collect {
-	struct arrival *v;
-	size_t n, cap;
-	const struct pt_trace *t;
-	enum order order;
-	uint64_t flush_ns;
-};
-
-static int collect_one(void *ctx, struct pt_event *ev)
-{
-	struct collect *c = ctx;
-	if (c->n == c->cap) {
-		c->cap = c->cap ? c->cap * 2 : 1024;
-		c->v = realloc(c->v, c->cap * sizeof *c->v);
-		assert_non_null(c->v);
-	}
-	uint64_t at = c->order == BY_START ? ev->start_ns : pt_event_end(ev);
-	if (c->order == DEVICE_LATE && ev->track_id < c->t->ntracks &&
-	    pt_track_is_device(&c->t->tracks[ev->track_id]))
-		at = (at / c->flush_ns + 1) * c->flush_ns; /* the next flush */
-	c->v[c->n++] = (struct arrival){at, *ev};
-	return 0;
-}
-
 struct replay_result {
 	uint64_t refreshes, rebuilds, incremental; /* refreshes that fed P without rebuilding */
 	uint64_t folded_ns, violations;		   /* at the end */
@@ -163,16 +121,10 @@ struct replay_result {
 
 /* Replays src into a fresh trace in `batches` batches, comparing the live
  * summary with pt_summarize after each. */
-static struct replay_result replay(struct pt_trace *src, enum order order, size_t batches,
+static struct replay_result replay(struct pt_trace *src, enum tu_order order, size_t batches,
 				   size_t max_mem)
 {
-	struct collect c = {0};
-	c.t = src;
-	c.order = order;
-	uint64_t span = src->last_ns > src->first_ns ? src->last_ns - src->first_ns : 1;
-	c.flush_ns = span / 7 + 1;
-	pt_store_foreach(src->store, collect_one, &c);
-	qsort(c.v, c.n, sizeof *c.v, arrival_cmp);
+	struct tu_arrivals c = tu_arrivals(src, order);
 	struct pt_trace *t = tu_shell_of(src, max_mem);
 	struct pt_agg_live *l = pt_agg_live_new();
 	struct replay_result r = {0};
@@ -211,8 +163,8 @@ static struct replay_result replay(struct pt_trace *src, enum order order, size_
 static void replay_all_orders(struct pt_trace *src, const char *what)
 {
 	static const char *const names[] = {"by end", "device late", "by start"};
-	for (int o = BY_END; o <= BY_START; o++) {
-		struct replay_result r = replay(src, (enum order)o, 40, 0);
+	for (int o = TU_BY_END; o <= TU_BY_START; o++) {
+		struct replay_result r = replay(src, (enum tu_order)o, 40, 0);
 		print_message("# %s, %s: %llu refreshes, %llu rebuilds, %llu incremental\n", what,
 			      names[o], (unsigned long long)r.refreshes,
 			      (unsigned long long)r.rebuilds, (unsigned long long)r.incremental);
@@ -233,7 +185,7 @@ static void test_resnet_fixtures(void **state)
 		replay_all_orders(src, files[f]);
 		/* received as a probe sends it: after the first refreshes have
 		 * measured how far back arrivals reach, P is kept */
-		struct replay_result r = replay(src, BY_END, 40, 0);
+		struct replay_result r = replay(src, TU_BY_END, 40, 0);
 		assert_true(r.incremental >= r.refreshes / 2);
 		assert_true(r.rebuilds <= r.refreshes / 4);
 		assert_true(r.folded_ns > 0); /* finished steps were settled for good */
@@ -375,7 +327,7 @@ static void test_enclosing_range_rebuilds(void **state)
 {
 	(void)state;
 	struct pt_trace *src = synthetic(200, 1);
-	struct replay_result r = replay(src, BY_END, 50, 0);
+	struct replay_result r = replay(src, TU_BY_END, 50, 0);
 	assert_true(r.rebuilds >= 2); /* the first refresh, and the range */
 	assert_true(r.incremental >= r.refreshes / 2);
 	replay_all_orders(src, "enclosing range");
@@ -388,7 +340,7 @@ static void test_store_cap(void **state)
 {
 	(void)state;
 	struct pt_trace *src = synthetic(8000, 0); /* about 130,000 events */
-	struct replay_result r = replay(src, BY_END, 30, PT_STORE_MIN_MAX_BYTES * 2);
+	struct replay_result r = replay(src, TU_BY_END, 30, PT_STORE_MIN_MAX_BYTES * 2);
 	assert_true(r.rebuilds >= 2);
 	pt_trace_free(src);
 }
@@ -401,7 +353,7 @@ static void test_device_queue_lag(void **state)
 {
 	(void)state;
 	struct pt_trace *src = synthetic_ex(300, 0, 3, 1, 0);
-	struct replay_result r = replay(src, BY_END, 60, 0);
+	struct replay_result r = replay(src, TU_BY_END, 60, 0);
 	print_message("# queue lag: %llu refreshes, %llu rebuilds, %llu violations\n",
 		      (unsigned long long)r.refreshes, (unsigned long long)r.rebuilds,
 		      (unsigned long long)r.violations);
@@ -420,7 +372,7 @@ static void test_corr_ids_shared_by_ranks(void **state)
 {
 	(void)state;
 	struct pt_trace *src = synthetic_ex(200, 0, 0, 2, 0);
-	struct replay_result r = replay(src, BY_END, 60, 0);
+	struct replay_result r = replay(src, TU_BY_END, 60, 0);
 	assert_int_equal(r.full, 1);
 	print_message("# two ranks: %llu refreshes, %llu rebuilds, %llu violations\n",
 		      (unsigned long long)r.refreshes, (unsigned long long)r.rebuilds,
@@ -436,7 +388,7 @@ static void test_tagged_corr_ids_stay_incremental(void **state)
 {
 	(void)state;
 	struct pt_trace *src = synthetic_ex(200, 0, 0, 2, 1);
-	struct replay_result r = replay(src, BY_END, 60, 0);
+	struct replay_result r = replay(src, TU_BY_END, 60, 0);
 	print_message("# two ranks, ids tagged: %llu refreshes, %llu rebuilds, %llu incremental\n",
 		      (unsigned long long)r.refreshes, (unsigned long long)r.rebuilds,
 		      (unsigned long long)r.incremental);
@@ -453,7 +405,7 @@ static void test_kept_state_bounded(void **state)
 {
 	(void)state;
 	struct pt_trace *src = synthetic_ex(4000, 0, 0, 1, 0); /* 84,000 events */
-	struct replay_result r = replay(src, BY_END, 80, 0);
+	struct replay_result r = replay(src, TU_BY_END, 80, 0);
 	print_message("# kept aggregator: %zu bytes a quarter in, %zu at the end\n", r.mem_quarter,
 		      r.mem_end);
 	assert_true(r.mem_quarter > 0);

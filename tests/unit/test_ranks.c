@@ -777,48 +777,13 @@ static void same_ranks(const struct pt_trace *t, const struct pt_ranks *a, const
 	}
 }
 
-struct arrival {
-	uint64_t at;
-	struct pt_event ev;
-};
-
-struct arrivals {
-	struct arrival *v;
-	size_t n, cap;
-	int by_end;
-};
-
-static int collect_arrival(void *ctx, struct pt_event *ev)
-{
-	struct arrivals *c = ctx;
-	if (c->n == c->cap) {
-		c->cap = c->cap ? c->cap * 2 : 1024;
-		c->v = realloc(c->v, c->cap * sizeof *c->v);
-		assert_non_null(c->v);
-	}
-	c->v[c->n++] = (struct arrival){c->by_end ? pt_event_end(ev) : ev->start_ns, *ev};
-	return 0;
-}
-
-static int arrival_cmp(const void *pa, const void *pb)
-{
-	const struct arrival *a = pa, *b = pb;
-	if (a->at != b->at)
-		return a->at < b->at ? -1 : 1;
-	if (a->ev.start_ns != b->ev.start_ns) /* closing together: the inner first */
-		return a->ev.start_ns > b->ev.start_ns ? -1 : 1;
-	return a->ev.dur_ns < b->ev.dur_ns ? -1 : a->ev.dur_ns > b->ev.dur_ns;
-}
-
 /* Replays src into a fresh trace in batches, each event when it ends (as
  * probes send ranges) or when it starts; after every batch the live
  * per-rank figures must be pt_ranks_compute's. Returns the live stats. */
 static struct pt_agg_live_stats replay_ranks(struct pt_trace *src, int by_end, size_t batches,
 					     size_t *incremental)
 {
-	struct arrivals c = {NULL, 0, 0, by_end};
-	pt_store_foreach(src->store, collect_arrival, &c);
-	qsort(c.v, c.n, sizeof *c.v, arrival_cmp);
+	struct tu_arrivals c = tu_arrivals(src, by_end ? TU_BY_END : TU_BY_START);
 	struct pt_trace *t = tu_shell_of(src, 0);
 	struct pt_ranks_live *rl = pt_ranks_live_new();
 	size_t per = c.n / batches + 1;

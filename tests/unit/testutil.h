@@ -120,4 +120,61 @@ static inline struct pt_trace *tu_shell_of(const struct pt_trace *src, size_t ma
 	return t;
 }
 
+/* How a live session receives events: each when it ends (a probe records
+ * a range when it closes), device activities in late batches (CUPTI
+ * flushes its buffers every so often: every seventh of the span here), or
+ * in start order (a file). */
+enum tu_order { TU_BY_END, TU_DEVICE_LATE, TU_BY_START };
+
+struct tu_arrival {
+	uint64_t at;
+	struct pt_event ev;
+};
+
+struct tu_arrivals {
+	struct tu_arrival *v;
+	size_t n, cap;
+	const struct pt_trace *t;
+	enum tu_order order;
+	uint64_t flush_ns;
+};
+
+static inline int tu_arrival_cmp(const void *pa, const void *pb)
+{
+	const struct tu_arrival *a = pa, *b = pb;
+	if (a->at != b->at)
+		return a->at < b->at ? -1 : 1;
+	/* ranges closing together: the inner one first, as they close */
+	if (a->ev.start_ns != b->ev.start_ns)
+		return a->ev.start_ns > b->ev.start_ns ? -1 : 1;
+	return a->ev.dur_ns < b->ev.dur_ns ? -1 : a->ev.dur_ns > b->ev.dur_ns;
+}
+
+static inline int tu_arrival_add(void *ctx, struct pt_event *ev)
+{
+	struct tu_arrivals *c = ctx;
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 1024;
+		c->v = realloc(c->v, c->cap * sizeof *c->v);
+		assert_non_null(c->v);
+	}
+	uint64_t at = c->order == TU_BY_START ? ev->start_ns : pt_event_end(ev);
+	if (c->order == TU_DEVICE_LATE && ev->track_id < c->t->ntracks &&
+	    pt_track_is_device(&c->t->tracks[ev->track_id]))
+		at = (at / c->flush_ns + 1) * c->flush_ns; /* the next flush */
+	c->v[c->n++] = (struct tu_arrival){at, *ev};
+	return 0;
+}
+
+/* src's events in the order a live session would receive them (v: free it). */
+static inline struct tu_arrivals tu_arrivals(struct pt_trace *src, enum tu_order order)
+{
+	struct tu_arrivals c = {NULL, 0, 0, src, order, 0};
+	uint64_t span = src->last_ns > src->first_ns ? src->last_ns - src->first_ns : 1;
+	c.flush_ns = span / 7 + 1;
+	pt_store_foreach(src->store, tu_arrival_add, &c);
+	qsort(c.v, c.n, sizeof *c.v, tu_arrival_cmp);
+	return c;
+}
+
 #endif
