@@ -112,6 +112,7 @@ static void ranks_refresh(struct pt_ranks_live *rl, struct pt_trace *t, struct r
 
 int main(int argc, char **argv)
 {
+	pt_mem_tune(); /* memory as proftop has it (util.c) */
 	uint64_t target = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000000;
 	size_t batch = argc > 2 ? strtoull(argv[2], NULL, 10) : 25000;
 	unsigned nranks = argc > 3 ? (unsigned)strtoul(argv[3], NULL, 10) : 1;

@@ -35,9 +35,9 @@ if $CC -c "$TMP/a.c" -o "$TMP/cmd/a.o" && $CC -c "$TMP/b.c" -o "$TMP/cmd/b.o" &&
 	$CC -c "$TMP/c.c" -o "$TMP/cmd/c.o" && $CC -c "$TMP/h.c" -o "$TMP/layer/h.o"; then
 	out=$(tools/cli_deps.sh --objects "$TMP/cmd" "$TMP/layer" 2>&1)
 	rc=$?
-	if [ $rc -eq 1 ] && printf '%s\n' "$out" | grep -q 'b.o: uses cli_a, defined by the command a.o' &&
-		printf '%s\n' "$out" | grep -q 'h.o: uses cli_a, defined by the command a.o' &&
-		! printf '%s\n' "$out" | grep -q 'c.o'; then
+	if [ $rc -eq 1 ] && printf '%s\n' "$out" | grep -qF 'b.o: uses cli_a, defined by the command a.o' &&
+		printf '%s\n' "$out" | grep -qF 'h.o: uses cli_a, defined by the command a.o' &&
+		! printf '%s\n' "$out" | grep -qF "$TMP/cmd/c.o"; then
 		ok "cli_deps.sh names a command using a command, and the layer using one"
 	else
 		not_ok "cli_deps.sh names a command using a command, and the layer using one" "rc=$rc" "$out"
