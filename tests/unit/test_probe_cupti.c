@@ -1206,6 +1206,26 @@ static uint64_t cupti_ring_dropped(void)
 	return n;
 }
 
+/* Keeps a reader slot's heartbeat fresh, as a reader's own thread would,
+ * so that the reader stays attached however long the draining thread is
+ * kept off the CPU: on a loaded machine the test thread once went more
+ * than the 2 s timeout between drains, and the probe rightly went back to
+ * flight recording, overwriting what nobody was reading. */
+struct keeper {
+	struct pt_shm_reader *slot;
+	int stop;
+};
+
+static void *keep_attached(void *arg)
+{
+	struct keeper *k = arg;
+	while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&k->slot->heartbeat_ns, pt_clock_mono_ns(), __ATOMIC_RELEASE);
+		usleep(10000);
+	}
+	return NULL;
+}
+
 /* A burst larger than the ring, a reader draining every 20 ms: the CUPTI
  * thread waits for room (the ring never overflows) and every kernel arrives. */
 static void test_fake_no_overflow(void **state)
@@ -1214,6 +1234,10 @@ static void test_fake_no_overflow(void **state)
 	start_fake(TEST_VERSION, 0);
 	uint64_t ring_dropped0 = cupti_ring_dropped();
 	struct pt_trace *t = drain(NULL); /* attached from here on */
+	assert_true(g_sess->slot >= 0);
+	struct keeper k = {&g_sess->h->readers[g_sess->slot], 0};
+	pthread_t keeper;
+	assert_int_equal(pthread_create(&keeper, NULL, keep_attached, &k), 0);
 	/* 24000 (6000 under valgrind) slots for a 4096-slot ring */
 	const uint32_t n = getenv("PT_UNDER_VALGRIND") ? 3000 : 12000;
 	for (uint32_t i = 0; i < n; i++) {
@@ -1230,6 +1254,8 @@ static void test_fake_no_overflow(void **state)
 		if (s->nkernels >= n)
 			break;
 	}
+	__atomic_store_n(&k.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(keeper, NULL);
 	assert_int_equal(s->nkernels, n);
 	assert_int_equal(cupti_ring_dropped(), ring_dropped0);
 	assert_int_equal(pt_cupti_stop(5000), 0);
