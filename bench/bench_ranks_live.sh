@@ -10,7 +10,13 @@
 #   record --all, 1   one session through the multi-session loop
 #   record --all, N   N sessions
 #   serve --all, 1/N  the exporter at its default refresh (1 s): per-rank
-#                     figures (pt_ranks_compute) and /metrics every second
+#                     figures and /metrics every second; while the session
+#                     is younger than the window (60 s) they are kept
+#                     between refreshes (pt_ranks_live_compute)
+#   serve --window 1  the same once the window is full: the figures of the
+#                     last second recomputed every second (pt_ranks_compute),
+#                     projected to the default 60 s window (linear in the
+#                     window's events)
 # Printed: % of one core each, the N:1 ratio (target <= N) and the cost
 # per added rank, (N - 1 session) / (N - 1) (target <= 1 % of a core).
 #
@@ -66,22 +72,6 @@ stop_trainers() {
 	TRAINERS=()
 }
 
-# scrape N AGE_S: serve's own figures, for the steady state's projection:
-# its last refresh (compute + render) and the events it has had, appended
-# to $TMP/scrapes.N ("refresh_s events age_s")
-scrape() {
-	local addr
-	addr=$(grep -o 'http://[0-9.:]*' "$TMP/serve.err" | head -n 1)
-	python3 - "$addr/metrics" "$2" >>"$TMP/scrapes.$1" <<'EOF'
-import re, sys, urllib.request
-text = urllib.request.urlopen(sys.argv[1], timeout=10).read().decode()
-def one(name):
-    m = re.search(r'^%s(\{[^}]*\})? (\S+)$' % name, text, re.M)
-    return float(m.group(2)) if m else 0.0
-print(one("proftop_refresh_seconds"), one("proftop_events_total"), sys.argv[2])
-EOF
-}
-
 # measure N MODE: prints proftop's CPU in % of one core over SECS
 measure() {
 	local n=$1 mode=$2 pid
@@ -90,6 +80,7 @@ measure() {
 	single) "$B/proftop" record -p "${TRAINERS[0]}" -o "$TMP/o.json" >/dev/null 2>&1 & ;;
 	all) "$B/proftop" record --all -o "$TMP/o.json" >/dev/null 2>&1 & ;;
 	serve) "$B/proftop" serve --all --listen 127.0.0.1:0 >/dev/null 2>"$TMP/serve.err" & ;;
+	servew) "$B/proftop" serve --all --window 1 --listen 127.0.0.1:0 >/dev/null 2>"$TMP/serve.err" & ;;
 	esac
 	pid=$!
 	sleep "$WARM"
@@ -99,9 +90,6 @@ measure() {
 	sleep "$SECS"
 	c1=$(ticks $pid)
 	s1=$(now)
-	if [ "$mode" = serve ]; then
-		scrape "$n" "$(awk -v a="$s0" -v b="$s1" -v w="$WARM" 'BEGIN { print b - a + w }')"
-	fi
 	kill -TERM $pid
 	wait $pid 2>/dev/null || true
 	stop_trainers
@@ -109,38 +97,33 @@ measure() {
 	awk -v c="$((c1 - c0))" -v hz="$HZ" -v a="$s0" -v b="$s1" 'BEGIN { printf "%.3f\n", 100 * c / hz / (b - a) }'
 }
 
-single=() all1=() alln=() serve1=() serven=()
+single=() all1=() alln=() serve1=() serven=() servew1=() serwn=()
 for _ in $(seq "$ROUNDS"); do
 	single+=("$(measure 1 single)")
 	all1+=("$(measure 1 all)")
 	alln+=("$(measure "$RANKS" all)")
 	serve1+=("$(measure 1 serve)")
 	serven+=("$(measure "$RANKS" serve)")
+	servew1+=("$(measure 1 servew)")
+	serwn+=("$(measure "$RANKS" servew)")
 done
 m() { printf '%s\n' "$@" | median; }
 ms=$(m "${single[@]}") ma1=$(m "${all1[@]}") man=$(m "${alln[@]}")
 mv1=$(m "${serve1[@]}") mvn=$(m "${serven[@]}")
+mw1=$(m "${servew1[@]}") mwn=$(m "${serwn[@]}")
 echo "minitrain $MINI_ARGS; proftop CPU over ${SECS} s, % of one core, median of $ROUNDS ($(nproc) cores):"
-awk -v s="$ms" -v a1="$ma1" -v an="$man" -v v1="$mv1" -v vn="$mvn" -v n="$RANKS" 'BEGIN {
+awk -v s="$ms" -v a1="$ma1" -v an="$man" -v v1="$mv1" -v vn="$mvn" -v w1="$mw1" -v wn="$mwn" \
+	-v n="$RANKS" 'BEGIN {
 	printf "  %-34s %7.2f %%\n", "record -p PID (1 session)", s
 	printf "  %-34s %7.2f %%\n", "record --all, 1 session", a1
 	printf "  %-34s %7.2f %%   x%.2f of 1 session (target <= %d); +%.2f %% of a core per added rank (target <= 1)\n", "record --all, " n " sessions", an, an / (s > 0 ? s : 0.001), n, (an - s) / (n - 1)
 	printf "  %-34s %7.2f %%\n", "serve --all, 1 session", v1
 	printf "  %-34s %7.2f %%   x%.2f of 1 session (target <= %d); +%.2f %% of a core per added rank (target <= 1)\n", "serve --all, " n " sessions", vn, vn / (v1 > 0 ? v1 : 0.001), n, (vn - v1) / (n - 1)
+	printf "  %-34s %7.2f %%\n", "serve --window 1, 1 session", w1
+	printf "  %-34s %7.2f %%   +%.2f %% of a core per added rank\n", "serve --window 1, " n " sessions", wn, (wn - w1) / (n - 1)
+	# the refresh is serve minus record; with a full 60 s window, 60 times that
+	f1 = (w1 - a1) * 60; fn = (wn - an) * 60
+	printf "  a full 60 s window (the default, once the session is older), projected:\n"
+	printf "    1 session %.1f %%, %d sessions %.1f %% of a core: +%.2f %% per added rank\n", f1, n, fn, (fn - f1) / (n - 1)
+	printf "    (serve stretches its refresh period to stay under 4 %% of a core)\n"
 }'
-# serve recomputes its figures over the last --window (60 s) every refresh,
-# so its cost grows with the events in the window until the window is full.
-# Its refresh CPU is serve minus record; over the measured span the window
-# held WARM + SECS/2 seconds on average, so a full one costs about
-# 60 / (WARM + SECS/2) times that (the refresh is linear in the events).
-if [ -s "$TMP/scrapes.$RANKS" ]; then
-	sort -g "$TMP/scrapes.$RANKS" | awk -v n="$RANKS" -v an="$man" -v vn="$mvn" -v a1="$ma1" -v v1="$mv1" \
-		-v w="$WARM" -v secs="$SECS" '{ e[NR] = $2; a[NR] = $3 }
-	END {
-		k = int((NR + 1) / 2)
-		scale = 60 / (w + secs / 2)
-		fn = (vn - an) * scale; f1 = (v1 - a1) * scale
-		printf "  the serve refresh, projected to a full 60 s window (%.0f events/s per rank):\n", e[k] / a[k] / n
-		printf "    1 session %.1f %%, %d sessions %.1f %% of a core: +%.2f %% per added rank\n", f1, n, fn, (fn - f1) / (n - 1)
-	}'
-fi
