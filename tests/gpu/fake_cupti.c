@@ -18,8 +18,10 @@
  *    still running then has zero timestamps, as in CUPTI);
  *  - timestamps from the registered timestamp callback, else from its
  *    default clock (CLOCK_REALTIME, or FAKE_CUPTI_CLOCK=mono); a kernel's
- *    times are decided at launch on CLOCK_MONOTONIC and converted to the
- *    current clock when it completes, as CUPTI interpolates GPU time;
+ *    times are decided at launch on the record clock then current, and
+ *    converted again when it completes only if that clock changed meanwhile
+ *    (converting a time a second old with a rate measured over 2 ms moved
+ *    kernels microseconds before their own launch on a loaded machine);
  *  - FAKE_CUPTI_REFUSE_CLOCK=1: cuptiActivityRegisterTimestampCallback
  *    fails (an old libcupti).
  *
@@ -84,6 +86,10 @@ struct pending {
 	int kind;
 	uint64_t start_mono, end_mono;
 	int done;
+	/* the start on the record clock current at launch, and that clock */
+	uint64_t start_rec;
+	CUpti_TimestampCallbackFunc clk;
+	int clk_mono;
 };
 static struct pending g_pend[MAX_RECS];
 static unsigned g_npend;
@@ -460,8 +466,9 @@ static void kernel_record(const char *name, uint32_t dev, uint32_t stream, uint3
 	k->correlationId = corr;
 	k->name = name;
 	if (g_npend < MAX_RECS) {
-		g_pend[g_npend++] = (struct pending){r, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, start,
-						     start + dur_ns, 0};
+		g_pend[g_npend++] = (struct pending){r, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+						     start, start + dur_ns, 0, stamp(start),
+						     g_clock, g_default_mono};
 		buf_of(r)->incomplete++;
 	}
 }
@@ -533,8 +540,9 @@ EXPORT uint32_t fake_cupti_memcpy(uint64_t bytes, uint32_t dev, uint32_t stream)
 			memcpy(r + 40, &stream, 4);
 			memcpy(r + 44, &corr, 4);
 			if (g_npend < MAX_RECS) {
-				g_pend[g_npend++] = (struct pending){r, CUPTI_ACTIVITY_KIND_MEMCPY, t,
-								     t + 1000, 0};
+				g_pend[g_npend++] = (struct pending){
+				    r, CUPTI_ACTIVITY_KIND_MEMCPY, t, t + 1000, 0, stamp(t),
+				    g_clock, g_default_mono};
 				buf_of(r)->incomplete++;
 			}
 		}
@@ -570,7 +578,9 @@ EXPORT void fake_cupti_gpu_finish(void)
 		if (p->done)
 			continue;
 		/* one conversion per record, as CUPTI interpolates: end - start stays the duration */
-		uint64_t s = stamp(p->start_mono);
+		uint64_t s = p->clk == g_clock && p->clk_mono == g_default_mono
+				 ? p->start_rec
+				 : stamp(p->start_mono);
 		double rate = g_clock ? g_clock_rate : 1.0;
 		uint64_t e = s + (uint64_t)((double)(p->end_mono - p->start_mono) * rate);
 		memcpy(p->rec + 16, &s, 8); /* start, end: the same offsets in every layout */
