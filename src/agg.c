@@ -639,8 +639,10 @@ static void device_event(struct pt_agg *a, struct track_state *ts, const struct 
 /* A counter sample: the mean of "CPU(Process)" goes into the summary. */
 static void counter_sample(struct pt_agg *a, const struct pt_event *ev)
 {
-	if (!a->cpu_name && a->t)
-		a->cpu_name = pt_strtab_find(a->t->strings, "CPU(Process)", 12);
+	if (!a->cpu_name && a->t && ev->name_id &&
+	    pt_strtab_len(a->t->strings, ev->name_id) == 12 &&
+	    memcmp(pt_trace_str(a->t, ev->name_id), "CPU(Process)", 12) == 0)
+		a->cpu_name = ev->name_id; /* its own name read: no lookup per sample */
 	if (!a->cpu_name || ev->name_id != a->cpu_name)
 		return;
 	double x;
