@@ -788,18 +788,25 @@ int pt_ranks_live_compute(struct pt_ranks_live *rl, struct pt_trace *t, struct p
 	if (ntr > t->ntracks)
 		ntr = t->ntracks;
 	uint32_t *list = pt_xmalloc((size_t)(ntr ? ntr : 1) * sizeof *list);
+	size_t *at = pt_xcalloc(nr + 1, sizeof *at); /* rank r's tracks: list[at[r], at[r + 1]) */
+	for (uint32_t i = 0; i < ntr; i++)
+		if (g[track_group[i]].rank_idx != NO_RANK)
+			at[g[track_group[i]].rank_idx + 1]++;
+	for (size_t r = 0; r < nr; r++)
+		at[r + 1] += at[r];
+	for (uint32_t i = 0; i < ntr; i++) /* ascending within each rank */
+		if (g[track_group[i]].rank_idx != NO_RANK)
+			list[at[g[track_group[i]].rank_idx]++] = i;
 	struct rank_live **of = pt_xcalloc(nr ? nr : 1, sizeof *of);
 	for (size_t i = 0; i < rl->n; i++)
 		rl->v[i].seen = 0;
-	for (size_t r = 0; r < nr && !rc; r++) {
-		size_t n = 0;
-		for (uint32_t i = 0; i < ntr; i++)
-			if (g[track_group[i]].rank_idx == r)
-				list[n++] = i;
+	for (size_t r = 0, from = 0; r < nr && !rc; r++) { /* at[r] is rank r's end now */
 		of[r] = rank_live_of(rl, &g[rank_group[r]]);
-		rank_live_tracks(rl, of[r], list, n);
+		rank_live_tracks(rl, of[r], list + from, at[r] - from);
 		of[r]->seen = 1;
+		from = at[r];
 	}
+	free(at);
 	free(list);
 	/* a process that is no longer a rank: its state goes */
 	size_t keep = 0;
