@@ -311,8 +311,9 @@ static struct pt_summary *live_summary(struct pt_agg_live *l, struct pt_trace *t
 		uint32_t i = track_at(l, k);
 		if (i >= ntr)
 			continue;
-		if (l->only && pt_store_track_last_ns(st, i) > hi)
-			hi = pt_store_track_last_ns(st, i);
+		uint64_t last = l->only ? pt_store_track_last_ns(st, i) : 0;
+		if (last > hi)
+			hi = last;
 		if (pt_store_track_appended(st, i) == l->mark[i])
 			continue;
 		uint64_t s = pt_store_track_start_since(st, i, l->mark[i]);
