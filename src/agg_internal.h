@@ -452,5 +452,17 @@ void ivl_cut_before(struct ivl_list *l, uint64_t from);
  */
 struct pt_summary *agg_live_summary_of(struct pt_agg_live *l, struct pt_trace *t,
 				       const uint32_t *tracks, size_t n);
+/*
+ * A live summary of the events that start at or after t0_ns only, as
+ * pt_ranks_compute's window from o->t0_ns counts them (its unnumbered steps
+ * count from the steps the store keeps before t0_ns). For
+ * agg_live_summary_of.
+ */
+struct pt_agg_live *agg_live_new_from(uint64_t t0_ns);
+/* What agg_live_summary_of does but the summary: the kept aggregator
+ * takes what arrived, so that a later summary costs only what comes
+ * after. */
+void agg_live_advance_of(struct pt_agg_live *l, struct pt_trace *t, const uint32_t *tracks,
+			 size_t n);
 
 #endif

@@ -139,11 +139,23 @@ struct pt_agg_live {
 	 * unnumbered steps count from 0 (pt_ranks_compute's rule); NULL: all */
 	const uint32_t *only;
 	size_t nonly;
+	/* agg_live_new_from: events starting before it are left out (the
+	 * window of pt_ranks_compute's o->t0_ns); 0: none */
+	uint64_t t0_ns;
+	uint64_t p_steps; /* ProfileStep events P was fed */
 };
 
 struct pt_agg_live *pt_agg_live_new(void)
 {
 	return pt_xcalloc(1, sizeof(struct pt_agg_live));
+}
+
+struct pt_agg_live *agg_live_new_from(uint64_t t0_ns)
+{
+	struct pt_agg_live *l = pt_agg_live_new();
+	l->t0_ns = t0_ns;
+	l->fed_ns = t0_ns;
+	return l;
 }
 
 void pt_agg_live_free(struct pt_agg_live *l)
@@ -186,15 +198,18 @@ static uint32_t track_at(const struct pt_agg_live *l, uint32_t k)
 	return l->only ? l->only[k] : k;
 }
 
-/* Feeds a every event with start in [t0, t1) of the tracks l looks at:
- * device tracks first (a launch then finds its activities), as
- * pt_summarize does. dev_complete: no device activity comes after these
- * (the end of the store). */
+/* Feeds a every event with start in [t0, t1) (and not before l's start)
+ * of the tracks l looks at: device tracks first (a launch then finds its
+ * activities), as pt_summarize does. dev_complete: no device activity
+ * comes after these (the end of the store). Adds the ProfileStep events
+ * fed to *steps. */
 static uint64_t feed_range(const struct pt_agg_live *l, struct pt_agg *a, struct pt_trace *t,
-			   uint64_t t0, uint64_t t1, int dev_complete)
+			   uint64_t t0, uint64_t t1, int dev_complete, uint64_t *steps)
 {
 	uint32_t ntr = looked(l, t);
-	uint64_t n = 0;
+	uint64_t n = 0, ns = 0;
+	if (t0 < l->t0_ns)
+		t0 = l->t0_ns;
 	for (int pass = 0; pass < 2; pass++) {
 		for (uint32_t k = 0; k < ntr; k++) {
 			uint32_t i = track_at(l, k);
@@ -205,6 +220,7 @@ static uint64_t feed_range(const struct pt_agg_live *l, struct pt_agg *a, struct
 			struct pt_event *ev;
 			while ((ev = pt_store_iter_next(&it))) {
 				pt_agg_feed(a, ev);
+				ns += ev->kind == PT_KIND_PROFILE_STEP;
 				n++;
 			}
 			pt_store_iter_done(&it);
@@ -212,7 +228,17 @@ static uint64_t feed_range(const struct pt_agg_live *l, struct pt_agg *a, struct
 		if (dev_complete)
 			a->dev_complete = 1;
 	}
+	*steps += ns;
 	return n;
+}
+
+/* An empty aggregator for l: its window starts at l's start. */
+static struct pt_agg *agg_for(const struct pt_agg_live *l, const struct pt_trace *t)
+{
+	struct pt_agg_opts o;
+	pt_agg_opts_init(&o);
+	o.t0_ns = l->t0_ns;
+	return pt_agg_new(t, &o);
 }
 
 /* What P saw of a track no longer matches the trace (agg.c, track_get). */
@@ -239,6 +265,24 @@ static void lane_names(const struct pt_trace *t, uint32_t out[3])
 		out[i] = pt_strtab_find(t->strings, vn[i], strlen(vn[i]));
 }
 
+/* The ordinal of the first step of a rank's window (l->only, from
+ * l->t0_ns), as pt_ranks_compute numbers it: the steps the store keeps of
+ * those tracks that start before the window. Those are the tracks' kept
+ * steps less the `in_window` ones fed from the window's start. */
+static int64_t window_ordinal(const struct pt_agg_live *l, const struct pt_trace *t,
+			      uint64_t in_window)
+{
+	if (!l->only || !l->t0_ns)
+		return 0;
+	uint64_t kept = 0;
+	for (size_t k = 0; k < l->nonly; k++) {
+		uint32_t i = l->only[k];
+		if (i < t->ntracks)
+			kept += t->tracks[i].steps - pt_store_track_dropped_steps(t->store, i);
+	}
+	return kept > in_window ? (int64_t)(kept - in_window) : 0;
+}
+
 /* Once correlation ids repeat across launches (several processes' ids in
  * one trace), which activity joins which launch depends on the order the
  * aggregator is fed, and only pt_summarize's own order gives its figures:
@@ -247,8 +291,10 @@ static struct pt_summary *full_summary(struct pt_agg_live *l, struct pt_trace *t
 {
 	struct pt_summary *s;
 	if (l->only) { /* a rank's tracks alone, as pt_ranks_compute feeds them */
-		struct pt_agg *a = pt_agg_new(t, NULL);
-		feed_range(l, a, t, 0, UINT64_MAX, 1);
+		struct pt_agg *a = agg_for(l, t);
+		uint64_t steps = 0;
+		feed_range(l, a, t, 0, UINT64_MAX, 1, &steps);
+		a->ordinal_base = window_ordinal(l, t, steps);
 		s = pt_agg_finish(a);
 	} else {
 		s = pt_summarize(t, NULL);
@@ -287,18 +333,18 @@ static uint64_t start_over(struct pt_agg_live *l, struct pt_trace *t)
 		l->no_fold = 1;
 	note_lag(l, l->p);
 	agg_free(l->p);
-	l->p = pt_agg_new(t, NULL);
+	l->p = agg_for(l, t);
 	l->p->ordinal_base = ordinal_base(l, t);
 	l->st.rebuilds++;
-	return feed_range(l, l->p, t, 0, l->fed_ns, 0);
+	l->p_steps = 0;
+	return feed_range(l, l->p, t, 0, l->fed_ns, 0, &l->p_steps);
 }
 
-static struct pt_summary *live_summary(struct pt_agg_live *l, struct pt_trace *t)
+/* Steps 1 and 2 of a refresh, and the fold: P up to date with the
+ * trace. Returns the events fed to P. */
+static uint64_t live_advance(struct pt_agg_live *l, struct pt_trace *t)
 {
-	uint64_t c0 = pt_now_ns();
 	struct pt_store *st = t->store;
-	if (l->full)
-		return full_summary(l, t, c0);
 	uint32_t ntr = pt_store_track_count(st);
 	if (ntr > l->nmark) {
 		l->mark = pt_xrealloc(l->mark, ntr * sizeof *l->mark);
@@ -328,14 +374,17 @@ static struct pt_summary *live_summary(struct pt_agg_live *l, struct pt_trace *t
 	l->prev_hi = hi;
 	uint32_t vn[3];
 	lane_names(t, vn);
-	int rebuild = !l->p || earliest < l->fed_ns || pt_store_dropped(st) != l->dropped ||
-		      memcmp(vn, l->vname, sizeof vn) != 0 || tracks_changed(l->p, t);
+	/* (P fed nothing yet, from a start: what starts before it is no matter) */
+	int rebuild = !l->p || (earliest < l->fed_ns && l->fed_ns > l->t0_ns) ||
+		      pt_store_dropped(st) != l->dropped || memcmp(vn, l->vname, sizeof vn) != 0 ||
+		      tracks_changed(l->p, t);
 	if (rebuild) {
 		if (l->p)
 			agg_free(l->p);
-		l->p = pt_agg_new(t, NULL);
+		l->p = agg_for(l, t);
 		l->p->ordinal_base = ordinal_base(l, t);
-		l->fed_ns = 0;
+		l->p_steps = 0;
+		l->fed_ns = l->t0_ns;
 		l->dropped = pt_store_dropped(st);
 		memcpy(l->vname, vn, sizeof vn);
 		l->st.rebuilds++;
@@ -349,7 +398,7 @@ static struct pt_summary *live_summary(struct pt_agg_live *l, struct pt_trace *t
 	uint64_t f = hi > margin ? hi - margin : 0;
 	uint64_t fed = 0;
 	if (f > l->fed_ns) {
-		fed = feed_range(l, l->p, t, l->fed_ns, f, 0);
+		fed = feed_range(l, l->p, t, l->fed_ns, f, 0, &l->p_steps);
 		l->fed_ns = f;
 	}
 	if (l->p->fold.violations)
@@ -364,23 +413,42 @@ static struct pt_summary *live_summary(struct pt_agg_live *l, struct pt_trace *t
 		agg_fold(l->p, upto);
 		l->st.fold_ns = pt_now_ns() - f0;
 	}
+	return fed;
+}
+
+/* Correlation ids repeat: every refresh is a full one from now on. */
+static void go_full(struct pt_agg_live *l)
+{
+	agg_free(l->p);
+	l->p = NULL;
+	l->full = 1;
+}
+
+static struct pt_summary *live_summary(struct pt_agg_live *l, struct pt_trace *t)
+{
+	uint64_t c0 = pt_now_ns();
+	if (l->full)
+		return full_summary(l, t, c0);
+	uint64_t fed = live_advance(l, t);
 	/* 3. a copy of P, the tail, the summary */
 	struct pt_agg *c = agg_clone(l->p);
-	uint64_t tail = feed_range(l, c, t, l->fed_ns, UINT64_MAX, 1);
+	uint64_t tail_steps = 0;
+	uint64_t tail = feed_range(l, c, t, l->fed_ns, UINT64_MAX, 1, &tail_steps);
 	note_lag(l, c);
 	if (c->fold.violations) { /* the tail met something folded */
 		agg_free(c);
 		fed = start_over(l, t);
 		c = agg_clone(l->p);
-		tail = feed_range(l, c, t, l->fed_ns, UINT64_MAX, 1);
+		tail_steps = 0;
+		tail = feed_range(l, c, t, l->fed_ns, UINT64_MAX, 1, &tail_steps);
 	}
 	if (l->p->fold.corr_dups || c->fold.corr_dups) {
 		agg_free(c);
-		agg_free(l->p);
-		l->p = NULL;
-		l->full = 1;
+		go_full(l);
 		return full_summary(l, t, c0);
 	}
+	if (l->t0_ns)
+		c->ordinal_base = window_ordinal(l, t, l->p_steps + tail_steps);
 	struct pt_summary *s = pt_agg_finish(c);
 	l->st.refreshes++;
 	l->st.fed_events = fed;
@@ -405,4 +473,18 @@ struct pt_summary *agg_live_summary_of(struct pt_agg_live *l, struct pt_trace *t
 	struct pt_summary *s = live_summary(l, t);
 	l->only = NULL;
 	return s;
+}
+
+void agg_live_advance_of(struct pt_agg_live *l, struct pt_trace *t, const uint32_t *tracks,
+			 size_t n)
+{
+	if (l->full)
+		return;
+	l->only = tracks;
+	l->nonly = n;
+	l->st.fed_events = live_advance(l, t);
+	l->st.tail_events = 0;
+	if (l->p->fold.corr_dups)
+		go_full(l);
+	l->only = NULL;
 }

@@ -524,7 +524,8 @@ static void write_exporter(struct pt_buf *b, const struct pt_buf *hl, const stru
 	put_u64(b, o->dropped_store);
 	pt_buf_putc(b, '\n');
 	family(b, "proftop_window_seconds", "gauge",
-	       "Span of recent time the figures cover; 0 = every event kept.");
+	       "Span of recent time the figures cover (--window moves on in steps of half "
+	       "of it); 0 = every event kept.");
 	host_sample(b, "proftop_window_seconds", hl, NULL);
 	end_f64(b, o->window_s);
 	if (o->render_s >= 0) {

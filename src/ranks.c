@@ -675,13 +675,19 @@ void pt_ranks_free(struct pt_ranks *r)
 
 /* ---- per-rank figures of a growing trace ---- */
 
-/* A rank as the last refresh saw it, with its live summary (agg_live.c). */
+/*
+ * A rank as the last refresh saw it, with its live summaries (agg_live.c):
+ * l[0] of the window from start[0], the figures; with a window, l[1] of
+ * the next window, from start[1], kept up to date as events arrive, so
+ * that when the window moves on (l[1] becomes l[0]) its figures cost only
+ * what is new. NULL: not made yet.
+ */
 struct rank_live {
 	int64_t pid; /* its naming process */
 	uint32_t pid_str;
 	uint32_t *tracks; /* ascending */
 	size_t ntracks, tracks_cap;
-	struct pt_agg_live *l;
+	struct pt_agg_live *l[2];
 	struct pt_summary *sum; /* this refresh's */
 	int seen;
 };
@@ -690,6 +696,8 @@ struct pt_ranks_live {
 	struct rank_live *v;
 	size_t n, cap;
 	struct pt_trace *t; /* this refresh's, for the jobs */
+	uint64_t window_ns; /* 0: every event */
+	uint64_t start[2];  /* the windows' starts (l[0], l[1]) */
 	uint64_t resets;    /* live summaries started over (a rank lost a track) or gone */
 	uint64_t cost_ns;   /* the last call's */
 };
@@ -699,16 +707,82 @@ struct pt_ranks_live *pt_ranks_live_new(void)
 	return pt_xcalloc(1, sizeof(struct pt_ranks_live));
 }
 
+static void rank_live_reset(struct rank_live *e)
+{
+	for (int k = 0; k < 2; k++) {
+		pt_agg_live_free(e->l[k]);
+		e->l[k] = NULL;
+	}
+}
+
 void pt_ranks_live_free(struct pt_ranks_live *rl)
 {
 	if (!rl)
 		return;
 	for (size_t i = 0; i < rl->n; i++) {
-		pt_agg_live_free(rl->v[i].l);
+		rank_live_reset(&rl->v[i]);
 		free(rl->v[i].tracks);
 	}
 	free(rl->v);
 	free(rl);
+}
+
+void pt_ranks_live_set_window(struct pt_ranks_live *rl, uint64_t window_ns)
+{
+	if (window_ns == rl->window_ns)
+		return;
+	rl->window_ns = window_ns;
+	rl->start[0] = rl->start[1] = 0;
+	for (size_t i = 0; i < rl->n; i++)
+		rank_live_reset(&rl->v[i]);
+}
+
+uint64_t pt_ranks_live_start(const struct pt_ranks_live *rl)
+{
+	return rl->start[0];
+}
+
+/* The window's start for the newest end hi: the first multiple of half
+ * the window at or after hi - window (0 while hi is within the window). */
+static uint64_t window_start(uint64_t window, uint64_t hi)
+{
+	uint64_t half = window / 2 ? window / 2 : 1;
+	uint64_t from = hi > window ? hi - window : 0;
+	uint64_t k = from / half + (from % half != 0);
+	return k > UINT64_MAX / half ? from : k * half;
+}
+
+/* Moves the windows to the newest end hi: the next window becomes the
+ * window when hi reaches it, and the ranks' live summaries go with it. */
+static void move_window(struct pt_ranks_live *rl, uint64_t hi)
+{
+	if (!rl->window_ns)
+		return;
+	uint64_t s0 = window_start(rl->window_ns, hi);
+	uint64_t half = rl->window_ns / 2 ? rl->window_ns / 2 : 1;
+	uint64_t s1 = s0 <= UINT64_MAX - half ? s0 + half : UINT64_MAX;
+	if (s0 == rl->start[0] && rl->start[1] == s1)
+		return;
+	int shift = s0 == rl->start[1];
+	for (size_t i = 0; i < rl->n; i++) {
+		struct rank_live *e = &rl->v[i];
+		pt_agg_live_free(e->l[0]);
+		e->l[0] = shift ? e->l[1] : NULL;
+		if (!shift)
+			pt_agg_live_free(e->l[1]);
+		e->l[1] = NULL;
+	}
+	rl->start[0] = s0;
+	rl->start[1] = s1;
+}
+
+/* The rank's live summaries that are not made yet. */
+static void rank_live_make(const struct pt_ranks_live *rl, struct rank_live *e)
+{
+	if (!e->l[0])
+		e->l[0] = rl->start[0] ? agg_live_new_from(rl->start[0]) : pt_agg_live_new();
+	if (rl->window_ns && !e->l[1])
+		e->l[1] = agg_live_new_from(rl->start[1]);
 }
 
 static struct rank_live *rank_live_of(struct pt_ranks_live *rl, const struct group *gr)
@@ -724,7 +798,6 @@ static struct rank_live *rank_live_of(struct pt_ranks_live *rl, const struct gro
 	memset(e, 0, sizeof *e);
 	e->pid = gr->pid;
 	e->pid_str = gr->pid_str;
-	e->l = pt_agg_live_new();
 	return e;
 }
 
@@ -749,8 +822,7 @@ static void rank_live_tracks(struct pt_ranks_live *rl, struct rank_live *e, cons
 {
 	if (!tracks_kept(e->tracks, e->ntracks, tracks, n)) {
 		rl->resets++;
-		pt_agg_live_free(e->l);
-		e->l = pt_agg_live_new();
+		rank_live_reset(e);
 	}
 	if (n > e->tracks_cap) {
 		e->tracks_cap = n;
@@ -765,7 +837,9 @@ static void live_job(void *ctx, size_t i)
 {
 	struct pt_ranks_live *rl = ctx;
 	struct rank_live *e = &rl->v[i];
-	e->sum = agg_live_summary_of(e->l, rl->t, e->tracks, e->ntracks);
+	if (e->l[1])
+		agg_live_advance_of(e->l[1], rl->t, e->tracks, e->ntracks);
+	e->sum = agg_live_summary_of(e->l[0], rl->t, e->tracks, e->ntracks);
 }
 
 int pt_ranks_live_compute(struct pt_ranks_live *rl, struct pt_trace *t, struct pt_ranks *out)
@@ -815,7 +889,7 @@ int pt_ranks_live_compute(struct pt_ranks_live *rl, struct pt_trace *t, struct p
 			rl->v[keep++] = rl->v[i];
 			continue;
 		}
-		pt_agg_live_free(rl->v[i].l);
+		rank_live_reset(&rl->v[i]);
 		free(rl->v[i].tracks);
 		rl->resets++;
 	}
@@ -824,15 +898,23 @@ int pt_ranks_live_compute(struct pt_ranks_live *rl, struct pt_trace *t, struct p
 		for (size_t r = 0; r < nr; r++)
 			of[r] = rank_live_of(rl, &g[rank_group[r]]);
 		rl->t = t;
-		for (size_t i = 0; i < rl->n; i++)
+		move_window(rl, t->last_ns);
+		for (size_t i = 0; i < rl->n; i++) {
 			rl->v[i].sum = NULL;
+			rank_live_make(rl, &rl->v[i]);
+		}
 		struct jobs jb = {rl->n, 0, NULL, live_job, rl};
 		run_jobs(&jb, 0);
 		/* what the kept aggregators hold, counted as pt_ranks_compute does */
 		for (size_t i = 0; i < rl->n; i++) {
-			struct pt_agg_live_stats st;
-			pt_agg_live_stats(rl->v[i].l, &st);
-			out->mem_bytes += st.mem_bytes + RANK_FIXED_BYTES;
+			for (int k = 0; k < 2; k++) {
+				struct pt_agg_live_stats st;
+				if (!rl->v[i].l[k])
+					continue;
+				pt_agg_live_stats(rl->v[i].l[k], &st);
+				out->mem_bytes += st.mem_bytes;
+			}
+			out->mem_bytes += RANK_FIXED_BYTES;
 		}
 		if (out->mem_bytes > room)
 			rc = PT_ENOMEM;
@@ -863,9 +945,11 @@ int pt_ranks_live_compute(struct pt_ranks_live *rl, struct pt_trace *t, struct p
 void pt_ranks_live_stats(const struct pt_ranks_live *rl, struct pt_agg_live_stats *out)
 {
 	memset(out, 0, sizeof *out);
-	for (size_t i = 0; i < rl->n; i++) {
+	for (size_t i = 0; i < rl->n * 2; i++) {
 		struct pt_agg_live_stats st;
-		pt_agg_live_stats(rl->v[i].l, &st);
+		if (!rl->v[i / 2].l[i % 2])
+			continue;
+		pt_agg_live_stats(rl->v[i / 2].l[i % 2], &st);
 		out->refreshes += st.refreshes;
 		out->rebuilds += st.rebuilds;
 		out->fed_events += st.fed_events;

@@ -77,6 +77,7 @@ struct tslot {
 	uint32_t cv_off, cv_n, cv_cap;
 	uint64_t count;	   /* kept */
 	uint64_t appended; /* ever appended (kept + dropped) */
+	uint64_t dropped_steps; /* ProfileStep events among its dropped ones */
 	uint32_t created;  /* chunks ever created, picks the next size */
 	uint32_t ncp;
 	uint64_t acc_min;
@@ -290,8 +291,11 @@ static void drop_oldest(struct pt_store *st)
 	ts->count -= c->n;
 	st->count -= c->n;
 	st->dropped += c->n;
+	uint64_t steps = 0;
 	for (uint32_t i = 0; i < c->n; i++)
-		st->dropped_steps += c->ev[i].kind == PT_KIND_PROFILE_STEP;
+		steps += c->ev[i].kind == PT_KIND_PROFILE_STEP;
+	st->dropped_steps += steps;
+	ts->dropped_steps += steps;
 	if (c->n && c->max_end > st->complete_from)
 		st->complete_from = c->max_end;
 	int had_last = c->n && c->max_end >= st->last_end;
@@ -433,6 +437,11 @@ uint64_t pt_store_dropped_steps(const struct pt_store *st)
 uint64_t pt_store_track_appended(const struct pt_store *st, uint32_t track)
 {
 	return track < st->ntracks ? st->tracks[track].appended : 0;
+}
+
+uint64_t pt_store_track_dropped_steps(const struct pt_store *st, uint32_t track)
+{
+	return track < st->ntracks ? st->tracks[track].dropped_steps : 0;
 }
 
 uint64_t pt_store_track_start_since(const struct pt_store *st, uint32_t track, uint64_t since)

@@ -90,6 +90,21 @@ int pt_ranks_live_compute(struct pt_ranks_live *rl, struct pt_trace *t, struct p
  * correlation ids repeat. */
 void pt_ranks_live_stats(const struct pt_ranks_live *rl, struct pt_agg_live_stats *out);
 void pt_ranks_live_free(struct pt_ranks_live *rl);
+/*
+ * Figures over a recent window instead of every event (0, the default:
+ * every event; a change starts the ranks over): each call then returns
+ * what pt_ranks_compute(t, o, out) returns with o->t0_ns =
+ * pt_ranks_live_start(rl), figure for figure. The start moves in steps of
+ * half the window: it is the first multiple of window_ns / 2 at or after
+ * the trace's newest end (t->last_ns) less window_ns, so the figures cover
+ * between half the window and all of it, never more, and 0 while the
+ * trace is younger than the window. Each rank keeps the next window's
+ * summary up to date too, so a call still costs what arrived, not the
+ * window.
+ */
+void pt_ranks_live_set_window(struct pt_ranks_live *rl, uint64_t window_ns);
+/* The start of the last call's window (0: every event). */
+uint64_t pt_ranks_live_start(const struct pt_ranks_live *rl);
 
 /*
  * 0 when t surely holds at most one rank (no process table of two or more,

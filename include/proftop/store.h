@@ -51,6 +51,8 @@ uint64_t pt_store_count(const struct pt_store *st);   /* events kept */
 uint64_t pt_store_dropped(const struct pt_store *st); /* events dropped by the cap */
 /* ProfileStep events among the dropped ones (real step ordinals stay real). */
 uint64_t pt_store_dropped_steps(const struct pt_store *st);
+/* The same for one track. */
+uint64_t pt_store_track_dropped_steps(const struct pt_store *st, uint32_t track);
 /*
  * For readers that index a track incrementally: the events ever appended to
  * it (kept + dropped); the earliest start among the events appended at or

@@ -2,8 +2,9 @@
  * cli/serve.c - `proftop serve --listen ADDR:PORT [-p PID | --all | -- CMD]`:
  * the headless Prometheus exporter. The live loop (live.c) runs on the main
  * thread as for `record`; its wait hook (ui_wait) is the periodic tick:
- * every --refresh seconds it computes the per-rank figures over the recent
- * window (pt_ranks_compute), renders the text exposition (prom.c) into a
+ * every --refresh seconds it brings the per-rank figures over the recent
+ * window up to date (pt_ranks_live_compute: what arrived costs, not the
+ * window), renders the text exposition (prom.c) into a
  * fresh buffer and publishes it to the HTTP side (cli_serve_http.c), which
  * only hands out the latest finished buffer. So a scrape costs the same
  * few microseconds whatever the size of the trace, and a slow scraper
@@ -58,8 +59,9 @@ void cli_usage_serve(FILE *f)
 	      "                          those that start later\n"
 	      "      --refresh SECS      recompute the figures every SECS (default 1; stretched\n"
 	      "                          when a refresh would cost more than 4% of a core)\n"
-	      "      --window SECS       figures over the last SECS of events (default 60;\n"
-	      "                          0 = every event kept)\n"
+	      "      --window SECS       figures over the last SECS of events, at least the\n"
+	      "                          last SECS/2: the window moves on in steps of SECS/2\n"
+	      "                          (default 60; 0 = every event kept)\n"
 	      "      --top N             operators per rank, by total time (default 20;\n"
 	      "                          0 = none)\n"
 	      "      --max-mem SIZE      memory for kept events (default 1G)\n"
@@ -123,22 +125,16 @@ static double unix_now_s(void)
 static void serve_refresh(struct serve_ctx *c, struct pt_trace *t, const struct pt_live_result *res)
 {
 	uint64_t t0 = pt_now_ns();
-	struct pt_agg_opts ao;
-	pt_agg_opts_init(&ao);
-	if (c->window_ns && t->last_ns > c->window_ns)
-		ao.t0_ns = t->last_ns - c->window_ns;
 	struct pt_ranks r;
 	memset(&r, 0, sizeof r);
-	/* a window that still holds every event: what is new costs; once it
-	 * moves on, the figures of the window are computed each time */
-	if (ao.t0_ns) {
-		pt_ranks_live_free(c->live);
-		c->live = NULL;
-	} else if (!c->live) {
+	/* the figures are kept between refreshes, the next window's too:
+	 * a refresh costs what arrived, not the window (ranks.h) */
+	if (!c->live) {
 		c->live = pt_ranks_live_new();
+		pt_ranks_live_set_window(c->live, c->window_ns);
 	}
-	int have = t->events_seen && (ao.t0_ns ? pt_ranks_compute(t, &ao, &r)
-					       : pt_ranks_live_compute(c->live, t, &r)) == 0;
+	int have = t->events_seen && pt_ranks_live_compute(c->live, t, &r) == 0;
+	uint64_t from = pt_ranks_live_start(c->live);
 	struct pt_prom_opts po;
 	pt_prom_opts_init(&po);
 	po.strings = t->strings;
@@ -153,7 +149,7 @@ static void serve_refresh(struct serve_ctx *c, struct pt_trace *t, const struct 
 	po.sessions_up = !res ? 0
 			 : res->nsessions ? (int)(res->nsessions - res->nexited)
 					  : res->session_found && !res->session_exited;
-	po.window_s = (double)c->window_ns / 1e9;
+	po.window_s = from && t->last_ns > from ? (double)(t->last_ns - from) / 1e9 : 0;
 	po.render_s = c->refreshes ? c->last_render_s : -1;
 	po.updated_unix_s = unix_now_s();
 	struct pt_buf b = {0};
@@ -181,9 +177,9 @@ static int serve_wait(void *ctx, struct pt_trace *t, const struct pt_live_result
 		serve_refresh(c, t, res);
 		now = pt_now_ns();
 		/*
-		 * The figures are recomputed over the whole window, so their cost
-		 * grows with the ranks and the events kept. Keep serve's share of a
-		 * core under 1/SERVE_BUDGET_DIV by stretching the period (the
+		 * A refresh costs what arrived, but more ranks or a burst of
+		 * events cost more: keep serve's share of a core under
+		 * 1/SERVE_BUDGET_DIV by stretching the period (the
 		 * proftop_refresh_seconds gauge shows the cost); a refresh that
 		 * overran does not pile up.
 		 */

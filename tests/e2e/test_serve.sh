@@ -320,7 +320,7 @@ for _ in $(seq 100); do
 	"$PROFTOP" ls 2>/dev/null | grep -Eq "^$mpid +running" && break
 	sleep 0.1
 done
-"$PROFTOP" serve --listen 127.0.0.1:0 --refresh 0.3 -p "$mpid" >"$TMP/p.out" 2>"$TMP/p.err" &
+"$PROFTOP" serve --listen 127.0.0.1:0 --refresh 0.3 --window 2 -p "$mpid" >"$TMP/p.out" 2>"$TMP/p.err" &
 ppid_=$!
 PIDS+=($ppid_)
 "$PROFTOP" serve --listen 127.0.0.1:0 --refresh 0.3 --all >"$TMP/a.out" 2>"$TMP/a.err" &
@@ -343,6 +343,37 @@ check_out "serve -p labels the series with that pid" "^proftop_ips\{.*pid=\"$mpi
 	sh -c "cat '$TMP/pm.txt' '$TMP/p.err'"
 check_out "serve --all serves the one live session" "^proftop_ips\{.*pid=\"$mpid\"\} " \
 	sh -c "cat '$TMP/am.txt' '$TMP/a.err'"
+# --window 2 once the session is older: the figures cover the last 1 to 2 s
+# only (the window moves on in steps of 1 s), so the steps before are out
+addr_=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$TMP/p.err" | head -n 1)
+cat >"$TMP/window.py" <<'EOF'
+import re, sys
+vals = {}
+for line in open(sys.argv[1], encoding="utf-8").read().splitlines():
+    m = re.match(r'^([a-z_:]+)\{(.*)\} (\S+)$', line)
+    if m:
+        vals.setdefault(m.group(1), []).append((m.group(2), float(m.group(3))))
+def get(name):
+    for labels, v in vals[name]:
+        if name == "proftop_window_seconds" or 'pid="%s"' % sys.argv[2] in labels:
+            return v
+w = get("proftop_window_seconds")
+steps, mean, last = get("proftop_steps"), get("proftop_step_mean_seconds"), get("proftop_last_step")
+if w == 0 or last < steps:
+    sys.exit(3)  # not yet: the window still holds the first step
+assert 1.0 <= w <= 2.0 + 1e-6, w
+assert steps >= 1, steps
+assert steps * mean <= w + 1e-6, (steps, mean, w)
+print("window %.2f s: %d steps of %.4f s, the last numbered %d" % (w, steps, mean, last))
+EOF
+# (exit 3: not yet, the trainer has not stepped for longer than the window)
+for _ in $(seq 150); do
+	http "$addr_/metrics" >"$TMP/wm.txt" 2>&1
+	python3 "$TMP/window.py" "$TMP/wm.txt" "$mpid" >"$TMP/window.txt" 2>&1
+	[ $? -ne 3 ] && break
+	sleep 0.2
+done
+check_out "serve --window 2: the figures cover the last 1 to 2 s" "^window" cat "$TMP/window.txt"
 kill -TERM "$mpid"
 for p_ in "$ppid_" "$apid"; do
 	for _ in $(seq 100); do kill -0 "$p_" 2>/dev/null || break; sleep 0.1; done

@@ -25,7 +25,7 @@
  * each with a Dataloader of dl_us at its start, one kernel of k_us and one
  * NCCL kernel of c_us on a device track of the same pid (pid_dev >= 0: the
  * device rows use that pid instead, as Kineto does), and a CPU(Process)
- * counter sample per step.
+ * counter sample per step. first_step < 0: the steps have no number.
  */
 struct work {
 	int64_t pid, pid_dev;
@@ -41,7 +41,10 @@ static void add_rank(struct pt_trace *t, const struct work *w)
 	for (int i = 0; i < w->nsteps; i++) {
 		double s = w->t0_us + i * w->step_us;
 		char name[32];
-		snprintf(name, sizeof name, "ProfilerStep#%d", w->first_step + i);
+		if (w->first_step >= 0)
+			snprintf(name, sizeof name, "ProfilerStep#%d", w->first_step + i);
+		else /* steps without a number: counted */
+			snprintf(name, sizeof name, "train_step");
 		tu_ev(t, host, PT_KIND_PROFILE_STEP, name, s, w->step_us, 0);
 		tu_ev(t, host, PT_KIND_DATALOADER, "DataLoader", s, w->dl_us, 0);
 		tu_ev(t, host, PT_KIND_OPERATOR, "aten::mm", s + w->dl_us, 10, 0);
@@ -777,35 +780,80 @@ static void same_ranks(const struct pt_trace *t, const struct pt_ranks *a, const
 	}
 }
 
-/* Replays src into a fresh trace in batches, each event when it ends (as
- * probes send ranges) or when it starts; after every batch the live
- * per-rank figures must be pt_ranks_compute's. Returns the live stats. */
-static struct pt_agg_live_stats replay_ranks(struct pt_trace *src, int by_end, size_t batches,
-					     size_t *incremental)
+/* What a windowed replay saw (replay_window). */
+struct replay {
+	size_t incremental; /* calls whose kept aggregators took new events */
+	size_t moves;	    /* calls whose window started later than the last one's */
+	uint64_t work;	    /* events fed to the live summaries, tails included */
+	uint64_t windowed;  /* events in the windows (pt_ranks_compute's) */
+	double worst;	    /* the most one call fed / its window, once the trace is longer */
+	uint64_t dropped_steps;
+};
+
+/* Replays src into a fresh trace (memory cap max_mem, 0 = none) in
+ * batches, each event when it ends (as probes send ranges) or when it
+ * starts; after every batch the live per-rank figures over the window
+ * (0: all) must be pt_ranks_compute's from the window's start, which
+ * covers at most window_ns and at least half of it. Returns the live
+ * stats. */
+static struct pt_agg_live_stats replay_window(struct pt_trace *src, int by_end, size_t batches,
+					      uint64_t window_ns, size_t max_mem, struct replay *rp)
 {
 	struct tu_arrivals c = tu_arrivals(src, by_end ? TU_BY_END : TU_BY_START);
-	struct pt_trace *t = tu_shell_of(src, 0);
+	struct pt_trace *t = tu_shell_of(src, max_mem);
 	struct pt_ranks_live *rl = pt_ranks_live_new();
+	pt_ranks_live_set_window(rl, window_ns);
 	size_t per = c.n / batches + 1;
+	uint64_t prev_start = 0;
 	for (size_t i = 0; i < c.n;) {
 		size_t end = i + per < c.n ? i + per : c.n;
 		for (; i < end; i++)
 			pt_trace_add(t, &c.v[i].ev);
 		struct pt_ranks live, full;
 		assert_int_equal(pt_ranks_live_compute(rl, t, &live), 0);
-		assert_int_equal(pt_ranks_compute(t, NULL, &full), 0);
+		struct pt_agg_opts o;
+		pt_agg_opts_init(&o);
+		o.t0_ns = pt_ranks_live_start(rl);
+		if (!window_ns || t->last_ns <= window_ns) {
+			assert_int_equal(o.t0_ns, 0);
+		} else {
+			assert_true(o.t0_ns >= t->last_ns - window_ns);
+			assert_true(o.t0_ns <= t->last_ns - window_ns / 2);
+		}
+		assert_true(o.t0_ns >= prev_start);
+		rp->moves += prev_start && o.t0_ns > prev_start;
+		assert_int_equal(pt_ranks_compute(t, &o, &full), 0);
 		same_ranks(t, &live, &full);
 		struct pt_agg_live_stats st;
 		pt_ranks_live_stats(rl, &st);
-		*incremental += st.fed_events > 0; /* the kept aggregators took the new events */
+		rp->incremental += st.fed_events > 0;
+		rp->work += st.fed_events + st.tail_events;
+		uint64_t in_window = 0;
+		for (size_t r = 0; r < full.n; r++)
+			in_window += full.r[r].events;
+		rp->windowed += in_window;
+		double part = (double)(st.fed_events + st.tail_events) / (double)(in_window + 1);
+		if (window_ns && t->last_ns - t->first_ns > window_ns && part > rp->worst)
+			rp->worst = part;
+		prev_start = o.t0_ns;
 		pt_ranks_free(&live);
 		pt_ranks_free(&full);
 	}
+	rp->dropped_steps = pt_store_dropped_steps(t->store);
 	struct pt_agg_live_stats st;
 	pt_ranks_live_stats(rl, &st);
 	pt_ranks_live_free(rl);
 	pt_trace_free(t);
 	free(c.v);
+	return st;
+}
+
+static struct pt_agg_live_stats replay_ranks(struct pt_trace *src, int by_end, size_t batches,
+					     size_t *incremental)
+{
+	struct replay rp = {0};
+	struct pt_agg_live_stats st = replay_window(src, by_end, batches, 0, 0, &rp);
+	*incremental += rp.incremental;
 	return st;
 }
 
@@ -842,6 +890,52 @@ static void test_live_synthetic(void **state)
 		assert_true(st.refreshes >= 4 * 30);
 		assert_true(st.rebuilds <= st.refreshes / 4);
 	}
+	pt_trace_free(src);
+}
+
+/* Figures over a window that moves: four ranks of 200 steps of 20 ms
+ * (two with numbered steps, two without), a fifth process halfway, in a
+ * window of 1 s. At every refresh they are pt_ranks_compute's from the
+ * window's start, in either arrival order; the start moves on in steps
+ * of half the window; and what the refreshes feed is what arrived, not
+ * the window: less than half of the window's events, summed over the
+ * refreshes. Under a memory cap that drops the oldest events (and steps:
+ * the unnumbered ones count from the steps kept before the window), still
+ * exact. */
+static void test_live_window(void **state)
+{
+	(void)state;
+	struct pt_trace *src = pt_trace_new(0);
+	for (int r = 0; r < 4; r++) {
+		struct work w = {1000 + r * 10,	      -1,    200,	 5e6 + r * 333, 20e3 + r * 500,
+				 4e3,		      8e3,   2e3,	 50.0 + r * 0.37,
+				 r < 2 ? 1 : -1};
+		add_rank(src, &w);
+		pt_trace_set_proc(src, w.pid, r, "node-a");
+	}
+	struct work late = {1100, -1, 80, 5e6 + 2e6, 20e3, 4e3, 8e3, 2e3, 12.5, -1};
+	add_rank(src, &late);
+	pt_trace_set_proc(src, late.pid, 4, "node-a");
+	for (int by_end = 0; by_end < 2; by_end++) {
+		struct replay rp = {0};
+		struct pt_agg_live_stats st = replay_window(src, by_end, 200, 1000000000ull, 0, &rp);
+		print_message("# ranks live, 1 s window (%s): %zu moves, %zu of 200 calls fed, "
+			      "%llu events fed for %llu in the windows (one call at most %.2f of "
+			      "its window), %llu rebuilds\n",
+			      by_end ? "by end" : "by start", rp.moves, rp.incremental,
+			      (unsigned long long)rp.work, (unsigned long long)rp.windowed, rp.worst,
+			      (unsigned long long)st.rebuilds);
+		assert_int_equal(st.full, 0);
+		assert_true(rp.moves >= 6);
+		assert_true(rp.incremental >= 150);
+		assert_true(rp.work * 2 < rp.windowed);
+		assert_true(rp.worst < 0.5);
+	}
+	struct replay rp = {0};
+	replay_window(src, 1, 100, 1000000000ull, (size_t)1 << 20, &rp);
+	print_message("# ranks live, 1 s window, 1 MiB cap: %llu steps dropped\n",
+		      (unsigned long long)rp.dropped_steps);
+	assert_true(rp.dropped_steps > 0);
 	pt_trace_free(src);
 }
 
@@ -914,6 +1008,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_live_synthetic),
 	    cmocka_unit_test(test_live_real_pair),
+	    cmocka_unit_test(test_live_window),
 	    cmocka_unit_test(test_live_cap_and_empty),
 	    cmocka_unit_test(test_slow_rank),
 	    cmocka_unit_test(test_percentiles),
