@@ -719,7 +719,7 @@ size_t agg_mem_bytes(const struct pt_agg *a)
 	b += a->steps_cap * sizeof *a->steps + a->phases_cap * sizeof *a->phases;
 	b += a->devs_cap * sizeof *a->devs;
 	b += a->fold.ndev_busy * sizeof *a->fold.dev_busy +
-	     a->fold.steps_cap * sizeof *a->fold.steps;
+	     (a->fold.steps_borrowed ? 0 : a->fold.steps_cap * sizeof *a->fold.steps);
 	b += a->fold.corrs_cap * sizeof *a->fold.corrs;
 	return b;
 }
@@ -762,7 +762,8 @@ void agg_free(struct pt_agg *a)
 	free(a->phases);
 	free(a->devs);
 	free(a->fold.dev_busy);
-	free(a->fold.steps);
+	if (!a->fold.steps_borrowed)
+		free(a->fold.steps);
 	free(a->fold.corrs);
 	free(a);
 }

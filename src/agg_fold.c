@@ -209,6 +209,14 @@ void agg_fold(struct pt_agg *a, uint64_t upto)
 {
 	if (upto <= a->fold.upto_ns)
 		return;
+	if (a->fold.steps_borrowed) { /* a copy folds: its own steps from now on */
+		struct pt_step *own = pt_xmalloc((a->fold.steps_cap ? a->fold.steps_cap : 1) *
+						 sizeof *own);
+		if (a->fold.nsteps)
+			memcpy(own, a->fold.steps, a->fold.nsteps * sizeof *own);
+		a->fold.steps = own;
+		a->fold.steps_borrowed = 0;
+	}
 	size_t nid = 0;
 	uint32_t *ids = fold_launches(a, upto, &nid);
 	ids = pt_xrealloc(ids, (nid + a->nacts + 1) * sizeof *ids);

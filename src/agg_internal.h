@@ -310,6 +310,9 @@ struct agg_folded {
 	 * (the ordinal is given at finish, among all steps) */
 	struct pt_step *steps;
 	size_t nsteps, steps_cap;
+	/* a copy's (agg_clone): steps is the original's, read only, never
+	 * freed here (the copy is finished before the original folds again) */
+	int steps_borrowed;
 	uint64_t bwd_busy;
 	/* correlation ids of the launches and activities folded: a partner
 	 * arriving later (a violation) means the figures would differ */

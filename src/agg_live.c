@@ -105,8 +105,13 @@ struct pt_agg *agg_clone(const struct pt_agg *a)
 	c->devs = dup_cap(a->devs, a->ndevs, a->devs_cap, sizeof *a->devs);
 	c->fold.dev_busy = dup_cap(a->fold.dev_busy, a->fold.ndev_busy, a->fold.ndev_busy,
 				   sizeof *a->fold.dev_busy);
-	c->fold.steps =
-	    dup_cap(a->fold.steps, a->fold.nsteps, a->fold.steps_cap, sizeof *a->fold.steps);
+	/* the settled steps (one record per finished step: the bulk of a long
+	 * session) are only read by finishing: the copy reads a's */
+	c->fold.steps_borrowed = a->fold.nsteps > 0;
+	if (!c->fold.steps_borrowed) {
+		c->fold.steps = NULL;
+		c->fold.steps_cap = 0;
+	}
 	c->fold.corrs =
 	    dup_cap(a->fold.corrs, a->fold.ncorrs, a->fold.corrs_cap, sizeof *a->fold.corrs);
 	return c;

@@ -399,11 +399,25 @@ void agg_settle_steps(struct pt_agg *a, struct pt_summary *s)
 	}
 	if (nf) { /* the steps folded already (agg_fold_steps, sorted), merged in */
 		struct pt_step *m = pt_xmalloc(s->nsteps * sizeof *m);
-		size_t i = 0, j = 0, k = 0;
-		while (i < c.n || j < nf)
-			m[k++] = j >= nf || (i < c.n && pstep_cmp(&s->steps[i], &a->fold.steps[j]) <= 0)
-				     ? s->steps[i++]
-				     : a->fold.steps[j++];
+		const struct pt_step *f = a->fold.steps;
+		size_t j = 0, k = 0;
+		/* the open steps are few and mostly the latest: copy the folded
+		 * ones that go before each in one block */
+		for (size_t i = 0; i < c.n; i++) {
+			size_t lo = j, hi = nf; /* first folded step after s->steps[i] */
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (pstep_cmp(&s->steps[i], &f[mid]) <= 0)
+					hi = mid;
+				else
+					lo = mid + 1;
+			}
+			memcpy(m + k, f + j, (lo - j) * sizeof *m);
+			k += lo - j;
+			j = lo;
+			m[k++] = s->steps[i];
+		}
+		memcpy(m + k, f + j, (nf - j) * sizeof *m);
 		free(s->steps);
 		s->steps = m;
 		s->backward_busy_ns += a->fold.bwd_busy;
