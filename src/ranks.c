@@ -310,21 +310,26 @@ static void fill_stat(const struct pt_trace *t, struct pt_rank_stat *rs, const s
 	rs->steps = s->nsteps;
 	rs->last_step = s->nsteps ? s->steps[s->nsteps - 1].number : -1;
 	if (s->nsteps) {
-		uint64_t *d = pt_xmalloc(s->nsteps * sizeof *d);
-		uint64_t samples = 0;
+		size_t n = s->nsteps;
+		uint64_t *d = pt_xmalloc(n * sizeof *d);
+		uint64_t samples = 0, max = 0;
 		int all_samples = 1;
-		for (size_t i = 0; i < s->nsteps; i++) {
+		for (size_t i = 0; i < n; i++) {
 			d[i] = s->steps[i].dur_ns;
+			max = d[i] > max ? d[i] : max;
 			samples += s->steps[i].samples;
 			if (!s->steps[i].samples)
 				all_samples = 0;
 		}
-		qsort(d, s->nsteps, sizeof *d, pt_u64_cmp);
+		/* nearest-rank percentiles by selection (a live session's window
+		 * holds thousands of steps, and this runs at every refresh):
+		 * the p50 is among the values at or below the p99 */
+		size_t i99 = pt_pct_index(n, 99), i50 = pt_pct_index(n, 50);
 		uint64_t total = s->perf.batch.total_ns;
-		rs->step_avg_ms = (double)total / (double)s->nsteps / 1e6;
-		rs->step_p50_ms = (double)pt_pct_nearest(d, s->nsteps, 50) / 1e6;
-		rs->step_p99_ms = (double)pt_pct_nearest(d, s->nsteps, 99) / 1e6;
-		rs->step_max_ms = (double)d[s->nsteps - 1] / 1e6;
+		rs->step_avg_ms = (double)total / (double)n / 1e6;
+		rs->step_p99_ms = (double)pt_u64_kth(d, n, i99) / 1e6;
+		rs->step_p50_ms = (double)pt_u64_kth(d, i99 + 1, i50) / 1e6;
+		rs->step_max_ms = (double)max / 1e6;
 		free(d);
 		if (total) {
 			rs->ips = (double)s->nsteps * 1e9 / (double)total;

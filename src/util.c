@@ -554,12 +554,17 @@ uint64_t pt_u64_kth(uint64_t *v, size_t n, size_t k)
 	return v[k];
 }
 
-uint64_t pt_pct_nearest(const uint64_t *v, size_t n, double p)
+size_t pt_pct_index(size_t n, double p)
 {
 	size_t k = (size_t)ceil(p / 100.0 * (double)n);
 	if (k < 1)
 		k = 1;
 	if (k > n)
 		k = n;
-	return v[k - 1];
+	return k - 1;
+}
+
+uint64_t pt_pct_nearest(const uint64_t *v, size_t n, double p)
+{
+	return v[pt_pct_index(n, p)];
 }

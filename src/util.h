@@ -68,6 +68,9 @@ int pt_u64_cmp(const void *pa, const void *pb);
 uint64_t pt_u64_kth(uint64_t *v, size_t n, size_t k);
 /* Nearest-rank percentile p (0..100) of sorted v (n > 0). */
 uint64_t pt_pct_nearest(const uint64_t *v, size_t n, double p);
+/* Its index in sorted order: pt_u64_kth(v, n, pt_pct_index(n, p)) is the
+ * same percentile of unsorted v. */
+size_t pt_pct_index(size_t n, double p);
 /* The trailing integer of a step's name ("ProfilerStep#552" -> 552,
  * "Iteration 3" -> 3); -1 when there is none. */
 int64_t pt_step_number(const char *s);
