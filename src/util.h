@@ -36,6 +36,8 @@ static inline uint64_t pt_hash_u64(uint64_t x)
 }
 
 uint64_t pt_now_ns(void); /* CLOCK_MONOTONIC */
+/* CPU time of the whole process, every thread (CLOCK_PROCESS_CPUTIME_ID) */
+uint64_t pt_cpu_ns(void);
 
 /* Growable byte buffer. */
 struct pt_buf {

@@ -110,6 +110,7 @@ struct serve_ctx {
 	size_t top;
 	char host[256];
 	double last_render_s;
+	uint64_t last_cpu_ns; /* CPU the last refresh took, its worker threads' too */
 	unsigned long refreshes;
 	struct pt_ranks_live *live; /* the figures since the start, kept (ranks.h) */
 };
@@ -124,7 +125,7 @@ static double unix_now_s(void)
 /* Computes the figures of t and publishes their exposition. */
 static void serve_refresh(struct serve_ctx *c, struct pt_trace *t, const struct pt_live_result *res)
 {
-	uint64_t t0 = pt_now_ns();
+	uint64_t t0 = pt_now_ns(), cpu0 = pt_cpu_ns();
 	struct pt_ranks r;
 	memset(&r, 0, sizeof r);
 	/* the figures are kept between refreshes, the next window's too:
@@ -158,6 +159,8 @@ static void serve_refresh(struct serve_ctx *c, struct pt_trace *t, const struct 
 		pt_ranks_free(&r);
 	serve_http_publish(c->http, &b);
 	c->last_render_s = (double)(pt_now_ns() - t0) / 1e9;
+	uint64_t cpu1 = pt_cpu_ns();
+	c->last_cpu_ns = cpu1 > cpu0 ? cpu1 - cpu0 : 0;
 	c->refreshes++;
 }
 
@@ -180,11 +183,14 @@ static int serve_wait(void *ctx, struct pt_trace *t, const struct pt_live_result
 		 * A refresh costs what arrived, but more ranks or a burst of
 		 * events cost more: keep serve's share of a core under
 		 * 1/SERVE_BUDGET_DIV by stretching the period (the
-		 * proftop_refresh_seconds gauge shows the cost); a refresh that
-		 * overran does not pile up.
+		 * proftop_refresh_seconds gauge shows the time taken); a refresh
+		 * that overran does not pile up. The share is of CPU time: on a
+		 * machine the job keeps busy, a refresh waits for a core longer
+		 * than it runs, and its wall time would stretch the period for
+		 * nothing.
 		 */
 		uint64_t period = c->refresh_ns;
-		uint64_t cost = (uint64_t)(c->last_render_s * 1e9);
+		uint64_t cost = c->last_cpu_ns;
 		if (cost * SERVE_BUDGET_DIV > period)
 			period = cost * SERVE_BUDGET_DIV;
 		c->next_ns = c->next_ns + period > now ? c->next_ns + period : now + period;
