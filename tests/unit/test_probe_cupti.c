@@ -1245,6 +1245,7 @@ static void test_fake_no_overflow(void **state)
 		if (i % 1000 == 999)
 			t = drain(t); /* the heartbeat, and the launching thread's own ring */
 	}
+	uint64_t t0 = pt_clock_mono_ns();
 	F.finish(); /* ten buffers complete at once */
 	struct seen *s = malloc(sizeof *s);
 	for (int i = 0; i < 3000; i++) { /* at most a minute: valgrind is slow */
@@ -1256,6 +1257,10 @@ static void test_fake_no_overflow(void **state)
 	}
 	__atomic_store_n(&k.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(keeper, NULL);
+	print_message("# %u of %u kernels in %.0f ms; ring dropped %llu, source lost %llu\n",
+		      (unsigned)s->nkernels, n, (double)(pt_clock_mono_ns() - t0) / 1e6,
+		      (unsigned long long)(cupti_ring_dropped() - ring_dropped0),
+		      (unsigned long long)pt_trace_source_lost(t));
 	assert_int_equal(s->nkernels, n);
 	assert_int_equal(cupti_ring_dropped(), ring_dropped0);
 	assert_int_equal(pt_cupti_stop(5000), 0);
