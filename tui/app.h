@@ -51,7 +51,7 @@ struct tui_model {
 	uint64_t built_events;    /* t->events_seen when built */
 	int built_window;
 	unsigned gen;             /* bumps on every rebuild: caches key on it */
-	uint64_t cost_ns;         /* what a rebuild takes now (summary + ranks when needed) */
+	uint64_t cost_ns;         /* CPU a rebuild takes now (summary + ranks when needed) */
 	uint64_t sum_cost_ns, ranks_cost_ns;
 	/* Per-rank figures (ranks.h), computed only when the trace may hold two
 	 * or more ranks and someone looks: the Ranks view, a rank filter, or new

@@ -297,12 +297,12 @@ static void resolve_rank(struct tui_app *a)
 static void advise(struct tui_app *a)
 {
 	struct tui_model *m = &a->model;
-	uint64_t c0 = pt_now_ns();
+	uint64_t c0 = pt_cpu_ns();
 	int64_t pid = m->rank >= 0 ? m->ranks.r[m->rank].pid : -1;
 	pt_datapipe_free(&m->dp);
 	pt_advise_trace_dp(a->t, tui_view_sum(a), m->rank < 0 && tui_nranks(a) ? &m->ranks : NULL,
 			   pid, NULL, &m->advice, &m->dp); /* the Data view's figures too */
-	m->advice_cost_ns = pt_now_ns() - c0;
+	m->advice_cost_ns = pt_cpu_ns() - c0;
 }
 
 /*
@@ -313,7 +313,9 @@ static void advise(struct tui_app *a)
  * track table grew (a new rank shows as new tracks). Otherwise the ranks
  * stay as last computed, so a single-process trace pays nothing and a
  * multi-rank one pays the second pass only while someone looks at ranks.
- * cost_ns is what a refresh costs now; the adaptive period keys on it.
+ * cost_ns is what a refresh costs now, in CPU time (the ranks' worker
+ * threads included; on a machine the job keeps busy, wall time would
+ * count the waits for a core); the adaptive period keys on it.
  */
 /* The FLOPs tables over the window, and their index by name (flops.h). */
 static void build_flops(struct tui_app *a, uint64_t t0_ns)
@@ -357,7 +359,7 @@ void tui_model_build(struct tui_app *a, int force)
 	pt_agg_opts_init(&o);
 	o.t0_ns = window_t0(a, m->window_label, sizeof m->window_label, &o.step_ordinal0);
 	if (force || !fresh) {
-		uint64_t c0 = pt_now_ns();
+		uint64_t c0 = pt_cpu_ns();
 		struct pt_summary *s;
 		/* the whole session of a growing trace: only what is new costs */
 		if (a->window == TUI_WIN_ALL && m->sum && m->built_events != t->events_seen &&
@@ -367,7 +369,7 @@ void tui_model_build(struct tui_app *a, int force)
 			s = pt_agg_live_summary(m->live_sum, t);
 		else
 			s = pt_summarize(t, &o);
-		m->sum_cost_ns = pt_now_ns() - c0;
+		m->sum_cost_ns = pt_cpu_ns() - c0;
 		if (m->sum)
 			pt_summary_free(m->sum);
 		m->sum = s;
@@ -378,7 +380,7 @@ void tui_model_build(struct tui_app *a, int force)
 		build_flops(a, o.t0_ns);
 	}
 	if (want && !m->ranks_ok) {
-		uint64_t c0 = pt_now_ns();
+		uint64_t c0 = pt_cpu_ns();
 		pt_ranks_free(&m->ranks);
 		int rc;
 		if (a->window == TUI_WIN_ALL && m->live_sum) { /* growing: what is new costs */
@@ -390,7 +392,7 @@ void tui_model_build(struct tui_app *a, int force)
 		}
 		if (rc != 0)
 			pt_ranks_free(&m->ranks);
-		m->ranks_cost_ns = pt_now_ns() - c0;
+		m->ranks_cost_ns = pt_cpu_ns() - c0;
 		m->ranks_ok = 1;
 		m->ranks_ntracks = t->ntracks;
 	} else if (!possible && m->ranks.n) {
