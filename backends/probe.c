@@ -488,13 +488,16 @@ int pt_probe_make_room(struct pt_tstate *t, uint64_t now_ns)
 	return 1;
 }
 
-uint64_t pt_probe_ring_free(struct pt_tstate *t)
+uint64_t pt_probe_ring_free(struct pt_tstate *t, uint64_t need)
 {
 	struct pt_shm_ring *r = t->ring;
 	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-	if (t->head - tail > t->mask) {
-		/* full as far as tail says: the attached readers may be past it, and
-		 * only this thread moves it (as pt_probe_make_room does, no drop) */
+	uint64_t used = t->head - tail;
+	if (used > t->mask || t->mask + 1 - used < need) {
+		/* short of room as far as tail says: the attached readers may be
+		 * past it, and only this thread moves it (as pt_probe_make_room
+		 * does, no drop). Not only when full: a kernel and its EXT need
+		 * two slots, and one free slot would never grow by itself. */
 		int attached;
 		uint64_t m = pt_shm_readers_min_cursor(G.hdr, r, pt_clock_mono_ns(), tail, t->head,
 						       &attached);
@@ -504,7 +507,7 @@ uint64_t pt_probe_ring_free(struct pt_tstate *t)
 		}
 	}
 	t->cached_tail = tail;
-	uint64_t used = t->head - tail;
+	used = t->head - tail;
 	return used > t->mask ? 0 : t->mask + 1 - used;
 }
 

@@ -241,7 +241,7 @@ static void sleep_ns(uint64_t ns)
 static void wait_room(struct pt_tstate *t, uint64_t need, uint64_t *deadline)
 {
 	for (;;) {
-		if (pt_probe_ring_free(t) >= need)
+		if (pt_probe_ring_free(t, need) >= need)
 			return;
 		uint64_t now = pt_clock_mono_ns();
 		if (!pt_probe_reader_attached(now))

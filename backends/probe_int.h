@@ -98,9 +98,10 @@ PT_HIDDEN extern __thread struct pt_tstate *pt_probe_tls;
 /* Slow paths (probe.c). */
 PT_HIDDEN struct pt_tstate *pt_probe_claim(void);
 PT_HIDDEN int pt_probe_make_room(struct pt_tstate *t, uint64_t now_ns);
-/* Free slots in t's ring now (the same rule as pt_probe_make_room): the CUPTI
+/* Free slots in t's ring now; when fewer than need, first frees what every
+ * attached reader has read (the same rule as pt_probe_make_room): the CUPTI
  * thread waits for room instead of dropping while a reader is attached. */
-PT_HIDDEN uint64_t pt_probe_ring_free(struct pt_tstate *t);
+PT_HIDDEN uint64_t pt_probe_ring_free(struct pt_tstate *t, uint64_t need);
 PT_HIDDEN void pt_probe_count_noring(void);
 /* 1 while a reader's heartbeat is fresh (PT_SHM_READER_TIMEOUT_NS). */
 PT_HIDDEN int pt_probe_reader_attached(uint64_t now_ns);

@@ -280,6 +280,33 @@ static void test_two_readers_min_cursor(void **state)
 	__atomic_store_n(&r1->heartbeat_ns, 0, __ATOMIC_RELEASE);
 }
 
+/*
+ * The room a producer waits for (pt_probe_ring_free, the CUPTI thread's
+ * wait before a kernel and its EXT record): with one slot left as far as
+ * the tail says and the attached reader past every record, the reader's
+ * cursor frees the whole ring. (It used to be looked at only once the ring
+ * was full: a two-record item then waited for room it had, until the
+ * reader went away or the probe stopped.)
+ */
+static void test_ring_free_near_full(void **state)
+{
+	struct pt_shm_ring *r = my_ring();
+	struct pt_shm_rec rec[128];
+	drain(r, rec, 128);
+	set_reader(1);
+	struct pt_tstate *t = pt_probe_tls;
+	/* asked for the whole ring: everything read is freed */
+	assert_int_equal(pt_probe_ring_free(t, G.slots), G.slots);
+	fill((int)G.slots - 1); /* unread: one slot left */
+	assert_int_equal(r->head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE), G.slots - 1);
+	assert_int_equal(pt_probe_ring_free(t, 2), 1); /* the reader has not read them */
+	drain(r, rec, 128);
+	assert_int_equal(pt_probe_ring_free(t, 1), 1); /* enough as it is: not looked at */
+	assert_int_equal(pt_probe_ring_free(t, 2), G.slots); /* it has read them */
+	assert_int_equal(r->tail, r->head);
+	set_reader(0);
+}
+
 static void *one_range(void *arg)
 {
 	proftop_range_push((const char *)arg);
@@ -697,6 +724,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_steps_marks_counters),
 	    cmocka_unit_test(test_full_ring_reader_attached),
 	    cmocka_unit_test(test_two_readers_min_cursor),
+	    cmocka_unit_test(test_ring_free_near_full),
 	    cmocka_unit_test(test_full_ring_flight_recorder),
 	    cmocka_unit_test(test_threads_and_exit),
 	    cmocka_unit_test(test_more_threads_than_rings),
