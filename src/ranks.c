@@ -785,7 +785,7 @@ static void move_window(struct pt_ranks_live *rl, uint64_t hi)
 static void rank_live_make(const struct pt_ranks_live *rl, struct rank_live *e)
 {
 	if (!e->l[0])
-		e->l[0] = rl->start[0] ? agg_live_new_from(rl->start[0]) : pt_agg_live_new();
+		e->l[0] = agg_live_new_from(rl->start[0]); /* from 0: every event */
 	if (rl->window_ns && !e->l[1])
 		e->l[1] = agg_live_new_from(rl->start[1]);
 }
@@ -911,16 +911,9 @@ int pt_ranks_live_compute(struct pt_ranks_live *rl, struct pt_trace *t, struct p
 		struct jobs jb = {rl->n, 0, NULL, live_job, rl};
 		run_jobs(&jb, 0);
 		/* what the kept aggregators hold, counted as pt_ranks_compute does */
-		for (size_t i = 0; i < rl->n; i++) {
-			for (int k = 0; k < 2; k++) {
-				struct pt_agg_live_stats st;
-				if (!rl->v[i].l[k])
-					continue;
-				pt_agg_live_stats(rl->v[i].l[k], &st);
-				out->mem_bytes += st.mem_bytes;
-			}
-			out->mem_bytes += RANK_FIXED_BYTES;
-		}
+		struct pt_agg_live_stats st;
+		pt_ranks_live_stats(rl, &st);
+		out->mem_bytes = st.mem_bytes + rl->n * RANK_FIXED_BYTES;
 		if (out->mem_bytes > room)
 			rc = PT_ENOMEM;
 	}
@@ -950,19 +943,20 @@ int pt_ranks_live_compute(struct pt_ranks_live *rl, struct pt_trace *t, struct p
 void pt_ranks_live_stats(const struct pt_ranks_live *rl, struct pt_agg_live_stats *out)
 {
 	memset(out, 0, sizeof *out);
-	for (size_t i = 0; i < rl->n * 2; i++) {
-		struct pt_agg_live_stats st;
-		if (!rl->v[i / 2].l[i % 2])
-			continue;
-		pt_agg_live_stats(rl->v[i / 2].l[i % 2], &st);
-		out->refreshes += st.refreshes;
-		out->rebuilds += st.rebuilds;
-		out->fed_events += st.fed_events;
-		out->tail_events += st.tail_events;
-		out->violations += st.violations;
-		out->full |= st.full;
-		out->mem_bytes += st.mem_bytes;
-	}
+	for (size_t i = 0; i < rl->n; i++)
+		for (int k = 0; k < 2; k++) { /* the window's and the next one's */
+			struct pt_agg_live_stats st;
+			if (!rl->v[i].l[k])
+				continue;
+			pt_agg_live_stats(rl->v[i].l[k], &st);
+			out->refreshes += st.refreshes;
+			out->rebuilds += st.rebuilds;
+			out->fed_events += st.fed_events;
+			out->tail_events += st.tail_events;
+			out->violations += st.violations;
+			out->full |= st.full;
+			out->mem_bytes += st.mem_bytes;
+		}
 	out->rebuilds += rl->resets;
 	out->cost_ns = rl->cost_ns;
 }
