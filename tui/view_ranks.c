@@ -29,7 +29,7 @@ static const struct rcol rcols[TUI_RCOL__COUNT] = {
 	[TUI_RCOL_HOST] = {"Host", 0, 1},      [TUI_RCOL_STEPS] = {"Steps", 7, 0},
 	[TUI_RCOL_LAST] = {"Last", 7, 0},      [TUI_RCOL_AVG] = {"Avg ms", 10, 0},
 	[TUI_RCOL_P50] = {"P50 ms", 10, 0},    [TUI_RCOL_MAX] = {"Max ms", 10, 0},
-	[TUI_RCOL_IPS] = {"IPS", 8, 0},	       [TUI_RCOL_READER] = {"Reader%", 8, 0},
+	[TUI_RCOL_IPS] = {"IPS", 10, 0},	       [TUI_RCOL_READER] = {"Reader%", 8, 0},
 	[TUI_RCOL_GPU] = {"GPU%", 7, 0},       [TUI_RCOL_COMM] = {"Comm%", 7, 0},
 	[TUI_RCOL_CPU] = {"CPU%", 7, 0},
 };
@@ -156,6 +156,17 @@ static void build_order(struct tui_app *a)
 		rv->sel = 0;
 }
 
+/* v with dec decimals, fewer when that would fill col's width: a cell
+ * keeps the space before it (13335.77 samples/s next to a step time). */
+static void num(char *b, size_t n, double v, int dec, int col)
+{
+	for (int d = dec; d >= 0; d--) {
+		snprintf(b, n, "%.*f", d, v);
+		if ((int)strlen(b) < rcols[col].width)
+			return;
+	}
+}
+
 static void cell(char *b, size_t n, const struct pt_rank_stat *s, int col)
 {
 	int steps = s->steps > 0;
@@ -176,36 +187,38 @@ static void cell(char *b, size_t n, const struct pt_rank_stat *s, int col)
 	case TUI_RCOL_P50:
 	case TUI_RCOL_MAX:
 		if (steps)
-			snprintf(b, n, "%.2f", col == TUI_RCOL_AVG ? s->step_avg_ms
-					       : col == TUI_RCOL_P50 ? s->step_p50_ms
-								     : s->step_max_ms);
+			num(b, n,
+			    col == TUI_RCOL_AVG   ? s->step_avg_ms
+			    : col == TUI_RCOL_P50 ? s->step_p50_ms
+						  : s->step_max_ms,
+			    2, col);
 		else
 			snprintf(b, n, "-");
 		break;
 	case TUI_RCOL_IPS:
 		if (steps)
-			snprintf(b, n, "%.2f", ips_of(s));
+			num(b, n, ips_of(s), 2, col);
 		else
 			snprintf(b, n, "-");
 		break;
 	case TUI_RCOL_READER:
 		if (steps)
-			snprintf(b, n, "%.1f", 100.0 * s->reader_ratio);
+			num(b, n, 100.0 * s->reader_ratio, 1, col);
 		else
 			snprintf(b, n, "-");
 		break;
 	case TUI_RCOL_GPU:
 		if (s->gpu_util_pct >= 0)
-			snprintf(b, n, "%.1f", s->gpu_util_pct);
+			num(b, n, s->gpu_util_pct, 1, col);
 		else
 			snprintf(b, n, "-");
 		break;
 	case TUI_RCOL_COMM:
-		snprintf(b, n, "%.1f", 100.0 * s->comm_share);
+		num(b, n, 100.0 * s->comm_share, 1, col);
 		break;
 	case TUI_RCOL_CPU:
 		if (s->cpu_util_pct >= 0)
-			snprintf(b, n, "%.1f", s->cpu_util_pct);
+			num(b, n, s->cpu_util_pct, 1, col);
 		else
 			snprintf(b, n, "-");
 		break;

@@ -589,6 +589,41 @@ static void test_ranks_view(void **state)
 	pt_trace_free(t);
 }
 
+/* Wide figures keep the space before them: 14285.71 steps/s fills the old
+ * 8-column IPS cell, which then ran into the step time before it; a figure
+ * too wide even for its cell loses decimals instead. */
+static void test_ranks_wide_figures(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new(16u << 20);
+	add_rank(t, 0, 70, 20);	    /* 1e6 / 70 = 14285.71 steps/s */
+	add_rank(t, 1, 0.05, 0.01); /* 2e7 steps/s: "20000000" */
+	pt_trace_set_proc(t, 1000, 0, "node0");
+	pt_trace_set_proc(t, 1010, 1, "node0");
+	struct tui_opts o;
+	tui_opts_init(&o);
+	struct tui_app a;
+	tui_app_init(&a, t, &o);
+	static const int size[2][2] = {{200, 50}, {80, 24}};
+	for (int k = 0; k < 2; k++) {
+		struct tui_canvas c;
+		tui_canvas_init(&c, size[k][0], size[k][1], 0);
+		keys(&a, "8");
+		const char *s = render(&a, &c);
+		if (getenv("PT_SHOW_SCREEN"))
+			fputs(s, stderr);
+		char l[512];
+		assert_non_null(line_of(s, "  rank 0", l, sizeof l));
+		assert_non_null(strstr(l, "0.07 ")); /* the step time, then a space */
+		assert_non_null(strstr(l, " 14285.71 "));
+		assert_non_null(line_of(s, "  rank 1", l, sizeof l));
+		assert_non_null(strstr(l, " 20000000 "));
+		tui_canvas_free(&c);
+	}
+	tui_app_free(&a);
+	pt_trace_free(t);
+}
+
 static void test_rank_filter(void **state)
 {
 	(void)state;
@@ -768,6 +803,7 @@ int main(void)
 		cmocka_unit_test(test_notes_announced),
 		cmocka_unit_test(test_gpu_meter_both_utilizations),
 		cmocka_unit_test(test_ranks_view),
+		cmocka_unit_test(test_ranks_wide_figures),
 		cmocka_unit_test(test_rank_filter),
 		cmocka_unit_test(test_one_rank),
 		cmocka_unit_test(test_advice_view),
