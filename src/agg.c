@@ -59,7 +59,7 @@ struct pt_agg *pt_agg_new(const struct pt_trace *t, const struct pt_agg_opts *o)
 }
 
 /* msprof's "Overlap Analysis" process: its lanes are msprof's own figures. */
-static int derived_lane(const struct pt_trace *t, uint32_t id)
+int agg_derived_lane(const struct pt_trace *t, uint32_t id)
 {
 	if (!t || id >= t->ntracks || !t->tracks[id].process_label)
 		return 0;
@@ -102,7 +102,7 @@ static struct track_state *track_get(struct pt_agg *a, uint32_t id)
 	ts->used = 1;
 	ts->device = -1;
 	ts->dev_idx = AGG_NONE;
-	ts->derived = (uint8_t)derived_lane(a->t, id);
+	ts->derived = (uint8_t)agg_derived_lane(a->t, id);
 	if (a->t && id < a->t->ntracks && pt_track_is_device(&a->t->tracks[id])) {
 		ts->is_device = 1;
 		ts->device = a->t->tracks[id].device;
@@ -455,6 +455,15 @@ static void add_phase(struct pt_agg *a, const struct pt_event *ev, uint8_t kind)
 	    (struct phase_rec){ev->start_ns, pt_event_end(ev), ev->track_id, kind};
 }
 
+/* [s, e) into track ts's list k, unless the lists' thread builds the
+ * lists (agg_pipe.c, which appends exactly what this appends: keep the
+ * two in step). */
+static inline void list_add(struct pt_agg *a, struct track_state *ts, int k, uint64_t s, uint64_t e)
+{
+	if (!a->pipe)
+		ivl_add(ts_list_make(ts, k), s, e);
+}
+
 static void host_event(struct pt_agg *a, struct track_state *ts, const struct pt_event *ev,
 		       uint8_t kind)
 {
@@ -475,13 +484,13 @@ static void host_event(struct pt_agg *a, struct track_state *ts, const struct pt
 	a->calls[eff]++;
 	if (kind == PT_KIND_INSTANT || kind == PT_KIND_COUNTER)
 		return;
-	ivl_add(ts_list_make(ts, eff), ev->start_ns, end);
+	list_add(a, ts, eff, ev->start_ns, end);
 	if (ev->flags & PT_EVF_COMM)
-		ivl_add(ts_list_make(ts, LS_HOSTCOMM), ev->start_ns, end);
+		list_add(a, ts, LS_HOSTCOMM, ev->start_ns, end);
 	if (ts->derived && ev->name_id) {
 		for (int i = 0; i < 3; i++)
 			if (ev->name_id == a->vname[i])
-				ivl_add(ts_list_make(ts, LS_VCOMP + i), ev->start_ns, end);
+				list_add(a, ts, LS_VCOMP + i, ev->start_ns, end);
 	}
 
 	struct frame *f = &ts->stack[ts->depth];
@@ -585,9 +594,9 @@ static void device_event(struct pt_agg *a, struct track_state *ts, const struct 
 	a->calls[kind]++;
 	a->has_gpu = 1;
 	a->device_total_ns += ev->dur_ns;
-	ivl_add(ts_list_make(ts, kind), ev->start_ns, end);
+	list_add(a, ts, kind, ev->start_ns, end);
 	if (kind == PT_KIND_KERNEL || kind == PT_KIND_COMMUNICATION) {
-		ivl_add(ts_list_make(ts, LS_BUSY), ev->start_ns, end);
+		list_add(a, ts, LS_BUSY, ev->start_ns, end);
 		a->kernel_total_ns += ev->dur_ns;
 		uint32_t r = row_for(&a->kernels, &a->kernels_by_name, ev->name_id, kind, 1);
 		pt_stat_add(&a->kernels.v[r].gpu, ev->dur_ns);
@@ -791,8 +800,22 @@ struct pt_summary *pt_agg_finish(struct pt_agg *a)
 	s->events = a->events;
 	s->has_gpu = a->has_gpu;
 	s->proc_cpu_pct = a->cpu_n ? (double)a->cpu_sum_u / 1e6 / (double)a->cpu_n : -1;
-	agg_settle_tables(a, s);
-	agg_settle_steps(a, s);
+	if (a->pipe) {
+		/* the lists' thread settles the overview beside the rest */
+		agg_pipe_overview(a->pipe, s);
+		agg_settle_tables(a, s);
+		agg_settle_steps(a, s);
+		agg_pipe_lists_in(a->pipe);
+		agg_settle_devices(a, s);
+		agg_pipe_join(a->pipe);
+		a->pipe = NULL;
+	} else {
+		agg_settle_tables(a, s);
+		agg_settle_overview(a, s);
+		agg_settle_devices(a, s);
+		agg_settle_steps(a, s);
+	}
+	agg_settle_phase_rows(s);
 	agg_free(a);
 	return s;
 }

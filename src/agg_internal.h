@@ -407,18 +407,46 @@ struct pt_agg {
 
 	struct dev_acc *devs;
 	size_t ndevs, devs_cap;
+
+	/* the interval lists' thread (agg_pipe.c), NULL: lists built here */
+	struct agg_pipe *pipe;
 };
+
+/* agg.c: 1 when track id is a lane of msprof's "Overlap Analysis". */
+int agg_derived_lane(const struct pt_trace *t, uint32_t id);
 
 /* Bytes the aggregator holds (what pt_ranks counts against --max-mem). */
 size_t agg_mem_bytes(const struct pt_agg *a);
 
 /* agg_steps.c: fills s->steps, s->model, s->perf. */
 void agg_settle_steps(struct pt_agg *a, struct pt_summary *s);
+/* agg_steps.c: the Overview's phase rows from the Model Summary (after
+ * agg_settle_overview and agg_settle_steps). */
+void agg_settle_phase_rows(struct pt_summary *s);
 /* agg_tables.c: a call instance's final GPU time into its rows' per-call
  * stats (settle_instances, and agg_fold for the ones it settles early). */
 void agg_inst_settle(struct pt_agg *a, const struct inst *in);
-/* agg_tables.c: fills the tables, overview, dist and devices. */
+/* agg_tables.c: fills the tables. */
 void agg_settle_tables(struct pt_agg *a, struct pt_summary *s);
+/* agg_tables.c: fill the overview and dist, and the devices, from the
+ * interval lists, a->calls, a->devs and s's span; they read nothing else
+ * that agg_settle_tables or agg_settle_steps write, and write nothing the
+ * other reads (agg_pipe.c runs the three side by side). */
+void agg_settle_overview(struct pt_agg *a, struct pt_summary *s);
+void agg_settle_devices(struct pt_agg *a, struct pt_summary *s);
+
+/* ---- interval lists built beside the feed (agg_pipe.c) ---- */
+struct agg_pipe;
+/* Starts the lists' thread for a, which reads tracks [0, ntracks) of the
+ * sorted store st as a's feed will; NULL when no thread could start. */
+struct agg_pipe *agg_pipe_start(struct pt_agg *a, struct pt_store *st, uint32_t ntracks);
+/* s's span and a's feed are final: the thread moves its lists into a's
+ * tracks and settles the overview (not the devices) into s. */
+void agg_pipe_overview(struct agg_pipe *p, struct pt_summary *s);
+/* Waits until the lists are in a's tracks (they may be read then). */
+void agg_pipe_lists_in(struct agg_pipe *p);
+/* Waits for the thread and frees p. */
+void agg_pipe_join(struct agg_pipe *p);
 void agg_free(struct pt_agg *a);
 /* A deep copy of a (agg_live.c): feeding or finishing either leaves the other as it was. */
 struct pt_agg *agg_clone(const struct pt_agg *a);

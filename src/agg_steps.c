@@ -431,6 +431,10 @@ void agg_settle_steps(struct pt_agg *a, struct pt_summary *s)
 	free(c.pmax_end);
 	settle_model(s);
 	settle_perf(s);
+}
+
+void agg_settle_phase_rows(struct pt_summary *s)
+{
 	if (s->nsteps) {
 		/* One figure per phase in every table: the Overview's phase rows
 		 * are the Model Summary's (calls = steps with the phase, time =
@@ -664,6 +668,9 @@ struct pt_summary *pt_summarize(struct pt_trace *t, const struct pt_agg_opts *o)
 	uint32_t ntr = pt_store_track_count(t->store);
 	if (t->ntracks > ntr)
 		ntr = t->ntracks;
+	if (opts.lists_thread == 2 ||
+	    (opts.lists_thread == 0 && pt_store_count(t->store) >= PT_SUMMARIZE_PIPE_EVENTS))
+		a->pipe = agg_pipe_start(a, t->store, ntr);
 	/* Device tracks first: every launch then finds its activities when
 	 * it is fed, and adds their time straight into the calls open on its
 	 * thread (no per-call records, no launch table). */

@@ -252,7 +252,7 @@ void agg_fold_unions(struct pt_agg *a, uint64_t upto)
  * between steps) counts in neither the numerator nor the denominator.
  * Without steps, both are over the profiled span.
  */
-static void settle_overview(struct pt_agg *a, struct pt_summary *s)
+void agg_settle_overview(struct pt_agg *a, struct pt_summary *s)
 {
 	const struct agg_folded *f = &a->fold;
 	struct ivl_list steps_l = {0};
@@ -265,19 +265,12 @@ static void settle_overview(struct pt_agg *a, struct pt_summary *s)
 	const uint8_t *folded_any = steps ? f->nonempty_clip : f->nonempty_all;
 	int clip = steps != NULL;
 	uint64_t base = steps ? steps_union : span;
-	for (int kind = 0; kind < PT_KIND__COUNT; kind++) {
-		s->overview[kind].calls = a->calls[kind];
-		s->overview[kind].ratio_base_ns = base;
-		if (kind == PT_KIND_INSTANT || kind == PT_KIND_COUNTER)
-			continue;
-		/* Overlaps counted once: merged across threads / streams. */
-		s->overview[kind].union_ns = union_in(a, kind, steps, NULL) + folded[kind];
-	}
-
 	struct pt_distributed *d = &s->dist;
 	d->step_ns = base;
 	struct ivl_list comm = {0}, comp = {0};
-	d->comm_ns = union_in(a, PT_KIND_COMMUNICATION, steps, &comm) + folded[PT_KIND_COMMUNICATION];
+	uint64_t comm_dev =
+	    union_in(a, PT_KIND_COMMUNICATION, steps, &comm) + folded[PT_KIND_COMMUNICATION];
+	d->comm_ns = comm_dev;
 	int host = 0;
 	if (!a->calls[PT_KIND_COMMUNICATION]) {
 		/* No device collectives: host communication calls (nccl:,
@@ -287,10 +280,28 @@ static void settle_overview(struct pt_agg *a, struct pt_summary *s)
 		d->comm_from_host = comm.n > 0 || folded_any[LS_HOSTCOMM];
 		host = 1;
 	}
-	d->comp_ns = union_in(a, PT_KIND_KERNEL, steps, &comp) + folded[PT_KIND_KERNEL];
+	/* the kernels' merged list only matters against communication */
+	d->comp_ns =
+	    union_in(a, PT_KIND_KERNEL, steps, comm.n ? &comp : NULL) + folded[PT_KIND_KERNEL];
 	d->overlap_ns = ivl_intersect_len(&comm, &comp) + f->overlap[host][clip];
 	ivl_free(&comm);
 	ivl_free(&comp);
+
+	for (int kind = 0; kind < PT_KIND__COUNT; kind++) {
+		s->overview[kind].calls = a->calls[kind];
+		s->overview[kind].ratio_base_ns = base;
+		if (kind == PT_KIND_INSTANT || kind == PT_KIND_COUNTER)
+			continue;
+		/* Overlaps counted once: merged across threads / streams
+		 * (kernels and collectives: the unions just taken) */
+		if (kind == PT_KIND_KERNEL)
+			s->overview[kind].union_ns = d->comp_ns;
+		else if (kind == PT_KIND_COMMUNICATION)
+			s->overview[kind].union_ns = comm_dev;
+		else
+			s->overview[kind].union_ns = union_in(a, kind, steps, NULL) + folded[kind];
+	}
+
 	/* msprof's Overlap Analysis, cut to the same window */
 	for (size_t i = 0; i < a->ntracks; i++)
 		if (a->tracks[i].used && a->tracks[i].derived &&
@@ -302,7 +313,11 @@ static void settle_overview(struct pt_agg *a, struct pt_summary *s)
 		d->vendor_exposed_ns = union_in(a, LS_VEXPOSED, steps, NULL) + folded[LS_VEXPOSED];
 	}
 	ivl_free(&steps_l);
+}
 
+void agg_settle_devices(struct pt_agg *a, struct pt_summary *s)
+{
+	const struct agg_folded *f = &a->fold;
 	s->ndevices = a->ndevs;
 	s->devices = a->ndevs ? pt_xcalloc(a->ndevs, sizeof *s->devices) : NULL;
 	for (size_t i = 0; i < a->ndevs; i++) {
@@ -364,6 +379,4 @@ void agg_settle_tables(struct pt_agg *a, struct pt_summary *s)
 	s->user_defined.cpu_base_ns = span * ud_threads;
 	s->user_defined.gpu_base_ns = a->device_total_ns;
 	s->user_defined.threads = ud_threads;
-
-	settle_overview(a, s);
 }

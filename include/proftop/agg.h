@@ -183,7 +183,12 @@ struct pt_agg_opts {
 	 * default): the steps the store's cap dropped, right for a window that
 	 * starts with the data. */
 	int64_t step_ordinal0;
+	/* pt_summarize: 0 (the default) builds the interval lists on a
+	 * thread of their own once the store holds PT_SUMMARIZE_PIPE_EVENTS
+	 * events or more; 1 never; 2 always. The figures are the same. */
+	int lists_thread;
 };
+#define PT_SUMMARIZE_PIPE_EVENTS 65536
 void pt_agg_opts_init(struct pt_agg_opts *o);
 
 struct pt_agg;

@@ -8,7 +8,10 @@
  * every so often), or in start order (a file). After every batch both
  * summaries are taken and compared whole. Synthetic traces cover what must
  * rebuild: a range that encloses the whole run and arrives last, and the
- * store's cap dropping old events.
+ * store's cap dropping old events. Last, pt_summarize with its interval
+ * lists built on a thread of their own (agg_pipe.c) against the calling
+ * thread alone, on the same traces and on one that meets every rule by
+ * which the feed picks a list.
  */
 #include "testutil.h"
 
@@ -433,6 +436,176 @@ static void test_idle_refresh(void **state)
 	pt_trace_free(t);
 }
 
+/* ---- the interval lists' thread (agg_pipe.c) ---- */
+
+/* pt_summarize with the interval lists built on a thread of their own,
+ * against the calling thread alone: the whole trace, a step range, and a
+ * window of the middle of the span. */
+static void lists_thread_same(struct pt_trace *t)
+{
+	uint64_t lo = pt_store_first_ns(t->store), hi = pt_store_last_ns(t->store);
+	for (int w = 0; w < 3; w++) {
+		struct pt_agg_opts o;
+		pt_agg_opts_init(&o);
+		if (w == 1) {
+			o.step_first = 2;
+			o.step_last = 4;
+		} else if (w == 2) {
+			o.t0_ns = lo + (hi - lo) / 3;
+			o.t1_ns = hi - (hi - lo) / 3;
+		}
+		o.lists_thread = 1;
+		struct pt_summary *want = pt_summarize(t, &o);
+		o.lists_thread = 2;
+		struct pt_summary *got = pt_summarize(t, &o);
+		same_summary(want, got);
+		pt_summary_free(got);
+		pt_summary_free(want);
+	}
+}
+
+static void test_lists_thread_files(void **state)
+{
+	(void)state;
+	static const char *const fixtures[] = {"pytorch/resnet50_workers0.pt.trace.json.gz",
+					       "dialects/mindspore_gpu.json",
+					       "dialects/msprof.json",
+					       "dialects/paddle.json",
+					       "dialects/proftop_export.json",
+					       "dialects/pytorch_legacy.json",
+					       "dialects/pytorch_legacy_nesting.json"};
+	for (size_t f = 0; f < sizeof fixtures / sizeof *fixtures; f++) {
+		struct pt_trace *t = tu_load_trace(tu_fixtures(), fixtures[f]);
+		assert_non_null(t);
+		lists_thread_same(t);
+		pt_trace_free(t);
+	}
+	static const char *const shared[] = {
+	    "hta/call_stack__backward_thread.json",
+	    "hta/nccl_parser_config__nccl_data.json.gz",
+	    "hta/amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+	    "hta/trace_diff__control__control.json.gz",
+	    "mindinsight/msprof_rank0/msprof_0_2_1.json",
+	    "mindinsight/gpu_timeline_display_0.json"};
+	for (size_t f = 0; f < sizeof shared / sizeof *shared; f++) {
+		struct pt_trace *t = tu_load_trace(tu_traces(), shared[f]);
+		if (!t)
+			continue;
+		lists_thread_same(t);
+		pt_trace_free(t);
+	}
+}
+
+/*
+ * Every rule by which the feed picks a list: operators inside operators
+ * (OperatorInner), a child overhanging its parent by less than the
+ * tolerance (still a child) and one by more (it straddles: the parent is
+ * closed), host communication calls, the profiler's own spans (left out),
+ * instants and counters (no list), a copy recorded on a host thread (a
+ * runtime call there), a host call on a device stream (never nested),
+ * collectives (without them, the host calls stand in for them), two
+ * devices, and msprof's Overlap Analysis lanes.
+ */
+static struct pt_trace *every_list_rule(int steps, int collectives)
+{
+	struct pt_trace *t = pt_trace_new(0);
+	uint32_t host = tu_track(t, 1, 1, -1), loader = tu_track(t, 1, 2, -1);
+	uint32_t s0 = tu_track(t, 0, 7, 0), s1 = tu_track(t, 0, 8, 1);
+	uint32_t lane = tu_track(t, 9, 1, -1);
+	struct pt_track_key kl = {9, 1, 0, 0};
+	pt_trace_set_process_label(t, &kl, pt_trace_intern(t, "Overlap Analysis", 16));
+	for (int i = 0; i < steps; i++) {
+		double s = 1000.0 + 1000.0 * i;
+		char step[32];
+		snprintf(step, sizeof step, "ProfilerStep#%d", i);
+		tu_ev(t, host, PT_KIND_PROFILE_STEP, step, s, 900, 0);
+		tu_ev(t, host, PT_KIND_OPERATOR, "aten::linear", s + 10, 100, 0);
+		tu_ev(t, host, PT_KIND_OPERATOR, "aten::addmm", s + 20, 50, 0);
+		tu_ev(t, host, PT_KIND_CUDA_RUNTIME, "cudaLaunchKernel", s + 30, 5,
+		      (uint32_t)(3 * i + 1));
+		/* overhangs aten::linear by 0.5 us (a child), then one by 30 us */
+		tu_ev(t, host, PT_KIND_OPERATOR, "aten::relu", s + 80, 30.5, 0);
+		tu_ev(t, host, PT_KIND_OPERATOR, "aten::add", s + 200, 50, 0);
+		tu_ev(t, host, PT_KIND_OPERATOR, "aten::mul", s + 240, 40, 0);
+		tu_ev(t, host, PT_KIND_MEMCPY, "GpuMemcpySync", s + 300, 10, 0);
+		tu_ev(t, host, PT_KIND_INSTANT, "mark", s + 310, 0, 0);
+		struct pt_event ev = {0};
+		ev.start_ns = US(s + 320);
+		ev.dur_ns = US(40);
+		ev.name_id = pt_trace_intern(t, "nccl:all_reduce", 15);
+		ev.track_id = host;
+		ev.kind = PT_KIND_USER_DEFINED;
+		ev.flags = PT_EVF_COMM;
+		pt_trace_add(t, &ev);
+		ev.start_ns = US(s + 400);
+		ev.name_id = pt_trace_intern(t, "PyTorch Profiler (0)", 20);
+		ev.kind = PT_KIND_USER_DEFINED;
+		ev.flags = PT_EVF_INTERNAL;
+		pt_trace_add(t, &ev);
+		ev.start_ns = US(s + 5);
+		ev.dur_ns = 0;
+		ev.name_id = pt_trace_intern(t, "CPU(Process)", 12);
+		ev.kind = PT_KIND_COUNTER;
+		ev.flags = 0;
+		double pct = 50.0 + i;
+		memcpy(&ev.arg, &pct, sizeof pct);
+		pt_trace_add(t, &ev);
+		tu_ev(t, loader, PT_KIND_DATALOADER, "enumerate(DataLoader)", s + 1, 60, 0);
+		tu_ev(t, loader, PT_KIND_OPERATOR, "aten::stack", s + 2, 20, 0);
+		tu_ev(t, s0, PT_KIND_KERNEL, "gemm", s + 40, 60, (uint32_t)(3 * i + 1));
+		tu_ev(t, s0, PT_KIND_OPERATOR, "aten::host_on_stream", s + 50, 100, 0);
+		tu_ev(t, s0, PT_KIND_MEMSET, "memset", s + 150, 10, 0);
+		if (collectives)
+			tu_ev(t, s1, PT_KIND_COMMUNICATION, "ncclAllReduce", s + 330, 80, 0);
+		tu_ev(t, s1, PT_KIND_MEMCPY, "Memcpy HtoD", s + 500, 20, 0);
+		tu_ev(t, lane, PT_KIND_OTHER, "Computing", s + 40, 60, 0);
+		tu_ev(t, lane, PT_KIND_OTHER, "Communication", s + 330, 80, 0);
+		tu_ev(t, lane, PT_KIND_OTHER, "Communication(Not Overlapped)", s + 390, 20, 0);
+	}
+	return t;
+}
+
+static void test_lists_thread_rules(void **state)
+{
+	(void)state;
+	for (int coll = 0; coll < 2; coll++) {
+		struct pt_trace *t = every_list_rule(12, coll);
+		lists_thread_same(t);
+		/* the rules are all met: inner operators, host and vendor lanes */
+		struct pt_agg_opts o;
+		pt_agg_opts_init(&o);
+		o.lists_thread = 2;
+		struct pt_summary *s = pt_summarize(t, &o);
+		assert_true(s->overview[PT_KIND_OPERATOR_INNER].union_ns > 0);
+		assert_true(s->dist.comm_ns > 0);
+		assert_int_equal(s->dist.comm_from_host, !coll);
+		assert_true(s->dist.has_vendor);
+		assert_true(s->dist.vendor_exposed_ns > 0);
+		assert_int_equal(s->ndevices, 2);
+		assert_true(s->devices[0].busy_ns > 0);
+		assert_int_equal(s->devices[1].busy_ns > 0, coll);
+		pt_summary_free(s);
+		pt_trace_free(t);
+	}
+}
+
+/* Large enough that pt_summarize takes the thread of its own accord. */
+static void test_lists_thread_default(void **state)
+{
+	(void)state;
+	struct pt_trace *t = every_list_rule(PT_SUMMARIZE_PIPE_EVENTS / 20 + 1, 1);
+	assert_true(pt_store_count(t->store) >= PT_SUMMARIZE_PIPE_EVENTS);
+	struct pt_agg_opts o;
+	pt_agg_opts_init(&o);
+	o.lists_thread = 1;
+	struct pt_summary *want = pt_summarize(t, &o);
+	struct pt_summary *got = pt_summarize(t, NULL);
+	same_summary(want, got);
+	pt_summary_free(got);
+	pt_summary_free(want);
+	pt_trace_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,6 +619,9 @@ int main(void)
 	    cmocka_unit_test(test_corr_ids_shared_by_ranks),
 	    cmocka_unit_test(test_tagged_corr_ids_stay_incremental),
 	    cmocka_unit_test(test_kept_state_bounded),
+	    cmocka_unit_test(test_lists_thread_files),
+	    cmocka_unit_test(test_lists_thread_rules),
+	    cmocka_unit_test(test_lists_thread_default),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
