@@ -677,18 +677,19 @@ int pt_report_text(FILE *out, const struct pt_trace *t, const struct pt_summary 
 	}
 	pt_table_view_free(&v);
 
-	{
-		struct pt_datapipe dp;
+	/* the advisor's rules over this summary (advisor.h) need the data
+	 * pipeline's figures too, and hand them on (one pass over the trace) */
+	struct pt_advice_list al = {.n = 0};
+	struct pt_datapipe dp;
+	if (!o->no_advice)
+		pt_advise_trace_dp(t, s, o->ranks, -1, NULL, &al, &dp);
+	else
 		pt_datapipe_compute(t, s, &dp);
-		pt_report_data_text(out, t, &dp);
-		pt_datapipe_free(&dp);
-	}
+	pt_report_data_text(out, t, &dp);
+	pt_datapipe_free(&dp);
 	put_perf(out, s);
-	if (!o->no_advice) { /* the advisor's rules over this summary (advisor.h) */
-		struct pt_advice_list al;
-		pt_advise_trace(t, s, o->ranks, -1, NULL, &al);
+	if (!o->no_advice)
 		pt_advice_text(out, &al);
-	}
 	put_warnings(out, t);
 	fflush(out);
 	return ferror(out) ? PT_EIO : 0;

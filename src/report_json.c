@@ -532,16 +532,18 @@ void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct
 	j_steps(b, s);
 	j_overhead(b, t, s);
 	{
+		/* the advisor's findings (advisor.h; [] with --no-advice) come
+		 * last, but are worked out first: they need the data pipeline's
+		 * figures too, and hand them on (one pass over the trace) */
 		struct pt_datapipe dp;
-		pt_datapipe_compute(t, s, &dp);
-		pt_report_data_json(b, t, &dp);
-		pt_datapipe_free(&dp);
-	}
-	pt_report_ranks_json(b, o ? o->ranks : NULL);
-	{ /* the advisor's findings (advisor.h); [] with --no-advice */
 		struct pt_advice_list al = {.n = 0};
 		if (!o->no_advice)
-			pt_advise_trace(t, s, o->ranks, -1, NULL, &al);
+			pt_advise_trace_dp(t, s, o->ranks, -1, NULL, &al, &dp);
+		else
+			pt_datapipe_compute(t, s, &dp);
+		pt_report_data_json(b, t, &dp);
+		pt_datapipe_free(&dp);
+		pt_report_ranks_json(b, o ? o->ranks : NULL);
 		pt_advice_json_buf(b, &al);
 	}
 	pt_buf_put(b, ",\n  \"warnings\": {", 17);
