@@ -3,8 +3,9 @@
  * detected by its magic bytes, concatenated members allowed) and the
  * pipeline. The splitter (chrome_doc.c: the top-level JSON) records where
  * each event object begins and ends; a chunk of whole objects is a batch.
- * Batches are parsed by worker threads into raw records and handed to the
- * sink on the caller's thread strictly in file order, so the result does not
+ * Batches are parsed by worker threads (and by the caller's thread while the
+ * batch it needs next is not ready) into raw records and handed to the sink
+ * on the caller's thread strictly in file order, so the result does not
  * depend on the number of threads. Memory follows the batches in flight (a
  * few chunks) plus the events kept, never the size of the text.
  *
@@ -440,8 +441,23 @@ static int read_src(struct pt_trace *t, struct src *s, const char *name, int thr
 		for (;;) {
 			struct cr_batch *b = &pp.slots[cons % (uint64_t)pp.nslots];
 			pthread_mutex_lock(&pp.mu);
-			while (b->state != SLOT_PARSED)
+			while (b->state != SLOT_PARSED) {
+				/* rather than wait for it, parse the next batch no
+				 * worker has taken yet: this thread would otherwise
+				 * idle for half the read */
+				struct cr_batch *nb = &pp.slots[pp.parse_seq % (uint64_t)pp.nslots];
+				if (nb->state == SLOT_FILLED) {
+					nb->state = SLOT_PARSING;
+					pp.parse_seq++;
+					pthread_mutex_unlock(&pp.mu);
+					cr_parse_batch(nb);
+					pthread_mutex_lock(&pp.mu);
+					nb->state = SLOT_PARSED;
+					pthread_cond_broadcast(&pp.cv);
+					continue;
+				}
 				pthread_cond_wait(&pp.cv, &pp.mu);
+			}
 			pthread_mutex_unlock(&pp.mu);
 			cr_sink_batch(sink, b);
 			int final = b->final;
