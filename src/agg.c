@@ -67,19 +67,25 @@ int agg_derived_lane(const struct pt_trace *t, uint32_t id)
 	return strncmp(p, "Overlap Analysis", 16) == 0;
 }
 
+struct ivl_list *agg_lists_make(uint8_t li[LS__COUNT], uint8_t *nl, uint8_t *capl,
+				struct ivl_list **lv, int k)
+{
+	if (!li[k]) {
+		if (*nl == *capl) {
+			*capl = (uint8_t)(*capl ? *capl * 2 : 2);
+			if (*capl > LS__COUNT)
+				*capl = LS__COUNT;
+			*lv = pt_xrealloc(*lv, *capl * sizeof **lv);
+		}
+		memset(&(*lv)[*nl], 0, sizeof **lv);
+		li[k] = ++*nl;
+	}
+	return &(*lv)[li[k] - 1];
+}
+
 struct ivl_list *ts_list_make(struct track_state *ts, int k)
 {
-	if (!ts->li[k]) {
-		if (ts->nl == ts->capl) {
-			ts->capl = (uint8_t)(ts->capl ? ts->capl * 2 : 2);
-			if (ts->capl > LS__COUNT)
-				ts->capl = LS__COUNT;
-			ts->lv = pt_xrealloc(ts->lv, ts->capl * sizeof *ts->lv);
-		}
-		memset(&ts->lv[ts->nl], 0, sizeof *ts->lv);
-		ts->li[k] = ++ts->nl;
-	}
-	return &ts->lv[ts->li[k] - 1];
+	return agg_lists_make(ts->li, &ts->nl, &ts->capl, &ts->lv, k);
 }
 
 /* The state of track id: events come a track at a time, so the previous

@@ -217,6 +217,10 @@ static inline struct ivl_list *ts_list(const struct track_state *ts, int k)
 }
 /* The same, made when missing. */
 struct ivl_list *ts_list_make(struct track_state *ts, int k);
+/* List k of the set (li, nl, capl, lv) a track keeps, made when missing
+ * (ts_list_make's, for sets kept elsewhere: agg_pipe.c). */
+struct ivl_list *agg_lists_make(uint8_t li[LS__COUNT], uint8_t *nl, uint8_t *capl,
+				struct ivl_list **lv, int k);
 
 /*
  * Per-call GPU time. A launch whose device activities were fed before it

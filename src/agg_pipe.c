@@ -55,24 +55,9 @@ struct agg_pipe {
 	size_t cap;
 };
 
-static struct ivl_list *tl_list(struct tlists *t, int k)
-{
-	if (!t->li[k]) {
-		if (t->nl == t->capl) {
-			t->capl = (uint8_t)(t->capl ? t->capl * 2 : 2);
-			if (t->capl > LS__COUNT)
-				t->capl = LS__COUNT;
-			t->lv = pt_xrealloc(t->lv, t->capl * sizeof *t->lv);
-		}
-		memset(&t->lv[t->nl], 0, sizeof *t->lv);
-		t->li[k] = ++t->nl;
-	}
-	return &t->lv[t->li[k] - 1];
-}
-
 static void add(struct tlists *t, int k, uint64_t s, uint64_t e)
 {
-	ivl_add(tl_list(t, k), s, e);
+	ivl_add(agg_lists_make(t->li, &t->nl, &t->capl, &t->lv, k), s, e);
 }
 
 /*
