@@ -225,6 +225,11 @@ static int run_gdb(const char *gdb, int32_t pid, const char *line, struct pt_buf
 	argv[ac++] = "set auto-solib-add off"; /* no libtorch symbols: a short pause */
 	argv[ac++] = "-iex";
 	argv[ac++] = "set confirm off";
+	/* a signal that stops the job during a call gdb makes in it (a kill
+	 * -STOP racing the attach): put the job back as it was before the
+	 * call, never leave it inside the call (it would crash once resumed) */
+	argv[ac++] = "-iex";
+	argv[ac++] = "set unwindonsignal on";
 	argv[ac++] = "-p";
 	argv[ac++] = pidbuf;
 	argv[ac++] = "-ex";
@@ -451,8 +456,14 @@ int cli_inject(int32_t pid)
 		}
 		const char *q = out.p ? strstr(out.p, "proftop-queued ") : NULL;
 		if (g != 0 || !q || atoi(q + 15) != 0) {
+			char now = proc_state(pid);
 			if (kill(pid, 0) != 0 && errno == ESRCH)
 				rc = cli_fail("--inject: pid %d exited during the injection", (int)pid);
+			else if (now == 'T' || now == 't' || strstr(out.p ? out.p : "", "signaled while"))
+				rc = cli_fail("--inject: pid %d was stopped or signaled during the "
+					      "injection; it was left as it was, without proftop (state "
+					      "%c): try again once it runs",
+					      (int)pid, now ? now : '?');
 			else if (strstr(reason, "No symbol"))
 				rc = cli_fail("--inject: gdb cannot find Python's C API in pid %d (%s): "
 					      "a Python without its exported symbols?",

@@ -5,8 +5,8 @@
 # says in one line that --inject would help; `record -p PID --inject` loads the
 # probe and the zero-code helper into it (gdb) and records its steps and
 # phases; the job finishes with the same loss as alone. Then the refusals, each
-# a clear line with the job left as it was: not Python, stopped, gdb missing,
-# a process that is gone, another user's process.
+# a clear line with the job left as it was: not Python, stopped, stopped while
+# gdb attaches, gdb missing, a process that is gone, another user's process.
 . tests/e2e/lib.sh
 
 PY=${PT_PYTHON:-/usr/bin/python3}
@@ -113,6 +113,11 @@ st=$!
 pids+=("$st")
 sleep 0.5
 kill -STOP "$st"
+# the stop takes effect when the job next runs: wait until it has
+for _ in $(seq 100); do
+	[ "$(awk '{print $3}' "/proc/$st/stat" 2>/dev/null)" = T ] && break
+	sleep 0.05
+done
 out=$("$PROFTOP" -p "$st" --inject --no-screen 2>&1)
 rc=$?
 state=$(awk '{print $3}' "/proc/$st/stat" 2>/dev/null)
@@ -122,6 +127,43 @@ else
 	not_ok "--inject on a stopped process" "rc=$rc state=$state" "$out"
 fi
 kill -CONT "$st"
+
+# stopped just as gdb attaches (a kill -STOP racing the injection): gdb's
+# calls into the job are undone, it stays stopped, and once continued it
+# runs on (it used to crash: gdb left it inside the interrupted call)
+wrap=$TMP/gdbwrap
+mkdir -p "$wrap"
+cat >"$wrap/gdb" <<EOF
+#!/bin/sh
+for a in "\$@"; do case "\$prev" in -p) kill -STOP "\$a" ;; esac; prev=\$a; done
+exec $(command -v gdb) "\$@"
+EOF
+chmod +x "$wrap/gdb"
+"$PY" -c 'import time; time.sleep(60)' &
+sj=$!
+pids+=("$sj")
+sleep 0.5
+out=$(PATH="$wrap:$PATH" "$PROFTOP" -p "$sj" --inject --no-screen 2>&1)
+rc=$?
+state=$(awk '{print $3}' "/proc/$sj/stat" 2>/dev/null)
+kill -CONT "$sj"
+# until it sleeps again (S), or is dead (Z: it crashed on resuming)
+for _ in $(seq 100); do
+	after=$(awk '{print $3}' "/proc/$sj/stat" 2>/dev/null)
+	[ "$after" = S ] || [ "$after" = Z ] && break
+	sleep 0.05
+done
+sleep 0.2
+after=$(awk '{print $3}' "/proc/$sj/stat" 2>/dev/null)
+if [ $rc -eq 1 ] && printf '%s' "$out" | grep -q "stopped or signaled during the injection" &&
+	[ "$state" = T ] && [ "$after" = S ]; then
+	ok "stopped while gdb attaches: one line, exit 1, the job left stopped and runs on once continued"
+else
+	not_ok "stopped during the injection" "rc=$rc state=$state after=$after" "$out"
+fi
+kill "$sj" 2>/dev/null
+wait "$sj" 2>/dev/null
+
 out=$(env PATH=/nonexistent "$PROFTOP" -p "$st" --inject --no-screen 2>&1)
 rc=$?
 if [ $rc -eq 1 ] && printf '%s' "$out" | grep -q "gdb is not installed"; then
