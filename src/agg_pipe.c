@@ -14,8 +14,9 @@
  * the feed would append to the list the feed would append it to, in the
  * same order. The feeding thread appends none. When the feed is over the
  * lists move into the aggregator's tracks (matched by track id) and this
- * thread settles the Overview (agg_settle_overview) while the feeding
- * thread settles the tables and the steps, which never read the lists.
+ * thread settles the Overview and Distributed (agg_settle_overview) while
+ * the feeding thread settles the tables and the steps, which never read the
+ * lists, then the devices (agg_settle_devices) once the lists are in.
  *
  * Both threads only read the store, which pt_summarize sorted before.
  */
