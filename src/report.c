@@ -677,14 +677,11 @@ int pt_report_text(FILE *out, const struct pt_trace *t, const struct pt_summary 
 	}
 	pt_table_view_free(&v);
 
-	/* the advisor's rules over this summary (advisor.h) need the data
-	 * pipeline's figures too, and hand them on (one pass over the trace) */
-	struct pt_advice_list al = {.n = 0};
+	/* the Data Pipeline section, and the advisor's rules over this summary
+	 * (advisor.h), printed after the Perf Summary */
+	struct pt_advice_list al;
 	struct pt_datapipe dp;
-	if (!o->no_advice)
-		pt_advise_trace_dp(t, s, o->ranks, -1, NULL, &al, &dp);
-	else
-		pt_datapipe_compute(t, s, &dp);
+	pt_report_dp_advice(t, s, o, &dp, &al);
 	pt_report_data_text(out, t, &dp);
 	pt_datapipe_free(&dp);
 	put_perf(out, s);

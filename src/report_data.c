@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "proftop/advisor.h"
 #include "proftop/datapipe.h"
 #include "report_int.h"
 #include "util.h"
@@ -190,4 +191,15 @@ void pt_report_data_json(struct pt_buf *b, const struct pt_trace *t, const struc
 		bputs(b, ",\"slowest_stage\":null");
 	}
 	pt_buf_putc(b, '}');
+}
+
+void pt_report_dp_advice(const struct pt_trace *t, const struct pt_summary *s,
+			 const struct pt_report_opts *o, struct pt_datapipe *dp,
+			 struct pt_advice_list *al)
+{
+	al->n = 0;
+	if (!o->no_advice)
+		pt_advise_trace_dp(t, s, o->ranks, -1, NULL, al, dp);
+	else
+		pt_datapipe_compute(t, s, dp);
 }

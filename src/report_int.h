@@ -85,6 +85,13 @@ struct pt_dp_lane;
 void pt_report_data_text(FILE *out, const struct pt_trace *t, const struct pt_datapipe *dp);
 void pt_report_data_json(struct pt_buf *b, const struct pt_trace *t, const struct pt_datapipe *dp);
 void pt_dp_lane_name(const struct pt_trace *t, const struct pt_dp_lane *l, char *buf, size_t cap);
+/* report_data.c: the data pipeline's figures into dp (freed with
+ * pt_datapipe_free) and, unless o->no_advice, the advisor's findings into
+ * al (the advisor works the figures out anyway: one pass over the trace). */
+struct pt_advice_list;
+void pt_report_dp_advice(const struct pt_trace *t, const struct pt_summary *s,
+			 const struct pt_report_opts *o, struct pt_datapipe *dp,
+			 struct pt_advice_list *al);
 
 /* report_ranks.c: the per-rank parts, printed only with two or more ranks. */
 struct pt_ranks;

@@ -533,14 +533,10 @@ void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct
 	j_overhead(b, t, s);
 	{
 		/* the advisor's findings (advisor.h; [] with --no-advice) come
-		 * last, but are worked out first: they need the data pipeline's
-		 * figures too, and hand them on (one pass over the trace) */
+		 * last, but are worked out with the data pipeline's figures */
 		struct pt_datapipe dp;
-		struct pt_advice_list al = {.n = 0};
-		if (!o->no_advice)
-			pt_advise_trace_dp(t, s, o->ranks, -1, NULL, &al, &dp);
-		else
-			pt_datapipe_compute(t, s, &dp);
+		struct pt_advice_list al;
+		pt_report_dp_advice(t, s, o, &dp, &al);
 		pt_report_data_json(b, t, &dp);
 		pt_datapipe_free(&dp);
 		pt_report_ranks_json(b, o ? o->ranks : NULL);
