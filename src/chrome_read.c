@@ -197,8 +197,15 @@ struct pipe {
 	struct cr_batch slots[MAX_SLOTS];
 	int nslots;
 	int threaded;
+	/* One condition per role, each signalled only when what that role
+	 * waits for may have happened: a single one broadcast to every thread
+	 * woke three for each change, and they queued on mu again (most of
+	 * the read's context switches) */
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t free_cv;	 /* the splitter: its next slot is free */
+	pthread_cond_t work_cv;	 /* workers: a slot was filled */
+	pthread_cond_t main_cv;	 /* the caller: its next slot parsed, or one to parse */
+	int idle_workers;	 /* waiting on work_cv */
 	uint64_t fill_seq, parse_seq;
 	int stop;
 	struct cr_sink *sink; /* single-threaded mode feeds it from emit() */
@@ -275,14 +282,15 @@ int cr_emit(struct rdr *rd, int final)
 		pthread_mutex_lock(&pp->mu);
 		b->state = SLOT_FILLED;
 		pp->fill_seq++;
-		pthread_cond_broadcast(&pp->cv);
+		/* an idle worker takes it; else the caller may, when it waits */
+		pthread_cond_signal(pp->idle_workers ? &pp->work_cv : &pp->main_cv);
 		if (final) {
 			pthread_mutex_unlock(&pp->mu);
 			return 0;
 		}
 		next = &pp->slots[pp->fill_seq % (uint64_t)pp->nslots];
 		while (next->state != SLOT_FREE && !pp->stop)
-			pthread_cond_wait(&pp->cv, &pp->mu);
+			pthread_cond_wait(&pp->free_cv, &pp->mu);
 		if (pp->stop) {
 			pthread_mutex_unlock(&pp->mu);
 			if (!rd->err)
@@ -370,7 +378,9 @@ static void *worker_main(void *arg)
 	for (;;) {
 		struct cr_batch *b = &pp->slots[pp->parse_seq % (uint64_t)pp->nslots];
 		while (!pp->stop && b->state != SLOT_FILLED) {
-			pthread_cond_wait(&pp->cv, &pp->mu);
+			pp->idle_workers++;
+			pthread_cond_wait(&pp->work_cv, &pp->mu);
+			pp->idle_workers--;
 			b = &pp->slots[pp->parse_seq % (uint64_t)pp->nslots];
 		}
 		if (pp->stop)
@@ -381,7 +391,7 @@ static void *worker_main(void *arg)
 		cr_parse_batch(b);
 		pthread_mutex_lock(&pp->mu);
 		b->state = SLOT_PARSED;
-		pthread_cond_broadcast(&pp->cv);
+		pthread_cond_signal(&pp->main_cv);
 	}
 	pthread_mutex_unlock(&pp->mu);
 	return NULL;
@@ -433,7 +443,9 @@ static int read_src(struct pt_trace *t, struct src *s, const char *name, int thr
 		pthread_t rth, wth[16];
 		int nw = threads;
 		pthread_mutex_init(&pp.mu, NULL);
-		pthread_cond_init(&pp.cv, NULL);
+		pthread_cond_init(&pp.free_cv, NULL);
+		pthread_cond_init(&pp.work_cv, NULL);
+		pthread_cond_init(&pp.main_cv, NULL);
 		pthread_create(&rth, NULL, reader_main, &rd);
 		for (int i = 0; i < nw; i++)
 			pthread_create(&wth[i], NULL, worker_main, &pp);
@@ -453,10 +465,9 @@ static int read_src(struct pt_trace *t, struct src *s, const char *name, int thr
 					cr_parse_batch(nb);
 					pthread_mutex_lock(&pp.mu);
 					nb->state = SLOT_PARSED;
-					pthread_cond_broadcast(&pp.cv);
 					continue;
 				}
-				pthread_cond_wait(&pp.cv, &pp.mu);
+				pthread_cond_wait(&pp.main_cv, &pp.mu);
 			}
 			pthread_mutex_unlock(&pp.mu);
 			cr_sink_batch(sink, b);
@@ -468,9 +479,11 @@ static int read_src(struct pt_trace *t, struct src *s, const char *name, int thr
 			pthread_mutex_lock(&pp.mu);
 			b->state = SLOT_FREE;
 			cons++;
-			if (final || perr_msg)
+			if (final || perr_msg) {
 				pp.stop = 1;
-			pthread_cond_broadcast(&pp.cv);
+				pthread_cond_broadcast(&pp.work_cv);
+			}
+			pthread_cond_signal(&pp.free_cv);
 			pthread_mutex_unlock(&pp.mu);
 			if (final || perr_msg)
 				break;
@@ -479,7 +492,9 @@ static int read_src(struct pt_trace *t, struct src *s, const char *name, int thr
 		for (int i = 0; i < nw; i++)
 			pthread_join(wth[i], NULL);
 		pthread_mutex_destroy(&pp.mu);
-		pthread_cond_destroy(&pp.cv);
+		pthread_cond_destroy(&pp.free_cv);
+		pthread_cond_destroy(&pp.work_cv);
+		pthread_cond_destroy(&pp.main_cv);
 	}
 	if (perr_msg) {
 		ret = PT_EFORMAT;
