@@ -11,12 +11,15 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "proftop/advisor.h"
+#include "proftop/agg.h"
 #include "proftop/datapipe.h"
+#include "proftop/store.h"
 #include "util.h"
 
 #define NAME_COLS 60 /* an operator name in the evidence, escaped and cut */
@@ -732,12 +735,34 @@ void pt_advise_trace(const struct pt_trace *t, const struct pt_summary *s, const
 	pt_advise_trace_dp(t, s, r, pid, o, out, NULL);
 }
 
+struct dp_job {
+	const struct pt_trace *t;
+	const struct pt_summary *s;
+	struct pt_datapipe *dp;
+};
+
+static void *dp_main(void *arg)
+{
+	struct dp_job *j = arg;
+	pt_datapipe_compute(j->t, j->s, j->dp);
+	return NULL;
+}
+
 void pt_advise_trace_dp(const struct pt_trace *t, const struct pt_summary *s,
 			const struct pt_ranks *r, int64_t pid, const struct pt_advisor_opts *o,
 			struct pt_advice_list *out, struct pt_datapipe *dp_out)
 {
 	struct pt_datapipe dp;
 	struct pt_advisor_facts *f = pt_xcalloc(1, sizeof *f);
+	/* Both the scan and the data pipeline read every host event of the
+	 * window: on a large trace they do it on two threads */
+	struct dp_job dj = {t, s, &dp};
+	pthread_t dp_th;
+	int dp_thread = 0;
+	if (s && t && t->store && pt_store_count(t->store) >= PT_SUMMARIZE_PIPE_EVENTS) {
+		pt_store_sort(t->store); /* then both threads only read it */
+		dp_thread = pthread_create(&dp_th, NULL, dp_main, &dj) == 0;
+	}
 	if (s && t) {
 		/* the steps' span when there are steps: the sync share is taken
 		 * over step time, so calls outside the steps must not count */
@@ -755,7 +780,10 @@ void pt_advise_trace_dp(const struct pt_trace *t, const struct pt_summary *s,
 		}
 		pt_advisor_scan(t, t0, t1 < UINT64_MAX ? t1 + 1 : t1, pid, f);
 	}
-	pt_datapipe_compute(t, s, &dp); /* empty without a trace */
+	if (dp_thread)
+		pthread_join(dp_th, NULL);
+	else
+		pt_datapipe_compute(t, s, &dp); /* empty without a trace */
 	data_facts(&dp, f);
 	if (dp_out)
 		*dp_out = dp;

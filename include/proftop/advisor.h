@@ -57,7 +57,10 @@
  *
  * Threading: pure functions over immutable summaries; pt_advisor_scan reads
  * the trace's store (iterates, which may sort unsorted chunks), so call it
- * where the store is not being written (like pt_summarize).
+ * where the store is not being written (like pt_summarize). On a store of
+ * PT_SUMMARIZE_PIPE_EVENTS events or more, pt_advise_trace_dp sorts it and
+ * computes the data pipeline on a thread of its own beside the scan
+ * (joined before it returns).
  */
 #ifndef PROFTOP_ADVISOR_H
 #define PROFTOP_ADVISOR_H
