@@ -36,9 +36,9 @@ PKGS := libcjson zlib
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lcjson -lz)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
-# libmicrohttpd: the HTTP server of `proftop serve` (src/cli_serve_http.c), proftop binary only
+# libmicrohttpd: the HTTP server of `proftop serve` (src/cli_serve_http.c), proftop binary
+# only. Its header at build time; the library is loaded (dlopen) when serve starts.
 MHD_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
-MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 CFLAGS ?= $(OPT) -g
@@ -122,7 +122,7 @@ $(BUILD)/libproftop_core.a: $(CORE_OBJ)
 	$(AR) rcs $@ $^
 
 $(BUILD)/proftop: $(CLI_OBJ) $(BUILD)/libproftop_core.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libproftop_core.a $(CURSES_LIBS) $(MHD_LIBS) $(LDLIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libproftop_core.a $(CURSES_LIBS) $(LDLIBS)
 
 $(BUILD)/src/cli_serve_http.o: ALL_CFLAGS += $(MHD_CFLAGS)
 
@@ -189,7 +189,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libproftop_core.a tests/unit/testutil.
 # The /metrics benchmark serves over the real HTTP code (libmicrohttpd).
 $(BUILD)/bench/bench_prom: bench/bench_prom.c $(BUILD)/src/cli_serve_http.o $(BUILD)/libproftop_core.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/src/cli_serve_http.o $(BUILD)/libproftop_core.a $(MHD_LIBS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/src/cli_serve_http.o $(BUILD)/libproftop_core.a $(LDLIBS)
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libproftop_core.a $(BACKEND_DEPS)
 	@mkdir -p $(dir $@)
