@@ -10,6 +10,7 @@
 #include "proftop/advisor.h"
 #include "proftop/agg.h"
 #include "proftop/datapipe.h"
+#include "proftop/store.h"
 #include "proftop/strtab.h"
 
 static struct pt_summary *summarize_all(struct pt_trace *t)
@@ -279,12 +280,59 @@ static void test_absent(void **state)
 	pt_trace_free(t);
 }
 
+/* A store of PT_SUMMARIZE_PIPE_EVENTS events or more: the advice computes
+ * the data pipeline on a thread of its own, beside its scan; the figures
+ * it hands back are those of pt_datapipe_compute on the caller's thread. */
+static void test_large_store_same(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new(256 << 20);
+	uint32_t m = tu_track(t, 1, 1, -1);
+	uint32_t w0 = tu_track(t, 1, 100, -1), w1 = tu_track(t, 1, 101, -1);
+	for (int i = 0; i < 4000; i++) {
+		step(t, m, 100.0 * i, 100, i % 3 ? 60 : 10);
+		counter(t, m, PT_DP_QUEUE, 100.0 * i + 1, i % 4);
+		batch(t, w0, 100.0 * i);
+		if (i % 2)
+			batch(t, w1, 100.0 * i + 5);
+		tu_ev(t, m, PT_KIND_CUDA_RUNTIME, "cudaStreamSynchronize", 100.0 * i + 70, 3, 0);
+	}
+	counter(t, m, PT_DP_QUEUE_CAP, 1, 4);
+	assert_true(pt_store_count(t->store) >= PT_SUMMARIZE_PIPE_EVENTS);
+	struct pt_summary *s = summarize_all(t);
+	struct pt_datapipe ref, dp;
+	pt_datapipe_compute(t, s, &ref);
+	struct pt_advice_list al;
+	pt_advise_trace_dp(t, s, NULL, -1, NULL, &al, &dp);
+	assert_int_equal(dp.queue_samples, ref.queue_samples);
+	assert_int_equal(dp.queue_empty, ref.queue_empty);
+	assert_true(dp.queue_mean == ref.queue_mean && dp.queue_capacity == ref.queue_capacity);
+	assert_int_equal(dp.nsteps, 4000);
+	assert_int_equal(dp.nsteps, ref.nsteps);
+	assert_memory_equal(dp.step_ready, ref.step_ready, dp.nsteps * sizeof *dp.step_ready);
+	assert_int_equal(dp.nstages, 4);
+	assert_int_equal(dp.nstages, ref.nstages);
+	assert_memory_equal(dp.stages, ref.stages, dp.nstages * sizeof *dp.stages);
+	assert_int_equal(dp.nlanes, 2);
+	assert_int_equal(dp.nlanes, ref.nlanes);
+	assert_memory_equal(dp.lanes, ref.lanes, dp.nlanes * sizeof *dp.lanes);
+	assert_int_equal(dp.workers, ref.workers);
+	assert_int_equal(dp.busy_ns, ref.busy_ns);
+	assert_int_equal(dp.samples, ref.samples);
+	assert_int_equal(dp.slowest, ref.slowest);
+	pt_datapipe_free(&dp);
+	pt_datapipe_free(&ref);
+	pt_summary_free(s);
+	pt_trace_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_saturated),	     cmocka_unit_test(test_idle),
 	    cmocka_unit_test(test_full_queue_waits), cmocka_unit_test(test_no_workers),
 	    cmocka_unit_test(test_shares_bounded),   cmocka_unit_test(test_absent),
+	    cmocka_unit_test(test_large_store_same),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
