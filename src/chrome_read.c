@@ -215,7 +215,7 @@ struct pipe {
 	uint64_t fill_seq, parse_seq;
 	int stop;
 	struct cr_sink *sink; /* single-threaded mode feeds it from emit() */
-	struct pt_store *store; /* faulted in ahead by the reader thread */
+	struct pt_store *store; /* faulted in ahead by the parsing threads */
 	int sync_perr;	      /* single-threaded: a parse error was met */
 	uint64_t perr_off;
 	const char *perr_msg;
@@ -282,9 +282,6 @@ int cr_emit(struct rdr *rd, int final)
 		}
 		next = b == &pp->slots[0] ? &pp->slots[1] : &pp->slots[0];
 	} else {
-		/* the store's next pages, faulted in here rather than on the
-		 * thread that appends (it is the pipeline's busiest) */
-		pt_store_prefault(pp->store, (size_t)b->nspans * 2);
 		pthread_mutex_lock(&pp->mu);
 		b->state = SLOT_FILLED;
 		pp->fill_seq++;
@@ -402,6 +399,11 @@ static void *worker_main(void *arg)
 		pp->parse_seq++;
 		pthread_mutex_unlock(&pp->mu);
 		cr_parse_batch(b);
+		/* the store's next pages, faulted in here rather than on the
+		 * thread that appends (the busiest) or the splitter (which
+		 * every batch waits for: where first touches are slow, as in
+		 * a VM whose host took the memory back, it held up the read) */
+		pt_store_prefault(pp->store, (size_t)b->nev * 2);
 		pthread_mutex_lock(&pp->mu);
 		b->state = SLOT_PARSED;
 		pthread_cond_signal(&pp->main_cv);
