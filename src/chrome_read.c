@@ -31,9 +31,9 @@
 #include "util.h"
 
 /* Text per batch. Batches reach the sink in file order, so one that a
- * worker is slow to finish holds up those after it: twice as many batches
- * of half the size, in the same memory, keep both cores of a small machine
- * busier than 2 MiB ones did (1.67 -> 1.81 cores on a 242 MB trace) */
+ * worker is slow to finish holds up those after it: more batches of half
+ * the size keep both cores of a small machine busier than 2 MiB ones did
+ * (1.67 -> 1.8 cores on a 242 MB trace) */
 #define CHUNK_BYTES	((size_t)1 << 20)
 #define THREADS_MIN_BYTES ((size_t)2 << 20) /* smaller inputs: one thread */
 #define RAW_BYTES	((size_t)256 << 10)
@@ -440,7 +440,10 @@ static int read_src(struct pt_trace *t, struct src *s, const char *name, int thr
 	pp.sink = sink;
 	pp.store = t->store;
 	pp.threaded = threads > 1;
-	pp.nslots = pp.threaded ? (2 * (threads + 3) > MAX_SLOTS ? MAX_SLOTS : 2 * (threads + 3)) : 2;
+	/* two per thread and four more: fewer left a core idle more often,
+	 * more raised the peak RSS of a 4-rank trace by a tenth (each slot
+	 * holds its text and about 200 bytes per event parsed from it) */
+	pp.nslots = pp.threaded ? (2 * (threads + 2) > MAX_SLOTS ? MAX_SLOTS : 2 * (threads + 2)) : 2;
 	/* the others when the splitter first fills them (cr_emit): fresh
 	 * memory costs a fault at first touch, and every slot's taken here
 	 * was a serial start (30-40 ms of a VM's faults for the threads') */
