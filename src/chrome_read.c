@@ -440,10 +440,11 @@ static int read_src(struct pt_trace *t, struct src *s, const char *name, int thr
 	pp.sink = sink;
 	pp.store = t->store;
 	pp.threaded = threads > 1;
-	/* two per thread and four more: fewer left a core idle more often,
-	 * more raised the peak RSS of a 4-rank trace by a tenth (each slot
-	 * holds its text and about 200 bytes per event parsed from it) */
-	pp.nslots = pp.threaded ? (2 * (threads + 2) > MAX_SLOTS ? MAX_SLOTS : 2 * (threads + 2)) : 2;
+	/* two per thread and two more: each slot holds its text and about
+	 * 200 bytes per event parsed from it, and ten (eight) slots for two
+	 * threads raised the peak RSS of a 4-rank trace (1 M events) from 86
+	 * to 102 (94) MB, past its budget, for 3-5 % of the import's time */
+	pp.nslots = pp.threaded ? (2 * (threads + 1) > MAX_SLOTS ? MAX_SLOTS : 2 * (threads + 1)) : 2;
 	/* the others when the splitter first fills them (cr_emit): fresh
 	 * memory costs a fault at first touch, and every slot's taken here
 	 * was a serial start (30-40 ms of a VM's faults for the threads') */
