@@ -101,6 +101,7 @@ struct pt_store {
 	pthread_mutex_t pool_mu;
 	struct arena *pool[STORE_POOL];
 	uint32_t npool;
+	char *res_next, *res_end; /* address space reserved for arenas (pool_mu) */
 };
 
 /* Big chunks: twelve fill a 2 MiB arena after its header (see above). */
@@ -131,27 +132,56 @@ _Static_assert(ARENA_HDR_BYTES + ARENA_CHUNKS * (sizeof(struct chunk) +
 		   ARENA_BYTES,
 	       "big chunks fill an arena");
 
+/*
+ * Arenas are cut from reservations of RESERVE_ARENAS (address space only:
+ * memory comes as each is faulted in). The mmap, the huge-page advice and
+ * the two trims to alignment each take the address space's lock for
+ * writing, and that waits for any thread faulting an arena in: once per
+ * arena, they held the read's threads up where first touches are slow.
+ */
+#define RESERVE_ARENAS 16u
+
+/* The next 2 MiB-aligned 2 MiB of the reservation, a new one when it is
+ * used up; NULL when the system says no. Called under pool_mu. */
+static char *arena_space(struct pt_store *st)
+{
+	if (st->res_next == st->res_end) {
+		size_t len = (RESERVE_ARENAS + 1) * ARENA_BYTES;
+		char *p =
+		    mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		uintptr_t u = (uintptr_t)p,
+			  a = (u + ARENA_BYTES - 1) & ~(uintptr_t)(ARENA_BYTES - 1);
+		char *base = (char *)a, *end = base + (size_t)RESERVE_ARENAS * ARENA_BYTES;
+		if (base > p)
+			munmap(p, (size_t)(base - p));
+		if (end < p + len)
+			munmap(end, (size_t)(p + len - end));
+#ifdef MADV_HUGEPAGE
+		madvise(base, (size_t)(end - base), MADV_HUGEPAGE);
+#endif
+		st->res_next = base;
+		st->res_end = end;
+	}
+	char *base = st->res_next;
+	st->res_next += ARENA_BYTES;
+	return base;
+}
+
 /* A new 2 MiB arena aligned to 2 MiB (a huge page can back it), its pages
  * faulted in at once; NULL when the system says no (malloc then). */
-static struct arena *arena_new(void)
+static struct arena *arena_new(struct pt_store *st)
 {
-	size_t len = 2 * ARENA_BYTES;
-	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
+	pthread_mutex_lock(&st->pool_mu);
+	char *base = arena_space(st);
+	pthread_mutex_unlock(&st->pool_mu);
+	if (!base)
 		return NULL;
-	uintptr_t u = (uintptr_t)p, a = (u + ARENA_BYTES - 1) & ~(uintptr_t)(ARENA_BYTES - 1);
-	char *base = (char *)a;
-	if (base > p)
-		munmap(p, (size_t)(base - p));
-	if (base + ARENA_BYTES < p + len)
-		munmap(base + ARENA_BYTES, (size_t)(p + len - (base + ARENA_BYTES)));
-#ifdef MADV_HUGEPAGE
-	madvise(base, ARENA_BYTES, MADV_HUGEPAGE);
-#endif
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels say EINVAL: no harm */
 #endif
-	madvise(base, ARENA_BYTES, MADV_POPULATE_WRITE);
+	madvise(base, ARENA_BYTES, MADV_POPULATE_WRITE); /* the slow part: outside the lock */
 	struct arena *ar = (struct arena *)base;
 	ar->live = 1;
 	ar->used = 0;
@@ -178,7 +208,7 @@ void pt_store_prefault(struct pt_store *st, size_t events)
 		pthread_mutex_unlock(&st->pool_mu);
 		if (full)
 			return;
-		struct arena *ar = arena_new(); /* the slow part: outside the lock */
+		struct arena *ar = arena_new(st);
 		if (!ar)
 			return;
 		pthread_mutex_lock(&st->pool_mu);
@@ -201,7 +231,7 @@ static struct arena *arena_take(struct pt_store *st)
 	if (st->npool)
 		ar = st->pool[--st->npool];
 	pthread_mutex_unlock(&st->pool_mu);
-	return ar ? ar : arena_new();
+	return ar ? ar : arena_new(st);
 }
 
 static struct chunk *big_chunk(struct pt_store *st)
@@ -261,6 +291,8 @@ void pt_store_free(struct pt_store *st)
 		arena_unref(st->arena);
 	for (uint32_t i = 0; i < st->npool; i++)
 		arena_unref(st->pool[i]);
+	if (st->res_next < st->res_end) /* reserved, never handed out */
+		munmap(st->res_next, (size_t)(st->res_end - st->res_next));
 	pthread_mutex_destroy(&st->pool_mu);
 	free(st->scratch);
 	for (uint32_t i = 0; i < st->ntracks; i++) {

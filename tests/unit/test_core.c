@@ -3,6 +3,8 @@
  * iteration, windows), trace sink (tracks, late labels), escaping.
  */
 #include "testutil.h"
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 
 #include "proftop/store.h"
@@ -218,6 +220,80 @@ static void test_store_cap_drops_oldest_first(void **state)
 	for (uint64_t i = 0; i < n; i++)
 		expect_after += i * 100 >= from;
 	assert_int_equal(kept_after, expect_after);
+	pt_store_free(st);
+}
+
+/* Big chunks come from 2 MiB arenas cut from reservations of 16: a store
+ * past several reservations, their arenas faulted in by another thread
+ * while the writer appends (as the reader's parsers do), keeps every event
+ * in order; one under a cap drops whole chunks (arenas unmapped inside a
+ * reservation) and keeps the newest. */
+struct prefaulter {
+	struct pt_store *st;
+	atomic_int stop;
+};
+
+static void *prefault_main(void *arg)
+{
+	struct prefaulter *p = arg;
+	while (!atomic_load(&p->stop))
+		pt_store_prefault(p->st, 100000);
+	return NULL;
+}
+
+static void test_store_arenas_across_reservations(void **state)
+{
+	(void)state;
+	struct pt_store *st = pt_store_new((size_t)512 << 20);
+	struct prefaulter pf = {st, 0};
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, prefault_main, &pf), 0);
+	uint64_t n = 1600000; /* 64 MB of events: 32 arenas and more */
+	for (uint64_t i = 0; i < n; i++) {
+		struct pt_event e = mk((uint32_t)(i % 2), i * 10, 5);
+		pt_store_append(st, &e);
+	}
+	atomic_store(&pf.stop, 1);
+	pthread_join(th, NULL);
+	assert_int_equal(pt_store_count(st), n);
+	assert_int_equal(pt_store_dropped(st), 0);
+	for (uint32_t tr = 0; tr < 2; tr++) {
+		struct pt_store_iter it;
+		pt_store_iter_init(&it, st, tr, 0, UINT64_MAX);
+		uint64_t k = 0;
+		struct pt_event *ev;
+		while ((ev = pt_store_iter_next(&it))) {
+			assert_int_equal(ev->start_ns, (2 * k + tr) * 10);
+			k++;
+		}
+		pt_store_iter_done(&it);
+		assert_int_equal(k, n / 2);
+	}
+	pt_store_free(st);
+
+	size_t cap = (size_t)16 << 20;
+	st = pt_store_new(cap);
+	n = 2000000; /* 80 MB into 16 MB */
+	for (uint64_t i = 0; i < n; i++) {
+		struct pt_event e = mk(0, i * 10, 5);
+		pt_store_append(st, &e);
+		if (i % 4096 == 0)
+			pt_store_prefault(st, 8192);
+	}
+	assert_true(pt_store_mem_bytes(st) <= cap);
+	assert_true(pt_store_dropped(st) > 0);
+	assert_int_equal(pt_store_count(st) + pt_store_dropped(st), n);
+	struct pt_store_iter it;
+	pt_store_iter_init(&it, st, 0, 0, UINT64_MAX);
+	uint64_t k = pt_store_dropped(st), kept = 0;
+	struct pt_event *ev;
+	while ((ev = pt_store_iter_next(&it))) {
+		assert_int_equal(ev->start_ns, k * 10);
+		k++;
+		kept++;
+	}
+	pt_store_iter_done(&it);
+	assert_int_equal(kept, pt_store_count(st));
 	pt_store_free(st);
 }
 
@@ -489,6 +565,7 @@ int main(void)
 		cmocka_unit_test(test_store_ties_longer_first),
 		cmocka_unit_test(test_store_sorts_nearly_sorted_stably),
 		cmocka_unit_test(test_store_cap_drops_oldest_first),
+		cmocka_unit_test(test_store_arenas_across_reservations),
 		cmocka_unit_test(test_trace_tracks_and_late_labels),
 		cmocka_unit_test(test_escape_term),
 		cmocka_unit_test(test_json_str),
