@@ -43,8 +43,20 @@ struct seg {
 	struct pt_shm_header *h;
 };
 
+/* A pid standing for a job that has exited: the one asked for unless a
+ * process has it now (pids wrap around: on a machine with pid_max 32768 a
+ * full test run reaches these numbers), else the next free one 1000 on. */
+static int32_t gone_pid(int32_t pid)
+{
+	while (kill(pid, 0) == 0 || errno != ESRCH)
+		pid += 1000;
+	return pid;
+}
+
 static void seg_make(struct seg *g, int32_t pid, uint32_t nrings, uint32_t slots, uint32_t strbytes)
 {
+	if (pid != (int32_t)getpid())
+		pid = gone_pid(pid);
 	snprintf(g->path, sizeof g->path, "%s/%d.session", g_dir, (int)pid);
 	g->size = (size_t)pt_shm_segment_bytes(nrings, slots, strbytes);
 	assert_true(g->size > 0);
