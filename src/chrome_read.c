@@ -354,10 +354,11 @@ int cr_refill(struct rdr *rd)
 	/* With workers, the first batches are smaller (FIRST_BYTES, then
 	 * doubling): they wait for nothing but the first batch */
 	size_t lim = b->cap;
-	if (rd->pp->threaded && rd->fills < 4 && (FIRST_BYTES << rd->fills) < lim &&
-	    (FIRST_BYTES << rd->fills) > rd->end)
-		lim = FIRST_BYTES << rd->fills;
-	rd->fills++;
+	if (rd->pp->threaded && rd->fills < 4) {
+		if ((FIRST_BYTES << rd->fills) < lim && (FIRST_BYTES << rd->fills) > rd->end)
+			lim = FIRST_BYTES << rd->fills;
+		rd->fills++;
+	}
 	size_t before = rd->end;
 	while (rd->end < lim) {
 		long n = src_read(rd->src, b->buf + rd->end, lim - rd->end);
@@ -445,9 +446,9 @@ static int read_src(struct pt_trace *t, struct src *s, const char *name, int thr
 	 * threads raised the peak RSS of a 4-rank trace (1 M events) from 86
 	 * to 102 (94) MB, past its budget, for 3-5 % of the import's time */
 	pp.nslots = pp.threaded ? (2 * (threads + 1) > MAX_SLOTS ? MAX_SLOTS : 2 * (threads + 1)) : 2;
-	/* the others when the splitter first fills them (cr_emit): fresh
-	 * memory costs a fault at first touch, and every slot's taken here
-	 * was a serial start (30-40 ms of a VM's faults for the threads') */
+	/* the other slots' buffers are taken when the splitter first fills
+	 * them (cr_emit): taken here, their first touches were a serial
+	 * start before any thread could work (30-40 ms in a VM's profile) */
 	batch_reserve(&pp.slots[0], pp.threaded ? FIRST_BYTES : CHUNK_BYTES);
 	rd.cur = &pp.slots[0];
 	rd.cur->state = SLOT_READING;
