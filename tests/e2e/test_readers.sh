@@ -136,7 +136,8 @@ kept=$(kept_of "$TMP/s.json")
 if [ -n "$produced" ] && [ $((kept + src)) -eq "$produced" ]; then
 	ok "stalled reader: kept $kept + lost $src = produced $produced"
 else
-	not_ok "stalled reader: kept + lost = produced" "kept=$kept lost=$src produced=$produced"
+	not_ok "stalled reader: kept + lost = produced" \
+		"kept=$kept lost=$src ($full/$over/$missed) produced=$produced; s: $(tail -c 400 "$TMP/s.err" | tr '\n' ' ')"
 fi
 if [ "$src" -gt 0 ] && [ $((missed + over)) -gt 0 ]; then
 	ok "stalled reader: the loss is counted by cause ($full rings full, $over overwritten, $missed missed)"
@@ -155,7 +156,8 @@ kkept=$(kept_of "$TMP/k.json")
 if [ $((kkept + ksrc)) -eq "$produced" ] && [ "$kmissed" -eq 0 ]; then
 	ok "the reader that kept going: kept $kkept + lost $ksrc = produced, nothing missed"
 else
-	not_ok "the reader that kept going" "kept=$kkept lost=$ksrc ($kfull/$kover/$kmissed) produced=$produced"
+	not_ok "the reader that kept going" \
+		"kept=$kkept lost=$ksrc ($kfull/$kover/$kmissed) produced=$produced; k: $(tail -c 400 "$TMP/k.err" | tr '\n' ' ')"
 fi
 
 # ---------------------------------------------------------------- 4. a lone stalled reader
