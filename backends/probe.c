@@ -1,20 +1,20 @@
 /*
- * probe.c - libproftop.so's life cycle: the constructor creates this
- * process's session segment (<pt_shm_dir()>/<pid>.session, mode 0600) and
- * fills its header; threads claim rings on their first event and give them
- * back when they exit; a full ring either drops the newest record (reader
- * attached) or overwrites the oldest (flight recorder); the destructor marks
- * the session EXITED (and removes it when it never held an event nor saw a
- * reader). Nothing here ever waits on the reader or on another thread: the
- * hot path and the name table are lock-free, so a stopped or killed proftop,
- * a fork while another thread is inside the probe, or a signal handler that
- * calls the API or exit() cannot block the training process (NVTX domain
- * creation, once per domain, still takes a lock). A forked child gets no
- * session: the atfork handler turns every call into a no-op there, so it
- * never writes into the parent's rings. Any failure leaves the probe
- * disabled after one line on stderr and the program runs on unchanged. The C
- * API is in probe_api.c, names in probe_names.c, NVTX injection in
- * probe_nvtx.c.
+ * probe.c - libproftop.so's life cycle: the constructor creates this process's
+ * session segment (<pt_shm_dir()>/<pid>.session, mode 0600; built as
+ * .<pid>.session.tmp and renamed once its header is whole); threads claim
+ * rings on their first event and give them back when they exit; a full ring
+ * either drops the newest record (reader attached) or overwrites the oldest
+ * (flight recorder); the destructor marks the session EXITED (and removes it
+ * when it never held an event nor saw a reader). Nothing here ever waits on
+ * the reader or on another thread: the hot path and the name table are
+ * lock-free, so a stopped or killed proftop, a fork while another thread is
+ * inside the probe, or a signal handler that calls the API or exit() cannot
+ * block the training process (NVTX domain creation, once per domain, still
+ * takes a lock). A forked child gets no session: the atfork handler turns
+ * every call into a no-op there, so it never writes into the parent's rings.
+ * Any failure leaves the probe disabled after one line on stderr and the
+ * program runs on unchanged. The C API is in probe_api.c, names in
+ * probe_names.c, NVTX injection in probe_nvtx.c.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -121,26 +121,55 @@ static int64_t env_rank(const char *name)
 	return *end || v < 0 ? -1 : v;
 }
 
+/* The segment is built under this name and renamed to G.path once its
+ * header is complete, so a reader never opens a half-made session. */
+static char tmp_path[sizeof G.path + 16];
+
+/* 1 (and the probe off) when path exists and is not a regular file: a
+ * symlink, FIFO or directory there was not left by a probe. */
+static int refuse_nonregular(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0 || S_ISREG(st.st_mode))
+		return 0;
+	const char *what = S_ISLNK(st.st_mode)	 ? "a symlink"
+			   : S_ISDIR(st.st_mode) ? "a directory"
+						 : "a special file";
+	probe_off("%s: exists and is not a regular file (%s); refusing it", path, what);
+	return 1;
+}
+
 /* Creates the file exclusively; a stale file with our pid (dead process, or
- * this process before an exec) is replaced. Anything else there (a symlink,
- * FIFO, directory) was not left by a probe: refused, -2. */
+ * this process before an exec) is replaced. Anything else there is
+ * refused, -2. */
 static int create_file(const char *path)
 {
 	for (int attempt = 0; attempt < 2; attempt++) {
 		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0 || errno != EEXIST)
 			return fd;
-		struct stat st;
-		if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-			const char *what = S_ISLNK(st.st_mode)   ? "a symlink"
-					   : S_ISDIR(st.st_mode) ? "a directory"
-								 : "a special file";
-			probe_off("%s: exists and is not a regular file (%s); refusing it", path, what);
+		if (refuse_nonregular(path))
 			return -2;
-		}
 		unlink(path);
 	}
 	return -1;
+}
+
+/* Gives the complete segment its name (atomically: a reader sees no file or
+ * a whole header), replacing a stale one of this pid. -1 (probe off) when
+ * something else holds the name or the rename fails. */
+static int segment_publish(void)
+{
+	if (refuse_nonregular(G.path)) {
+		unlink(tmp_path);
+		return -1;
+	}
+	if (rename(tmp_path, G.path) != 0) {
+		probe_off("%s: %s", G.path, strerror(errno));
+		unlink(tmp_path);
+		return -1;
+	}
+	return 0;
 }
 
 static int segment_create(void)
@@ -166,10 +195,11 @@ static int segment_create(void)
 		return -1;
 	}
 	snprintf(G.path, sizeof G.path, "%s/%d.session", dir, (int)getpid());
-	int fd = create_file(G.path);
+	snprintf(tmp_path, sizeof tmp_path, "%s/.%d.session.tmp", dir, (int)getpid());
+	int fd = create_file(tmp_path);
 	if (fd < 0) {
 		if (fd == -1)
-			probe_off("%s: %s", G.path, strerror(errno));
+			probe_off("%s: %s", tmp_path, strerror(errno));
 		return -1;
 	}
 	/* Reserve the pages now: a full tmpfs must fail here, not SIGBUS later. */
@@ -178,7 +208,7 @@ static int segment_create(void)
 		rc = ftruncate(fd, (off_t)bytes) ? errno : 0;
 	if (rc) {
 		close(fd);
-		unlink(G.path);
+		unlink(tmp_path);
 		probe_off("%s: cannot reserve %llu bytes: %s", G.path, (unsigned long long)bytes,
 			  strerror(rc));
 		return -1;
@@ -186,7 +216,7 @@ static int segment_create(void)
 	void *base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (base == MAP_FAILED) {
-		unlink(G.path);
+		unlink(tmp_path);
 		probe_off("mmap %s: %s", G.path, strerror(errno));
 		return -1;
 	}
@@ -229,6 +259,7 @@ static int segment_create(void)
 	G.names = calloc(cap, sizeof *G.names);
 	G.ts = calloc(nrings, sizeof *G.ts);
 	if (!G.names || !G.ts) {
+		unlink(tmp_path);
 		probe_off("out of memory");
 		return -1;
 	}
@@ -301,8 +332,11 @@ __attribute__((constructor)) static void probe_init(void)
 		G.phase_name[i] = pt_probe_intern(phase[i], strlen(phase[i]));
 	int is_so = set_nvtx_path();
 	__atomic_store_n(&G.hdr->state, PT_SHM_RUNNING, __ATOMIC_RELAXED);
-	/* The magic goes last: a reader that sees it sees a complete header. */
+	/* The magic goes last: a reader that sees it sees a complete header
+	 * (one that mapped the file by its name sees it at once). */
 	__atomic_store_n(&G.hdr->magic, PT_SHM_MAGIC, __ATOMIC_RELEASE);
+	if (segment_publish() != 0)
+		return;
 	__atomic_store_n(&G.state, PT_PROBE_ON, __ATOMIC_RELEASE);
 	pt_cupti_probe_init(is_so); /* GPU tracing: now, or at cuInit */
 }

@@ -170,6 +170,25 @@ static void fill_info(struct pt_session_info *in, struct pt_session *s, const st
 		  now_real - last > PT_SESSION_STALE_NS;
 }
 
+/* ".<digits>.session.tmp" (a segment its probe had not finished: it
+ * renames it to "<pid>.session" once whole) -> pid, else -1. */
+static int32_t unfinished_pid(const char *name)
+{
+	if (name[0] != '.')
+		return -1;
+	const char *p = name + 1;
+	int64_t v = 0;
+	while (*p >= '0' && *p <= '9') {
+		v = v * 10 + (*p - '0');
+		if (v > INT32_MAX)
+			return -1;
+		p++;
+	}
+	if (p == name + 1 || strcmp(p, ".session.tmp") != 0 || v <= 0)
+		return -1;
+	return (int32_t)v;
+}
+
 static int cmp_info(const void *a, const void *b)
 {
 	const struct pt_session_info *x = a, *y = b;
@@ -225,8 +244,17 @@ int pt_session_list(struct pt_session_info **out, size_t *n, int clean, size_t *
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		int32_t pid = session_pid(de->d_name);
-		if (pid < 0)
+		if (pid < 0) {
+			/* a probe killed while it made its segment leaves it unnamed */
+			int32_t up = clean ? unfinished_pid(de->d_name) : -1;
+			if (up > 0 && kill(up, 0) != 0 && errno == ESRCH) {
+				char path[600];
+				snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+				if (unlink(path) == 0 && cleaned)
+					(*cleaned)++;
+			}
 			continue;
+		}
 		if (k == cap) {
 			cap = cap ? cap * 2 : 8;
 			v = pt_xrealloc(v, cap * sizeof *v);

@@ -124,7 +124,8 @@ struct pt_session_info {
 /*
  * Lists "<pid>.session" files in pt_shm_dir(), sorted by pid. *out is
  * malloc'd (free it). With clean set, removes segments whose owner is gone,
- * older than PT_SESSION_STALE_NS and held by no live reader; *cleaned counts
+ * older than PT_SESSION_STALE_NS and held by no live reader, and unfinished
+ * ones (".<pid>.session.tmp", never listed) whose pid is gone; *cleaned counts
  * them (they are not listed). Returns 0 or PT_E* with err (no directory is
  * 0 with no sessions).
  */

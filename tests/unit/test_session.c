@@ -916,13 +916,23 @@ static void test_list_and_clean(void **state)
 	snprintf(cap_dead, sizeof cap_dead, "%s/%d.capture-1.json", g_dir, (int)c);
 	fclose(fopen(cap_old, "w"));
 	fclose(fopen(cap_dead, "w"));
+	/* unfinished segments (a probe renames them once whole): never listed;
+	 * removed when their pid is gone, kept while it lives */
+	char tmp_gone[600], tmp_live[600];
+	snprintf(tmp_gone, sizeof tmp_gone, "%s/.%d.session.tmp", g_dir, (int)c2);
+	snprintf(tmp_live, sizeof tmp_live, "%s/.%d.session.tmp", g_dir, (int)getpid());
+	fclose(fopen(tmp_gone, "w"));
+	fclose(fopen(tmp_live, "w"));
 
 	struct pt_session_info *v;
 	size_t n, cleaned;
 	char err[256];
 	assert_int_equal(pt_session_list(&v, &n, 1, &cleaned, err, sizeof err), 0);
-	assert_int_equal(cleaned, 1);
+	assert_int_equal(cleaned, 2);
 	assert_int_equal(n, 3);
+	assert_int_equal(access(tmp_gone, F_OK), -1);
+	assert_int_equal(access(tmp_live, F_OK), 0);
+	unlink(tmp_live);
 	int saw_live = 0, saw_dead = 0, saw_junk = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].pid == getpid()) {

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# tests/e2e/test_publish.sh - a session file is whole from the moment it has
+# its name: the probe builds its segment as .<pid>.session.tmp and renames it
+# to <pid>.session once the header is complete, so a reader started at the
+# instant a job starts (a script waiting for the file, `proftop record -p` in a
+# second pane) never meets a half-made one ("truncated", "bad magic").
+# gdb stops a probed program inside the probe's reservation of the segment
+# (posix_fallocate, in its constructor) and again at main; at each stop the
+# directory, `proftop ls` and `proftop record -p` are checked.
+. tests/e2e/lib.sh
+BIN=$(cd "$(dirname "$PROFTOP")" && pwd)/$(basename "$PROFTOP")
+LIB=${PROFTOP_LIB:-$(dirname "$BIN")/libproftop.so}
+FLOOD=$(pwd)/build/examples/flood
+export PROFTOP_SESSION_DIR=$TMP/sessions
+mkdir -m 700 "$PROFTOP_SESSION_DIR"
+cleanup() {
+	for p in $(jobs -p); do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+if ! command -v gdb >/dev/null || [ ! -f "$LIB" ] || [ ! -x "$FLOOD" ]; then
+	skip "session file published whole" "needs gdb, libproftop.so and flood"
+	done_testing
+	exit 0
+fi
+
+# what the directory and proftop show at a stop, into $TMP/STOP.*
+cat >"$TMP/look.sh" <<EOF
+#!/usr/bin/env bash
+stop=\$1
+ls -A "$PROFTOP_SESSION_DIR" >"$TMP/\$stop.dir"
+"$BIN" ls >"$TMP/\$stop.ls" 2>&1
+for f in "$PROFTOP_SESSION_DIR"/.*.session.tmp "$PROFTOP_SESSION_DIR"/*.session; do
+	[ -e "\$f" ] || continue
+	p=\$(basename "\$f"); p=\${p#.}; p=\${p%%.*}
+	echo "\$p" >"$TMP/\$stop.pid"
+done
+EOF
+chmod +x "$TMP/look.sh"
+
+timeout 120 gdb -batch -nx \
+	-ex 'set startup-with-shell off' \
+	-ex "set environment LD_PRELOAD=$LIB" \
+	-ex 'set breakpoint pending on' \
+	-ex 'break posix_fallocate' \
+	-ex run \
+	-ex "shell $TMP/look.sh alloc" \
+	-ex 'delete' \
+	-ex 'break main' \
+	-ex continue \
+	-ex "shell $TMP/look.sh main" \
+	-ex "shell $BIN record -p \$(cat $TMP/main.pid) --duration 0.2 -o $TMP/r.json >$TMP/rec.out 2>&1 & echo \$! >$TMP/rec.pid" \
+	-ex 'shell sleep 1' \
+	-ex 'kill' \
+	--args "$FLOOD" --rate 1000 --seconds 1 --step-every 0 >"$TMP/gdb.out" 2>&1
+if [ -f "$TMP/alloc.dir" ] && [ -f "$TMP/main.dir" ]; then
+	ok "gdb stopped the probed program in its segment's reservation and at main"
+else
+	not_ok "gdb stopped the program at both points" "$(tail -n 8 "$TMP/gdb.out")"
+fi
+pid=$(cat "$TMP/alloc.pid" 2>/dev/null)
+if grep -Eqx "\.${pid:-x}\.session\.tmp" "$TMP/alloc.dir" 2>/dev/null &&
+	! grep -Eq '^[0-9]+\.session$' "$TMP/alloc.dir"; then
+	ok "while the probe makes its segment, it has no session name ($(tr '\n' ' ' <"$TMP/alloc.dir"))"
+else
+	not_ok "no session name while the segment is made" "$(cat "$TMP/alloc.dir" 2>/dev/null)"
+fi
+if [ -f "$TMP/alloc.ls" ] && ! grep -Eq "${pid:-x}|truncated|magic" "$TMP/alloc.ls"; then
+	ok "proftop ls does not list the unfinished segment"
+else
+	not_ok "ls leaves the unfinished segment out" "$(cat "$TMP/alloc.ls" 2>/dev/null)"
+fi
+if grep -Eqx "${pid:-x}\.session" "$TMP/main.dir" 2>/dev/null &&
+	! grep -q 'session\.tmp' "$TMP/main.dir"; then
+	ok "at main the segment has its name, and nothing else is left"
+else
+	not_ok "the segment is named by main" "$(cat "$TMP/main.dir" 2>/dev/null)"
+fi
+if [ -f "$TMP/main.ls" ] && grep -q "${pid:-x}" "$TMP/main.ls" &&
+	! grep -Eq "truncated|magic|refusing" "$TMP/main.ls"; then
+	ok "proftop ls lists it as a valid session"
+else
+	not_ok "ls lists the named session" "$(cat "$TMP/main.ls" 2>/dev/null)"
+fi
+# the recorder attached while the program was stopped at main: it took the
+# session (no refusal), then wrote its trace when the program was killed
+rp=$(cat "$TMP/rec.pid" 2>/dev/null)
+for _ in $(seq 300); do [ -n "$rp" ] && kill -0 "$rp" 2>/dev/null || break; sleep 0.1; done
+[ -n "$rp" ] && kill "$rp" 2>/dev/null # not ours to wait for: gdb's shell started it
+if [ -s "$TMP/r.json" ] && ! grep -Eq "truncated|magic|no session|refus" "$TMP/rec.out"; then
+	ok "record -p at that moment takes the session"
+else
+	not_ok "record -p takes the session at main" "$(cat "$TMP/rec.out" 2>/dev/null)"
+fi
+done_testing
