@@ -395,23 +395,27 @@ static uint64_t delta_of(uint64_t now, uint64_t *seen)
 
 /* What happened to records this reader did not get from ring i: lost is
  * the number of indices it skipped (below tail, torn, out of range; at its
- * first look, those gone before it attached and not overwritten), ow the
- * ring's new overwritten records (read after the tails, shm.h's order).
- * Overwritten ones count as such; skipped ones that no overwrite explains
- * were freed because other readers had read them, before this one attached
- * or while it was stalled: missed by this reader. So for every reader,
- * records kept + counted = records produced. */
+ * first look, all those before it attached), ow the ring's new overwritten
+ * records (read after the tails, shm.h's order). Skipped ones that an
+ * overwrite explains count as overwritten; the others were freed because
+ * other readers had read them, before this one attached or while it was
+ * stalled: missed by this reader. Only skipped indices are counted, so for
+ * every reader records kept + counted = records produced, even when the
+ * counter holds records this reader kept: the producer counts against the
+ * cursor it last saw, and a reader stopped between its copy and publishing
+ * its cursor (SIGSTOP, no other reader attached) kept records the producer
+ * then overwrote and counted. Such overwrites stay unmatched (the cause of a
+ * later skip may then read "overwritten" for "missed"; the total is exact). */
 static void account(struct pt_session *s, struct pt_trace *t, struct ring_rd *rd, uint64_t lost,
 		    uint64_t ow)
 {
-	if (ow) {
-		s->st.overwritten += ow;
-		pt_trace_warn(t, PT_WARN_SOURCE_OVERWRITTEN, ow);
-	}
-	if (rd->seen)
-		rd->ow_unmatched += ow;
+	rd->ow_unmatched += ow;
 	uint64_t matched = lost < rd->ow_unmatched ? lost : rd->ow_unmatched;
 	rd->ow_unmatched -= matched;
+	if (matched) {
+		s->st.overwritten += matched;
+		pt_trace_warn(t, PT_WARN_SOURCE_OVERWRITTEN, matched);
+	}
 	if (lost > matched) {
 		s->st.missed += lost - matched;
 		pt_trace_warn(t, PT_WARN_READER_MISSED, lost - matched);
@@ -435,13 +439,12 @@ static void drain_ring(struct pt_session *s, struct pt_trace *t, uint32_t i, int
 	/* head first: tail read afterwards can only be newer, so head - tail <= slots */
 	uint64_t head = LOAD_ACQ(&r->head);
 	uint64_t tail = LOAD_ACQ(&r->tail);
-	uint64_t slots = s->ring_slots, mask = slots - 1, lost = 0, before = 0;
+	uint64_t slots = s->ring_slots, mask = slots - 1, lost = 0;
 	if (!rd->seen) {
-		/* first look: what is left is ours; of what went before, the
-		 * overwritten ones are counted below, the rest other readers had
-		 * read (and freed): missed by this one */
+		/* first look: what is left is ours; what went before was
+		 * overwritten or read (and freed) by other readers (account) */
 		rd->cursor = tail;
-		before = tail;
+		lost = tail;
 	}
 	uint64_t c = rd->cursor;
 	if (c < tail) { /* overwritten, or freed while we were away */
@@ -481,8 +484,6 @@ static void drain_ring(struct pt_session *s, struct pt_trace *t, uint32_t i, int
 		STORE_REL(&r->cursor[s->slot], c);
 	/* the counters after the tails: an overwrite we saw is counted there */
 	uint64_t ow = delta_of(LOAD_ACQ(&r->overwritten), &rd->overwritten_seen);
-	if (before) /* the overwritten ones are among them */
-		lost += before > ow ? before - ow : 0;
 	account(s, t, rd, lost, ow);
 	rd->seen = 1;
 	/* a record waiting for its EXT is held one poll at most */

@@ -1130,6 +1130,47 @@ static void test_stalled_reader_counts(void **state)
 	seg_free(&g);
 }
 
+/*
+ * The producer counts an overwrite against the cursor it last saw. A reader
+ * stopped after copying records but before publishing its cursor (SIGSTOP
+ * with no other reader attached) kept records the producer then overwrote
+ * and counted: those are not lost to it. It counts only what it skipped.
+ */
+static void test_kept_then_counted_overwritten(void **state)
+{
+	struct seg g;
+	seg_make(&g, getpid(), 1, 16, 4096);
+	uint32_t op = seg_str(&g, "op");
+	struct pt_shm_ring *r = seg_ring(&g, 0, 1, "t");
+	struct pt_session *a;
+	assert_int_equal(open_seg(&g, &a), 0);
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+	uint64_t now = pt_now_ns(), produced = 0;
+	for (int i = 0; i < 10; i++, produced++)
+		seg_push(&g, r, PT_KIND_OPERATOR, op, produced, 1, 0);
+	pt_session_drain(a, t, now);
+	/* the producer had read cursor 0: the 10 the reader kept, counted */
+	r->overwritten += 10;
+	r->tail = 10;
+	for (int i = 0; i < 6; i++, produced++)
+		seg_push(&g, r, PT_KIND_OPERATOR, op, produced, 1, 0);
+	pt_session_drain(a, t, now + 1);
+	assert_int_equal(trace_events(t), produced);
+	assert_int_equal(pt_trace_source_lost(t), 0);
+	/* a real overwrite later (12 records gone unread): counted as such */
+	for (int i = 0; i < 20; i++, produced++)
+		seg_push(&g, r, PT_KIND_OPERATOR, op, produced, 1, 0);
+	r->overwritten += 12;
+	r->tail = r->head - 8;
+	pt_session_drain(a, t, now + 2);
+	assert_int_equal(trace_events(t) + pt_trace_source_lost(t), produced);
+	assert_int_equal(pt_trace_source_lost(t), 12);
+	assert_int_equal(t->warnings[PT_WARN_SOURCE_OVERWRITTEN], 12);
+	pt_session_close(a);
+	pt_trace_free(t);
+	seg_free(&g);
+}
+
 /* Every slot taken: the ninth reader still reads (and counts), without a
  * slot; a slot of a dead reader is taken over. */
 static void test_reader_slots_run_out(void **state)
@@ -1620,6 +1661,7 @@ int main(void)
 	    cmocka_unit_test(test_procstat),
 	    cmocka_unit_test(test_two_readers_each_get_all),
 	    cmocka_unit_test(test_stalled_reader_counts),
+	    cmocka_unit_test(test_kept_then_counted_overwritten),
 	    cmocka_unit_test(test_reader_slots_run_out),
 	    cmocka_unit_test(test_capture_protocol),
 	    cmocka_unit_test(test_capture_steps_after_done),
