@@ -344,8 +344,9 @@ fi
 # ---- the probe writes nowhere else (strace) ----
 
 # Every file the probed process opens for writing or creates, every
-# directory it makes and every file it writes to must be its segment, the
-# session directory, or its own stdout/stderr.
+# directory it makes and every file it writes to must be its segment (or
+# the name it builds it under, renamed to it once whole), the session
+# directory, or its own stdout/stderr.
 strace_check() { # NAME clean|dirty CMD...
 	local name=$1 expect=$2 log=$TMP/strace.$1.log out
 	shift 2
@@ -358,7 +359,9 @@ strace_check() { # NAME clean|dirty CMD...
 	bad=$(python3 - "$log" "$TMP/ss/s" <<'EOF'
 import re, sys
 log, sdir = sys.argv[1], sys.argv[2]
-seg = re.compile(re.escape(sdir) + r"/\d+\.session$")
+# the segment, and the name it is built under before its rename to it
+seg = re.compile(re.escape(sdir) + r"/(\d+\.session|\.\d+\.session\.tmp)$")
+tmp = re.compile(re.escape(sdir) + r"/\.(\d+)\.session\.tmp$")
 bad = []
 for line in open(log, errors="replace"):
     m = re.match(r"\d+\s+(\w+)\((.*)\)\s+=\s+(-?\d+)", line)
@@ -382,7 +385,11 @@ for line in open(log, errors="replace"):
         fd, p = int(fm.group(1)), fm.group(2)
         if not (fd in (1, 2) or seg.search(p)):
             bad.append(line.strip())
-    elif re.match(r"(unlink|rename|link|symlink|chmod|fchmod|chown|fchown|lchown|truncate|mknod|rmdir|utime|setxattr|lsetxattr|removexattr)", call):
+    elif call in ("rename", "renameat", "renameat2"):
+        t = tmp.search(paths[0]) if len(paths) == 2 else None
+        if not (t and paths[1] == "%s/%s.session" % (sdir, t.group(1))):
+            bad.append(line.strip())
+    elif re.match(r"(unlink|link|symlink|chmod|fchmod|chown|fchown|lchown|truncate|mknod|rmdir|utime|setxattr|lsetxattr|removexattr)", call):
         bad.append(line.strip())
 print("\n".join(bad[:8]))
 EOF
