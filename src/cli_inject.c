@@ -129,6 +129,15 @@ static int have_session(int32_t pid)
 	return pt_session_peek(pid, &pk) == 0 && !pk.exited;
 }
 
+/* The job exited (gone, or a zombie its parent has not reaped yet). */
+static int job_gone(int32_t pid)
+{
+	if (kill(pid, 0) != 0 && errno == ESRCH)
+		return 1;
+	char st = proc_state(pid);
+	return st == 'Z' || st == 'X';
+}
+
 static int find_in_path(const char *name, char *out, size_t len)
 {
 	const char *path = getenv("PATH");
@@ -528,11 +537,14 @@ int cli_inject(int32_t pid)
 		rc = cli_fail("--inject: the helper failed in pid %d: %s", (int)pid, esc);
 		goto out2;
 	}
-	for (int i = 0; i < 100 && !have_session(pid); i++)
+	for (int i = 0; i < 100 && !have_session(pid) && !job_gone(pid); i++)
 		sleep_ms(20);
 	if (!have_session(pid)) {
-		rc = cli_fail("--inject: the probe loaded in pid %d but opened no session (%s)",
-			      (int)pid, esc);
+		if (job_gone(pid))
+			rc = cli_fail("--inject: pid %d exited during the injection", (int)pid);
+		else
+			rc = cli_fail("--inject: the probe loaded in pid %d but opened no session (%s)",
+				      (int)pid, esc);
 		goto out2;
 	}
 	fprintf(stderr, "proftop: injected into pid %d (Python %d.%d) with %s; the job was paused "
