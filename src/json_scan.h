@@ -19,6 +19,10 @@
 
 #include "util.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* A string: offset and length in the chunk, or in the side buffer when
  * PT_JSL_SIDE is set in len (it had escapes). */
 struct pt_jslice {
@@ -116,6 +120,26 @@ static inline const char *pt_json_ws(const char *p, const char *end)
 /* p is just past an opening quote: returns the closing quote, or NULL if the
  * string does not end before end (or has a malformed escape; *err says). */
 const char *pt_json_str_end(const char *p, const char *end, int *has_esc, const char **bad);
+/* The same, inline for the common case: a string of under 16 bytes without
+ * escapes (keys, most names) costs one compare and no call. */
+static inline const char *pt_json_str_end_fast(const char *p, const char *end, int *has_esc,
+					       const char **bad)
+{
+#if defined(__SSE2__)
+	if (end - p >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(
+		    _mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+		if (!m)
+			return pt_json_str_end(p + 16, end, has_esc, bad);
+		const char *q = p + __builtin_ctz(m);
+		if (*q == '"')
+			return q;
+		return pt_json_str_end(q, end, has_esc, bad);
+	}
+#endif
+	return pt_json_str_end(p, end, has_esc, bad);
+}
 /* Appends the unescaped form of the string body [p, p+len) (escapes already
  * validated) to out. \uXXXX surrogate pairs become one UTF-8 sequence. */
 void pt_json_unescape(const char *p, size_t len, struct pt_buf *out);

@@ -155,11 +155,117 @@ static void test_split_long_strings(void **state)
 	}
 }
 
+/* A random number token, often malformed: signs, leading zeros, long digit
+ * runs (past int64 and past 16 integer digits), fractions of any length,
+ * exponents, bare '-' or '.', NaN / Infinity. */
+static void gen_number(struct pt_buf *b, uint64_t *s)
+{
+	static const char *odd[] = {"-", "-.5", ".5", "1.", "-0", "00012", "NaN", "-Infinity",
+				    "Infinity", "-NaN", "1e3", "2.5E-2", "9223372036854775.807",
+				    "9223372036854775.808", "9999999999999999.9995", "1.0005",
+				    "159.9999964237213", "-1.0004999"};
+	if (rng(s) % 8 == 0) {
+		const char *o = odd[rng(s) % (sizeof odd / sizeof odd[0])];
+		pt_buf_put(b, o, strlen(o));
+		return;
+	}
+	if (rng(s) % 4 == 0)
+		pt_buf_putc(b, '-');
+	unsigned nd = (unsigned)(rng(s) % 22), lead = (unsigned)(rng(s) % 3 == 0);
+	for (unsigned i = 0; i < nd; i++)
+		pt_buf_putc(b, (char)('0' + (lead && i < 2 ? 0 : rng(s) % 10)));
+	if (rng(s) % 2) {
+		pt_buf_putc(b, '.');
+		unsigned nf = (unsigned)(rng(s) % 9);
+		for (unsigned i = 0; i < nf; i++)
+			pt_buf_putc(b, (char)('0' + rng(s) % 10));
+	}
+	if (rng(s) % 10 == 0)
+		pt_buf_printf(b, "e%d", (int)(rng(s) % 7) - 3);
+}
+
+/*
+ * The event parser's one-pass number paths (ts/dur in µs, integer pid/tid)
+ * against the general lexer and converter (pt_json_num_end,
+ * pt_json_us_to_ns): the same value, the same "have" bits, the same
+ * error, on every token; and strings short and long, with and without
+ * escapes, end where pt_json_str_end says.
+ */
+static void test_parse_numbers_same(void **state)
+{
+	(void)state;
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	for (int i = 0; i < 200000; i++) {
+		struct pt_buf num = {0}, ev = {0};
+		gen_number(&num, &seed);
+		pt_buf_putc(&num, 0);
+		const char *n = num.p;
+		size_t nl = strlen(n);
+		int which = (int)(rng(&seed) % 3); /* ts, dur, pid */
+		static const char *key[] = {"ts", "dur", "pid"};
+		pt_buf_printf(&ev, "{\"%s\":%s,\"ph\":\"X\"}", key[which], n);
+		struct pt_raw_event r;
+		struct pt_json_side side = {0};
+		struct pt_json_err err = {0};
+		int rc = pt_json_parse_event(ev.p, ev.p, ev.p + ev.len, &r, &side, &err);
+		/* the general path */
+		int nf = 0;
+		const char *e = pt_json_num_end(n, n + nl, &nf);
+		if (!e || e != n + nl) { /* not one whole token: an error either way */
+			if (rc == 0)
+				fail_msg("'%s' (%s) parsed", n, key[which]);
+		} else if (which < 2) {
+			int64_t want = 0;
+			uint32_t bit = which ? PT_RAW_DUR : PT_RAW_TS;
+			int ok = !nf && pt_json_us_to_ns(n, e, &want) == PT_JNUM_OK;
+			assert_int_equal(rc, 0);
+			if (ok != !!(r.have & bit))
+				fail_msg("'%s' (%s): have %d, want %d", n, key[which], !!(r.have & bit), ok);
+			if (ok && (which ? r.dur_ns : r.ts_ns) != want)
+				fail_msg("'%s' (%s): %lld ns, want %lld", n, key[which],
+					 (long long)(which ? r.dur_ns : r.ts_ns), (long long)want);
+		} else {
+			assert_int_equal(rc, 0);
+			const char *d = n + (n[0] == '-');
+			size_t dl = strspn(d, "0123456789");
+			if (!nf && dl == strlen(d) && dl <= 18) {
+				long long want = strtoll(n, NULL, 10);
+				if (r.pid != want)
+					fail_msg("'%s' (pid): %lld, want %lld", n, (long long)r.pid, want);
+			}
+		}
+		pt_json_side_free(&side);
+		pt_buf_free(&num);
+		pt_buf_free(&ev);
+	}
+	/* names of every length up to 40, with an escape at every place */
+	for (size_t len = 0; len < 40; len++) {
+		for (size_t at = 0; at <= len; at++) {
+			struct pt_buf ev = {0};
+			pt_buf_put(&ev, "{\"name\":\"", 9);
+			for (size_t k = 0; k < len; k++)
+				pt_buf_put(&ev, k == at ? "\\n" : "a", k == at ? 2 : 1);
+			pt_buf_put(&ev, "\",\"ph\":\"X\"}", 11);
+			struct pt_raw_event r;
+			struct pt_json_side side = {0};
+			struct pt_json_err err = {0};
+			assert_int_equal(pt_json_parse_event(ev.p, ev.p, ev.p + ev.len, &r, &side, &err),
+					 0);
+			assert_int_equal(r.ph, 'X');
+			assert_int_equal(PT_JSL_LEN(r.name), len);
+			assert_int_equal(!!(r.name.len & PT_JSL_SIDE), at < len);
+			pt_json_side_free(&side);
+			pt_buf_free(&ev);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_split_random),
 	    cmocka_unit_test(test_split_long_strings),
+	    cmocka_unit_test(test_parse_numbers_same),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
