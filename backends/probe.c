@@ -330,13 +330,13 @@ __attribute__((constructor)) static void probe_init(void)
 					     "Optimization"};
 	for (int i = 0; i < 5; i++)
 		G.phase_name[i] = pt_probe_intern(phase[i], strlen(phase[i]));
-	int is_so = set_nvtx_path();
 	__atomic_store_n(&G.hdr->state, PT_SHM_RUNNING, __ATOMIC_RELAXED);
 	/* The magic goes last: a reader that sees it sees a complete header
 	 * (one that mapped the file by its name sees it at once). */
 	__atomic_store_n(&G.hdr->magic, PT_SHM_MAGIC, __ATOMIC_RELEASE);
 	if (segment_publish() != 0)
-		return;
+		return; /* nothing else changed: NVTX is not pointed at us */
+	int is_so = set_nvtx_path();
 	__atomic_store_n(&G.state, PT_PROBE_ON, __ATOMIC_RELEASE);
 	pt_cupti_probe_init(is_so); /* GPU tracing: now, or at cuInit */
 }

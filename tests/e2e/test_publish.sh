@@ -94,4 +94,18 @@ if [ -s "$TMP/r.json" ] && ! grep -Eq "truncated|magic|no session|refus" "$TMP/r
 else
 	not_ok "record -p takes the session at main" "$(cat "$TMP/rec.out" 2>/dev/null)"
 fi
+
+# the session's name held by something no probe left (here a directory): the
+# probe refuses it in one line, leaves nothing behind, and the program runs
+# (exec keeps the shell's pid, so the name is known before the probe starts)
+out=$(PROFTOP_SESSION_DIR=$PROFTOP_SESSION_DIR FLOOD=$FLOOD LIB=$LIB sh -c \
+	'mkdir "$PROFTOP_SESSION_DIR/$$.session" && exec env LD_PRELOAD="$LIB" "$FLOOD" --rate 1000 --seconds 0.2 --step-every 0' 2>&1)
+rc=$?
+left=$(ls -A "$PROFTOP_SESSION_DIR" | grep -v '^[0-9]*\.session$' | tr '\n' ' ')
+if [ $rc -eq 0 ] && printf '%s' "$out" | grep -q "probe disabled: .*is not a regular file (a directory); refusing it" &&
+	[ -z "$left" ]; then
+	ok "a directory under the session's name: refused in one line, nothing left, the program ran"
+else
+	not_ok "a directory under the session's name is refused" "rc=$rc left=$left" "$out"
+fi
 done_testing
