@@ -107,8 +107,8 @@ static uint64_t realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* "<digits>.session" -> pid, else -1. */
-static int32_t session_pid(const char *name)
+/* The pid that name starts with ("<digits>" then want), else -1. */
+static int32_t name_pid(const char *name, const char *want)
 {
 	const char *p = name;
 	int64_t v = 0;
@@ -118,9 +118,15 @@ static int32_t session_pid(const char *name)
 			return -1;
 		p++;
 	}
-	if (p == name || strcmp(p, ".session") != 0 || v <= 0)
+	if (p == name || strcmp(p, want) != 0 || v <= 0)
 		return -1;
 	return (int32_t)v;
+}
+
+/* "<digits>.session" -> pid, else -1. */
+static int32_t session_pid(const char *name)
+{
+	return name_pid(name, ".session");
 }
 
 /* Another process reads the session now (a fresh slot of a live pid). */
@@ -174,19 +180,7 @@ static void fill_info(struct pt_session_info *in, struct pt_session *s, const st
  * renames it to "<pid>.session" once whole) -> pid, else -1. */
 static int32_t unfinished_pid(const char *name)
 {
-	if (name[0] != '.')
-		return -1;
-	const char *p = name + 1;
-	int64_t v = 0;
-	while (*p >= '0' && *p <= '9') {
-		v = v * 10 + (*p - '0');
-		if (v > INT32_MAX)
-			return -1;
-		p++;
-	}
-	if (p == name + 1 || strcmp(p, ".session.tmp") != 0 || v <= 0)
-		return -1;
-	return (int32_t)v;
+	return name[0] == '.' ? name_pid(name + 1, ".session.tmp") : -1;
 }
 
 static int cmp_info(const void *a, const void *b)
