@@ -173,7 +173,7 @@ static const char *time_value(struct pctx *c, const char *p, int64_t *ns, uint32
 	   * digits, as pt_json_us_to_ns computes it */
 		const char *q = p + (*p == '-');
 		uint64_t ip = 0, frac = 0;
-		int nd = 0, nfr = 0, round_up = 0, lead = 1;
+		int nd = 0, lead = 1;
 		const char *d0 = q;
 		while (q < c->end && is_digit(*q) && nd <= 16) {
 			if (!lead || *q != '0') {
@@ -186,20 +186,11 @@ static const char *time_value(struct pctx *c, const char *p, int64_t *ns, uint32
 		int ok = q > d0 && nd <= 16;
 		if (ok && q < c->end && *q == '.') {
 			const char *f0 = ++q;
-			while (q < c->end && is_digit(*q)) {
-				if (nfr < 3)
-					frac = frac * 10 + (uint64_t)(*q - '0');
-				else if (nfr == 3)
-					round_up = *q >= '5';
-				nfr++;
-				q++;
-			}
+			q = pt_json_us_frac(q, c->end, &frac);
 			ok = q > f0;
 		}
 		if (ok && (q >= c->end || (*q != 'e' && *q != 'E' && !is_digit(*q)))) {
-			for (; nfr < 3; nfr++)
-				frac *= 10;
-			uint64_t v = ip * 1000 + frac + (uint64_t)round_up; /* ip < 10^16 */
+			uint64_t v = ip * 1000 + frac; /* ip < 10^16 */
 			if (v <= (uint64_t)INT64_MAX) {
 				*ns = *p == '-' ? -(int64_t)v : (int64_t)v;
 				c->ev->have |= bit;

@@ -275,24 +275,12 @@ enum pt_jnum_status pt_json_us_to_ns(const char *p, const char *e, int64_t *ns)
 			goto slow;
 	}
 	uint64_t frac = 0;
-	int nf = 0, round_up = 0;
-	if (q < e && *q == '.') {
-		q++;
-		while (q < e && is_digit(*q)) {
-			if (nf < 3)
-				frac = frac * 10 + (uint64_t)(*q - '0');
-			else if (nf == 3)
-				round_up = *q >= '5';
-			nf++;
-			q++;
-		}
-	}
+	if (q < e && *q == '.')
+		q = pt_json_us_frac(q + 1, e, &frac);
 	if (q < e)
 		goto slow; /* exponent */
-	for (; nf < 3; nf++)
-		frac *= 10;
 	/* ip < 10^16, so this cannot wrap a uint64 */
-	uint64_t v = ip * 1000 + frac + (uint64_t)round_up;
+	uint64_t v = ip * 1000 + frac;
 	if (v > (uint64_t)INT64_MAX)
 		return PT_JNUM_RANGE;
 	*ns = neg ? -(int64_t)v : (int64_t)v;

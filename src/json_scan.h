@@ -140,6 +140,24 @@ static inline const char *pt_json_str_end_fast(const char *p, const char *end, i
 #endif
 	return pt_json_str_end(p, end, has_esc, bad);
 }
+/* The digits at q (just after a decimal point) as the nanoseconds of a
+ * microsecond value: the first three digits, rounded half up on the fourth,
+ * into *ns_frac (0..1000). Returns the end of the digits. */
+static inline const char *pt_json_us_frac(const char *q, const char *end, uint64_t *ns_frac)
+{
+	uint64_t frac = 0;
+	int nf = 0, round_up = 0;
+	for (; q < end && *q >= '0' && *q <= '9'; q++, nf++) {
+		if (nf < 3)
+			frac = frac * 10 + (uint64_t)(*q - '0');
+		else if (nf == 3)
+			round_up = *q >= '5';
+	}
+	for (; nf < 3; nf++)
+		frac *= 10;
+	*ns_frac = frac + (uint64_t)round_up;
+	return q;
+}
 /* Appends the unescaped form of the string body [p, p+len) (escapes already
  * validated) to out. \uXXXX surrogate pairs become one UTF-8 sequence. */
 void pt_json_unescape(const char *p, size_t len, struct pt_buf *out);
