@@ -92,7 +92,14 @@ uint64_t pt_clock_slow(struct pt_tclock *c)
 		c->limit = 0;
 		return pt_clock_mono_ns();
 	}
+	/* A pair whose reads were far apart (the thread was preempted between
+	 * them) pins the TSC to the wrong nanosecond by up to half the gap,
+	 * for every read until the next anchor: try again, and never anchor
+	 * on a wide one (this read then returns the exact time and the next
+	 * one tries anew). */
 	uint64_t tsc, mono, width = read_pair(&tsc, &mono);
+	for (int i = 0; i < 3 && width >= MAX_BRACKET_TICKS; i++)
+		width = read_pair(&tsc, &mono);
 	uint64_t base_ns = mono - g_mono0, base_tsc = tsc - g_tsc0;
 	uint64_t have = __atomic_load_n(&g_baseline_ns, __ATOMIC_RELAXED);
 	if (width < MAX_BRACKET_TICKS && base_ns >= MIN_BASELINE_NS && base_ns >= 2 * have &&
@@ -105,7 +112,7 @@ uint64_t pt_clock_slow(struct pt_tclock *c)
 		}
 	}
 	uint64_t mult = __atomic_load_n(&g_mult, __ATOMIC_RELAXED);
-	if (mult == 0) {
+	if (mult == 0 || width >= MAX_BRACKET_TICKS) {
 		c->limit = 0;
 		return mono;
 	}

@@ -3,7 +3,8 @@
  * nanoseconds; on x86-64 with an invariant, kernel-trusted TSC they are
  * computed from rdtsc with a per-thread anchor (tsc, ns) and a global slope
  * calibrated against CLOCK_MONOTONIC. Each thread re-anchors itself on
- * clock_gettime every PT_CLOCK_REANCHOR_NS, so the error stays below
+ * clock_gettime every PT_CLOCK_REANCHOR_NS (on a pair read close together:
+ * a preempted one is not used), so the error stays below
  * slope error x interval (well under a microsecond once calibrated) however
  * long the process runs, and NTP slewing of CLOCK_MONOTONIC is followed.
  * Until the slope is known (the first ~2 ms of the process) and whenever the

@@ -9,6 +9,7 @@
  */
 #include "testutil.h"
 
+#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <sys/stat.h>
@@ -493,6 +494,67 @@ static void test_fork_worker_attach(void **state)
 	assert_int_not_equal(access(path, F_OK), 0);
 }
 
+/* clock_gettime, interposed: with g_slow_mono set, a CLOCK_MONOTONIC read
+ * returns only after spinning 20 us, as if the thread had been preempted
+ * right after reading the time (the probe's TSC bracket then comes late). */
+static volatile int g_slow_mono;
+int clock_gettime(clockid_t id, struct timespec *ts)
+{
+	static int (*real)(clockid_t, struct timespec *);
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "clock_gettime");
+	int r = real(id, ts);
+	if (g_slow_mono && id == CLOCK_MONOTONIC) {
+		struct timespec t0 = *ts, now;
+		do
+			real(CLOCK_MONOTONIC, &now);
+		while ((now.tv_sec - t0.tv_sec) * 1000000000ll + (now.tv_nsec - t0.tv_nsec) < 20000);
+	}
+	return r;
+}
+
+/* The smallest error of a few bracketed reads of the session clock (a
+ * preempted bracket only adds to it). */
+static int64_t clock_error(struct pt_tstate *t)
+{
+	int64_t best = INT64_MAX;
+	for (int i = 0; i < 50; i++) {
+		uint64_t a = pt_clock_mono_ns(), v = pt_clock_now(&t->clk), b = pt_clock_mono_ns();
+		if (b - a > 2000)
+			continue;
+		int64_t err = v < a ? (int64_t)(a - v) : v > b ? (int64_t)(v - b) : 0;
+		if (err < best)
+			best = err;
+	}
+	return best;
+}
+
+/* A re-anchor whose pair was read far apart (preempted) must not pin the
+ * TSC clock to the wrong nanosecond: a launch stamped by it came out after
+ * the kernel it started. */
+static void test_clock_preempted_anchor(void **state)
+{
+	if (getenv("PT_UNDER_VALGRIND"))
+		skip();
+	struct pt_tstate *t = (my_ring(), pt_probe_tls);
+	/* calibrated: a slope once a few ms have passed */
+	uint64_t until = pt_clock_mono_ns() + 10000000ull;
+	while (pt_clock_mono_ns() < until) {
+		t->clk.limit = 0;
+		pt_clock_now(&t->clk);
+	}
+	if (!pt_clock_uses_tsc())
+		skip(); /* every read is clock_gettime: nothing to pin */
+	assert_true(clock_error(t) < 2000);
+	t->clk.limit = 0; /* the next read re-anchors */
+	g_slow_mono = 1;
+	pt_clock_now(&t->clk);
+	g_slow_mono = 0;
+	int64_t err = clock_error(t);
+	print_message("# clock after a preempted re-anchor: error %lld ns\n", (long long)err);
+	assert_true(err < 2000);
+}
+
 static void test_clock(void **state)
 {
 	if (getenv("PT_UNDER_VALGRIND"))
@@ -731,6 +793,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_fork_child_disabled),
 	    cmocka_unit_test(test_fork_worker_attach),
 	    cmocka_unit_test(test_clock),
+	    cmocka_unit_test(test_clock_preempted_anchor),
 	    cmocka_unit_test(test_disable_env),
 	    cmocka_unit_test(test_depth_overflow),
 	    cmocka_unit_test(test_nvtx),
