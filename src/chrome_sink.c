@@ -107,6 +107,9 @@ void cr_sink_free(struct cr_sink *s)
 
 /* ---- strings ---- */
 
+/* A field past PT_RAW_HOT_BYTES: its value under its have bit, else 0. */
+#define RAW_OR0(r, bit, field) (((r)->have & (bit)) ? (r)->field : 0)
+
 static inline const char *sl_ptr(const struct cr_batch *b, struct pt_jslice sl)
 {
 	return (sl.len & PT_JSL_SIDE) ? b->side.strs.p + sl.off : b->buf + sl.off;
@@ -362,7 +365,8 @@ static void op_flops(struct cr_sink *s, const struct cr_batch *b, const struct p
 		return;
 	double fl, by;
 	int dt;
-#define RAWS(bit, sl) ((r->have & (bit)) ? sl_ptr(b, r->sl) : NULL), PT_JSL_LEN(r->sl)
+#define RAWS(bit, sl)                                                                              \
+	((r->have & (bit)) ? sl_ptr(b, r->sl) : NULL), ((r->have & (bit)) ? PT_JSL_LEN(r->sl) : 0)
 	if (!pt_flops_compute((int)op - 1, RAWS(PT_RAW_DIMS, arg_dims), RAWS(PT_RAW_TYPES, arg_types),
 			      RAWS(PT_RAW_CONC, arg_conc),
 			      (r->have & PT_RAW_FLOPS) && r->flops > 0 ? (double)r->flops : -1.0, &fl,
@@ -373,7 +377,7 @@ static void op_flops(struct cr_sink *s, const struct cr_batch *b, const struct p
 	ev->flags |= PT_EVF_FLOPS;
 	return;
 packed:
-	ev->arg = pt_flops_pack((double)r->flops, (double)r->bytes,
+	ev->arg = pt_flops_pack((double)r->flops, (double)RAW_OR0(r, PT_RAW_BYTES, bytes),
 				(r->have & PT_RAW_DTYPE) ? (int)(r->dtype & 3) : PT_DT_F32);
 	ev->flags |= PT_EVF_FLOPS;
 }
@@ -452,13 +456,14 @@ static void do_meta(struct cr_sink *s, const struct cr_batch *b, const struct pt
 	const char *name = sl_ptr(b, r->name);
 	size_t n = PT_JSL_LEN(r->name);
 	struct pt_track_key k = raw_key(s, b, r);
-	const char *an = sl_ptr(b, r->arg_name);
-	size_t anl = PT_JSL_LEN(r->arg_name);
+	int has_an = (r->have & PT_RAW_ARGNAME) != 0;
+	const char *an = has_an ? sl_ptr(b, r->arg_name) : NULL;
+	size_t anl = has_an ? PT_JSL_LEN(r->arg_name) : 0;
 #define IS(lit) (n == sizeof(lit) - 1 && memcmp(name, lit, n) == 0)
-	if (IS("process_name") && (r->have & PT_RAW_ARGNAME)) {
+	if (IS("process_name") && has_an) {
 		pt_trace_set_process_label(s->t, &k, intern_name(s, an, anl));
 		note_process_lane(s, &k, an, anl);
-	} else if (IS("thread_name") && (r->have & PT_RAW_ARGNAME)) {
+	} else if (IS("thread_name") && has_an) {
 		pt_trace_set_thread_label(s->t, &k, intern_name(s, an, anl));
 	} else if (IS("thread_sort_index") && (r->have & PT_RAW_SORT)) {
 		pt_trace_set_thread_sort(s->t, &k, r->sort_index);
@@ -556,12 +561,20 @@ static void one_event(struct cr_sink *s, const struct cr_batch *b, const struct 
 	switch (r->ph) {
 	case 'X':
 		do_slice(s, &k, track, tr, r->ts_ns, (r->have & PT_RAW_DUR) ? r->dur_ns : 0,
-			 name_id, cat_id, r->corr, r->bytes, r->samples, r->device, r->stream,
-			 r->have, b, r);
+			 name_id, cat_id, r->corr, RAW_OR0(r, PT_RAW_BYTES, bytes),
+			 RAW_OR0(r, PT_RAW_SAMPLES, samples), RAW_OR0(r, PT_RAW_DEVICE, device),
+			 RAW_OR0(r, PT_RAW_STREAM, stream), r->have, b, r);
 		break;
 	case 'B': {
-		struct open_b ob = {r->ts_ns,	name_id,   cat_id,    r->corr, r->bytes,
-				    r->samples, r->device, r->stream, r->have};
+		struct open_b ob = {r->ts_ns,
+				    name_id,
+				    cat_id,
+				    r->corr,
+				    RAW_OR0(r, PT_RAW_BYTES, bytes),
+				    RAW_OR0(r, PT_RAW_SAMPLES, samples),
+				    RAW_OR0(r, PT_RAW_DEVICE, device),
+				    RAW_OR0(r, PT_RAW_STREAM, stream),
+				    r->have};
 		push_b(tr, &ob);
 		break;
 	}

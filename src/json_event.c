@@ -255,6 +255,22 @@ static const char *arg_num(struct pctx *c, const char *p, int64_t *out, uint32_t
 	return p;
 }
 
+/* A count (bytes, samples): negative ones count as 0; a value that is no
+ * integer leaves out and the have bit as they were. */
+static const char *arg_count(struct pctx *c, const char *p, uint64_t *out, uint32_t bit)
+{
+	if (!(*p == '-' || is_digit(*p)))
+		return skip(c, p);
+	int nf = 0;
+	int64_t v = 0;
+	p = num_i64(c, p, &v, &nf);
+	if (p && !nf) {
+		c->ev->have |= bit;
+		*out = v > 0 ? (uint64_t)v : 0;
+	}
+	return p;
+}
+
 /* A value of any kind kept as raw JSON text (an array of shapes). */
 static const char *arg_raw(struct pctx *c, const char *p, struct pt_jslice *s, uint32_t bit)
 {
@@ -348,7 +364,6 @@ static const char *parse_args(struct pctx *c, const char *p)
 		p = read_key(c, p, &k, &kl, kbuf, sizeof kbuf);
 		if (!p)
 			return NULL;
-		int64_t v;
 		switch (kl) {
 		case 4:
 			if (KEY_IS(k, kl, "name"))
@@ -358,8 +373,7 @@ static const char *parse_args(struct pctx *c, const char *p)
 			break;
 		case 5:
 			if (KEY_IS(k, kl, "bytes")) {
-				p = arg_num(c, p, &v, PT_RAW_BYTES);
-				ev->bytes = v > 0 ? (uint64_t)v : 0;
+				p = arg_count(c, p, &ev->bytes, PT_RAW_BYTES);
 			} else if (KEY_IS(k, kl, "flops")) {
 				p = arg_num(c, p, &ev->flops, PT_RAW_FLOPS);
 			} else if (KEY_IS(k, kl, "dtype")) {
@@ -380,8 +394,7 @@ static const char *parse_args(struct pctx *c, const char *p)
 			break;
 		case 7:
 			if (KEY_IS(k, kl, "samples")) {
-				p = arg_num(c, p, &v, PT_RAW_SAMPLES);
-				ev->samples = v > 0 ? (uint64_t)v : 0;
+				p = arg_count(c, p, &ev->samples, PT_RAW_SAMPLES);
 			} else {
 				p = skip(c, p);
 			}
@@ -412,8 +425,7 @@ static const char *parse_args(struct pctx *c, const char *p)
 				p = arg_num(c, p, &corr, 0);
 				ev->corr = (uint32_t)(uint64_t)corr;
 			} else if (KEY_IS(k, kl, "num_samples")) {
-				p = arg_num(c, p, &v, PT_RAW_SAMPLES);
-				ev->samples = v > 0 ? (uint64_t)v : 0;
+				p = arg_count(c, p, &ev->samples, PT_RAW_SAMPLES);
 			} else {
 				p = skip(c, p);
 			}
@@ -497,7 +509,7 @@ int pt_json_parse_event(const char *base, const char *p, const char *end, struct
 	struct pctx c = {base, end, ev, side, err};
 	const char *args = NULL;
 	char kbuf[64];
-	memset(ev, 0, sizeof *ev);
+	memset(ev, 0, PT_RAW_HOT_BYTES); /* the rest counts only under its have bit */
 	p = pt_json_ws(p + 1, end);
 	if (p < end && *p == '}') {
 		p++;
@@ -522,6 +534,7 @@ int pt_json_parse_event(const char *base, const char *p, const char *end, struct
 			else if (KEY_IS(k, kl, "ts"))
 				p = time_value(&c, p, &ev->ts_ns, PT_RAW_TS);
 			else if (KEY_IS(k, kl, "id")) {
+				ev->id = 0; /* null */
 				p = id_value(&c, p, &ev->id, &ev->id_s, PT_RAW_ID_STR);
 				ev->have |= PT_RAW_ID;
 			} else if (KEY_IS(k, kl, "bp"))

@@ -152,6 +152,46 @@ static void test_begin_end(void **state)
 	pt_trace_free(t);
 }
 
+/* A count that is not an integer counts as absent, a negative one as 0, on
+ * both the parsing threads' path and the single-threaded one; a B/E pair
+ * keeps its B's bytes. */
+static void test_counts_not_numbers(void **state)
+{
+	(void)state;
+	static const char json[] =
+	    "{\"traceEvents\":["
+	    "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD\",\"pid\":0,"
+	    "\"tid\":7,\"ts\":1,\"dur\":1,\"args\":{\"bytes\":\"4096\",\"device\":\"x\"}},"
+	    "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD\",\"pid\":0,"
+	    "\"tid\":7,\"ts\":3,\"dur\":1,\"args\":{\"bytes\":-5}},"
+	    "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD\",\"pid\":0,"
+	    "\"tid\":7,\"ts\":5,\"dur\":1,\"args\":{\"bytes\":65536}},"
+	    "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD\",\"pid\":0,"
+	    "\"tid\":7,\"ts\":7,\"dur\":1,\"args\":{\"bytes\":8,\"bytes\":null}},"
+	    "{\"ph\":\"B\",\"cat\":\"gpu_memset\",\"name\":\"Memset\",\"pid\":0,"
+	    "\"tid\":7,\"ts\":9,\"args\":{\"bytes\":77}},"
+	    "{\"ph\":\"E\",\"pid\":0,\"tid\":7,\"ts\":10},"
+	    "{\"ph\":\"X\",\"name\":\"ProfilerStep#0\",\"pid\":1,\"tid\":1,\"ts\":1,"
+	    "\"dur\":4,\"args\":{\"samples\":\"12\"}},"
+	    "{\"ph\":\"X\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":5,"
+	    "\"dur\":4,\"args\":{\"num_samples\":32}}]}";
+	static const uint64_t want_copy[] = {0, 0, 65536, 8, 77};
+	for (int threads = 1; threads <= 2; threads++) {
+		struct pt_trace *t = load_mem(json, threads, 0);
+		struct pt_event ev[8];
+		assert_int_equal(track_events(t, find_track(t, 0, 7), ev, 8), 5);
+		for (int i = 0; i < 5; i++) {
+			assert_true(ev[i].kind == PT_KIND_MEMCPY || ev[i].kind == PT_KIND_MEMSET);
+			assert_int_equal(ev[i].arg, want_copy[i]);
+		}
+		assert_int_equal(track_events(t, find_track(t, 1, 1), ev, 8), 2);
+		assert_int_equal(ev[0].kind, PT_KIND_PROFILE_STEP);
+		assert_int_equal(ev[0].arg, 0);
+		assert_int_equal(ev[1].arg, 32);
+		pt_trace_free(t);
+	}
+}
+
 static void test_string_ids(void **state)
 {
 	(void)state;
@@ -895,6 +935,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_exact_times),
 	    cmocka_unit_test(test_begin_end),
+	    cmocka_unit_test(test_counts_not_numbers),
 	    cmocka_unit_test(test_string_ids),
 	    cmocka_unit_test(test_instants_counters),
 	    cmocka_unit_test(test_metadata_order),
