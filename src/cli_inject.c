@@ -138,6 +138,22 @@ static int job_gone(int32_t pid)
 	return st == 'Z' || st == 'X';
 }
 
+/* proftop's probe (libproftop.so) is mapped in pid: it was started under
+ * proftop or injected, and publishes its session in a moment if it has not. */
+static int probe_mapped(int32_t pid)
+{
+	char path[64], line[1024];
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	int found = 0;
+	while (!found && fgets(line, sizeof line, f))
+		found = strstr(line, "/libproftop.so") != NULL;
+	fclose(f);
+	return found;
+}
+
 static int find_in_path(const char *name, char *out, size_t len)
 {
 	const char *path = getenv("PATH");
@@ -569,6 +585,9 @@ out:
 	return rc;
 }
 
+/* how long a job whose probe is loaded may take to publish its session */
+#define SESSION_WAIT_POLLS 200 /* of 10 ms */
+
 int cli_prepare_session(int32_t pid, int inject)
 {
 	char path[600], err[600], esc[700];
@@ -593,6 +612,24 @@ int cli_prepare_session(int32_t pid, int inject)
 		return cli_fail("pid %d belongs to another user (uid %u): proftop reads and injects "
 				"only into your own processes",
 				(int)pid, (unsigned)st.st_uid);
+	/* A job that has just started: its probe is loaded and builds its
+	 * session (a hidden name until it is whole, then renamed). */
+	if (probe_mapped(pid)) {
+		for (int i = 0; i < SESSION_WAIT_POLLS && !have_session(pid) && !job_gone(pid); i++)
+			usleep(10000);
+		if (have_session(pid))
+			return CLI_OK;
+		if (job_gone(pid))
+			return cli_fail("pid %d exited before its proftop session opened", (int)pid);
+		char *slash = strrchr(path, '/');
+		if (slash)
+			*slash = 0;
+		pt_escape_term(esc, sizeof esc, path, strlen(path), 0, 0);
+		return cli_fail("pid %d has proftop's probe loaded but no session of its own in %s "
+				"after %d s: was it started with another PROFTOP_SESSION_DIR, or "
+				"with PROFTOP_DISABLE=1? (the probe says why on the job's stderr)",
+				(int)pid, esc, SESSION_WAIT_POLLS / 100);
+	}
 	char state = proc_state(pid);
 	char exe[PATH_MAX];
 	int ver = python_version(pid, exe, sizeof exe);

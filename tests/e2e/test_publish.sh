@@ -6,7 +6,8 @@
 # second pane) never meets a half-made one ("truncated", "bad magic").
 # gdb stops a probed program inside the probe's reservation of the segment
 # (posix_fallocate, in its constructor) and again at main; at each stop the
-# directory, `proftop ls` and `proftop record -p` are checked.
+# directory, `proftop ls` and `proftop record -p` are checked (a recorder
+# started at the first stop waits for the session to be named).
 . tests/e2e/lib.sh
 BIN=$(cd "$(dirname "$PROFTOP")" && pwd)/$(basename "$PROFTOP")
 LIB=${PROFTOP_LIB:-$(dirname "$BIN")/libproftop.so}
@@ -22,7 +23,23 @@ trap cleanup EXIT
 
 if ! command -v gdb >/dev/null || [ ! -f "$LIB" ] || [ ! -x "$FLOOD" ]; then
 	skip "session file published whole" "needs gdb, libproftop.so and flood"
-	done_testing
+	
+# a probe that opens no session (turned off): record -p waits its while, then
+# says what it saw instead of "not started under proftop"
+PROFTOP_DISABLE=1 LD_PRELOAD="$LIB" "$FLOOD" --rate 1000 --seconds 20 --step-every 0 >/dev/null 2>&1 &
+fp=$!
+for _ in $(seq 100); do grep -q libproftop "/proc/$fp/maps" 2>/dev/null && break; sleep 0.05; done
+out=$("$BIN" record -p "$fp" --duration 0.2 -o "$TMP/r2.json" 2>&1)
+rc=$?
+kill "$fp" 2>/dev/null
+wait "$fp" 2>/dev/null
+if [ $rc -ne 0 ] && [ ! -e "$TMP/r2.json" ] &&
+	printf '%s' "$out" | grep -q "has proftop's probe loaded but no session of its own.*PROFTOP_DISABLE"; then
+	ok "record -p on a job whose probe opened no session says so"
+else
+	not_ok "record -p on a probe without a session" "rc=$rc" "$out"
+fi
+done_testing
 	exit 0
 fi
 
@@ -47,6 +64,8 @@ timeout 120 gdb -batch -nx \
 	-ex 'break posix_fallocate' \
 	-ex run \
 	-ex "shell $TMP/look.sh alloc" \
+	-ex "shell $BIN record -p \$(cat $TMP/alloc.pid) --duration 0.2 -o $TMP/r0.json >$TMP/rec0.out 2>&1 & echo \$! >$TMP/rec0.pid" \
+	-ex 'shell sleep 0.2' \
 	-ex 'delete' \
 	-ex 'break main' \
 	-ex continue \
@@ -95,6 +114,18 @@ else
 	not_ok "record -p takes the session at main" "$(cat "$TMP/rec.out" 2>/dev/null)"
 fi
 
+# the recorder started while the probe was still making its segment: the
+# probe was loaded, so it waited for the session instead of calling the job
+# one not started under proftop
+rp=$(cat "$TMP/rec0.pid" 2>/dev/null)
+for _ in $(seq 300); do [ -n "$rp" ] && kill -0 "$rp" 2>/dev/null || break; sleep 0.1; done
+[ -n "$rp" ] && kill "$rp" 2>/dev/null
+if [ -s "$TMP/r0.json" ] && ! grep -Eq "not started|truncated|magic|no session|refus" "$TMP/rec0.out"; then
+	ok "record -p while the probe makes its segment waits for the session and takes it"
+else
+	not_ok "record -p before the session is named waits for it" "$(cat "$TMP/rec0.out" 2>/dev/null)"
+fi
+
 # the session's name held by something no probe left (here a directory): the
 # probe refuses it in one line, leaves nothing behind, and the program runs
 # (exec keeps the shell's pid, so the name is known before the probe starts)
@@ -107,5 +138,21 @@ if [ $rc -eq 0 ] && printf '%s' "$out" | grep -q "probe disabled: .*is not a reg
 	ok "a directory under the session's name: refused in one line, nothing left, the program ran"
 else
 	not_ok "a directory under the session's name is refused" "rc=$rc left=$left" "$out"
+fi
+
+# a probe that opens no session (turned off): record -p waits its while, then
+# says what it saw instead of "not started under proftop"
+PROFTOP_DISABLE=1 LD_PRELOAD="$LIB" "$FLOOD" --rate 1000 --seconds 20 --step-every 0 >/dev/null 2>&1 &
+fp=$!
+for _ in $(seq 100); do grep -q libproftop "/proc/$fp/maps" 2>/dev/null && break; sleep 0.05; done
+out=$("$BIN" record -p "$fp" --duration 0.2 -o "$TMP/r2.json" 2>&1)
+rc=$?
+kill "$fp" 2>/dev/null
+wait "$fp" 2>/dev/null
+if [ $rc -ne 0 ] && [ ! -e "$TMP/r2.json" ] &&
+	printf '%s' "$out" | grep -q "has proftop's probe loaded but no session of its own.*PROFTOP_DISABLE"; then
+	ok "record -p on a job whose probe opened no session says so"
+else
+	not_ok "record -p on a probe without a session" "rc=$rc" "$out"
 fi
 done_testing
