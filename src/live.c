@@ -280,7 +280,7 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 		int slow = now >= next_slow;
 		if (slow)
 			next_slow = now + poll_ns;
-		if (multi && slow)
+		if (multi && (slow || now >= live_multi_open_due(multi)))
 			live_multi_open(multi, now, res);
 		if (!multi && slow && !sess && !res->child_done) {
 			try_open(&sess, &proc, o, res, o->session_pid);
@@ -383,6 +383,8 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 		uint64_t due = sess && now + gap_ns < next_slow ? now + gap_ns : next_slow;
 		if (multi_due < due)
 			due = multi_due;
+		if (multi && live_multi_open_due(multi) < due)
+			due = live_multi_open_due(multi);
 		if (due > after)
 			wait = due - after;
 		if (o->ui_wait && !res->ui_quit) {

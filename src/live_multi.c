@@ -11,7 +11,9 @@
  *
  * With --all the session directory is listed every PT_LIVE_SCAN_NS: a
  * readdir, no segment opened for names already known, so a scan costs a few
- * system calls however many sessions there are. A name whose process is
+ * system calls however many sessions there are. A launched job's (launch
+ * id) is listed every few milliseconds at first, so the reader attaches
+ * before the job's rings wrap, then at the drain period (live.h). A name whose process is
  * gone, or whose segment says its owner exited, is remembered and left
  * alone (stale segments are `proftop ls`'s business, not a rank), unless
  * the process started after the loop did (a short rank that came and went
@@ -320,12 +322,31 @@ static void publish(struct live_multi *m, struct pt_live_result *res)
 	describe(m, res);
 }
 
+/* How long until the next look at the session directory: --all every
+ * PT_LIVE_SCAN_NS; a launched job's at once at first, then at the drain
+ * period (live.h). */
+static uint64_t scan_period(const struct live_multi *m, uint64_t now_ns)
+{
+	if (!m->o->launch_id)
+		return PT_LIVE_SCAN_NS;
+	if (now_ns - m->start_ns < PT_LIVE_LAUNCH_FAST_NS)
+		return PT_LIVE_LAUNCH_SCAN_FAST_NS;
+	return m->poll_ns;
+}
+
+uint64_t live_multi_open_due(const struct live_multi *m)
+{
+	if (!m->o->all_sessions && !m->o->launch_id)
+		return UINT64_MAX;
+	return m->next_scan_ns;
+}
+
 void live_multi_open(struct live_multi *m, uint64_t now_ns, struct pt_live_result *res)
 {
 	size_t before = m->npub;
 	if ((m->o->all_sessions || m->o->launch_id) && now_ns >= m->next_scan_ns) {
 		scan_dir(m);
-		m->next_scan_ns = now_ns + PT_LIVE_SCAN_NS;
+		m->next_scan_ns = now_ns + scan_period(m, now_ns);
 	}
 	for (size_t i = 0; i < m->n; i++) {
 		struct entry *e = &m->v[i];

@@ -17,6 +17,9 @@ struct live_multi *live_multi_new(const struct pt_live_opts *o, struct pt_trace 
 				  uint64_t poll_ns);
 /* Every full period: looks for new sessions (--all, when due) and opens the pending ones. */
 void live_multi_open(struct live_multi *m, uint64_t now_ns, struct pt_live_result *res);
+/* When the session directory is next due a look (UINT64_MAX: never, only the
+ * pids given); the loop calls live_multi_open by then. */
+uint64_t live_multi_open_due(const struct live_multi *m);
 /*
  * Drains the open sessions that are due (all of them when all_due: a full
  * period) into t; each keeps its own gap (live_drain_gap), so one busy rank

@@ -28,6 +28,8 @@
 #include "../../backends/session_capture.c"
 #include "../../backends/session_open.c"
 #include "../../backends/session_scan.c"
+#include "live.h"
+#include "live_multi.h"
 #include "proftop/agg.h"
 #include "proftop/capture.h"
 #include "proftop/counters.h"
@@ -1639,6 +1641,74 @@ static int teardown(void **state)
 	return rmdir(g_dir);
 }
 
+/*
+ * A launched job's sessions are looked for every few milliseconds at first
+ * (its rings wrap in milliseconds at high rates, and the probe overwrites
+ * its oldest records until a reader attaches), then at the drain period;
+ * --all's every PT_LIVE_SCAN_NS; pids given, never. A session of the job
+ * that has recorded is opened at the first look that sees it.
+ */
+static void test_launch_scan_cadence(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new(0);
+	struct pt_live_result res;
+	memset(&res, 0, sizeof res);
+	struct pt_live_opts o = {0};
+	o.session_ops = &pt_backend_session;
+	o.launch_id = 0x5eed5eedull;
+
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		alarm(60); /* gone on its own should the test fail before killing it */
+		pause();
+		_exit(0);
+	}
+	struct seg g; /* the child's segment (seg_make keeps only its own pid alive) */
+	seg_make(&g, (int32_t)getpid(), 1, 64, 4096);
+	char path[sizeof g.path];
+	snprintf(path, sizeof path, "%s/%d.session", g_dir, (int)child);
+	assert_int_equal(rename(g.path, path), 0);
+	memcpy(g.path, path, sizeof path);
+	g.h->pid = child;
+	g.h->launch_id = o.launch_id;
+	seg_ring(&g, 0, child, "main"); /* it has recorded: a ring claimed */
+
+	struct live_multi *m = live_multi_new(&o, t, PT_LIVE_POLL_NS);
+	uint64_t now = pt_now_ns();
+	assert_true(live_multi_open_due(m) <= now);
+	live_multi_open(m, now, &res);
+	assert_int_equal(live_multi_live(m), 1);
+	assert_int_equal(live_multi_first_pid(m), child);
+	assert_int_equal(live_multi_open_due(m) - now, PT_LIVE_LAUNCH_SCAN_FAST_NS);
+	uint64_t later = now + PT_LIVE_LAUNCH_FAST_NS + 1;
+	live_multi_open(m, later, &res);
+	assert_int_equal(live_multi_open_due(m) - later, PT_LIVE_POLL_NS);
+	live_multi_free(m, &res);
+
+	o.launch_id = 0;
+	o.all_sessions = 1;
+	m = live_multi_new(&o, t, PT_LIVE_POLL_NS);
+	now = pt_now_ns();
+	live_multi_open(m, now, &res);
+	assert_int_equal(live_multi_open_due(m) - now, PT_LIVE_SCAN_NS);
+	live_multi_free(m, &res);
+
+	o.all_sessions = 0;
+	int32_t pids[1] = {child};
+	o.pids = pids;
+	o.npids = 1;
+	m = live_multi_new(&o, t, PT_LIVE_POLL_NS);
+	assert_true(live_multi_open_due(m) == UINT64_MAX);
+	live_multi_free(m, &res);
+
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	seg_free(&g);
+	pt_trace_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1666,6 +1736,7 @@ int main(void)
 	    cmocka_unit_test(test_capture_protocol),
 	    cmocka_unit_test(test_capture_steps_after_done),
 	    cmocka_unit_test(test_capture_links_kernels),
+	    cmocka_unit_test(test_launch_scan_cadence),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
