@@ -407,7 +407,7 @@ static uint64_t delta_of(uint64_t now, uint64_t *seen)
  * then overwrote and counted. Such overwrites stay unmatched (the cause of a
  * later skip may then read "overwritten" for "missed"; the total is exact). */
 static void account(struct pt_session *s, struct pt_trace *t, struct ring_rd *rd, uint64_t lost,
-		    uint64_t ow)
+		    uint64_t ow, uint64_t before)
 {
 	rd->ow_unmatched += ow;
 	uint64_t matched = lost < rd->ow_unmatched ? lost : rd->ow_unmatched;
@@ -420,6 +420,11 @@ static void account(struct pt_session *s, struct pt_trace *t, struct ring_rd *rd
 		s->st.missed += lost - matched;
 		pt_trace_warn(t, PT_WARN_READER_MISSED, lost - matched);
 	}
+	/* the first of them went before this reader attached: overwritten
+	 * while nobody read, else freed by the readers there were */
+	uint64_t b_ow = before < matched ? before : matched;
+	t->before_attach[0] += b_ow;
+	t->before_attach[1] += before - b_ow;
 }
 
 static void drain_ring(struct pt_session *s, struct pt_trace *t, uint32_t i, int final)
@@ -439,12 +444,12 @@ static void drain_ring(struct pt_session *s, struct pt_trace *t, uint32_t i, int
 	/* head first: tail read afterwards can only be newer, so head - tail <= slots */
 	uint64_t head = LOAD_ACQ(&r->head);
 	uint64_t tail = LOAD_ACQ(&r->tail);
-	uint64_t slots = s->ring_slots, mask = slots - 1, lost = 0;
+	uint64_t slots = s->ring_slots, mask = slots - 1, lost = 0, before = 0;
 	if (!rd->seen) {
 		/* first look: what is left is ours; what went before was
 		 * overwritten or read (and freed) by other readers (account) */
 		rd->cursor = tail;
-		lost = tail;
+		lost = before = tail;
 	}
 	uint64_t c = rd->cursor;
 	if (c < tail) { /* overwritten, or freed while we were away */
@@ -484,7 +489,7 @@ static void drain_ring(struct pt_session *s, struct pt_trace *t, uint32_t i, int
 		STORE_REL(&r->cursor[s->slot], c);
 	/* the counters after the tails: an overwrite we saw is counted there */
 	uint64_t ow = delta_of(LOAD_ACQ(&r->overwritten), &rd->overwritten_seen);
-	account(s, t, rd, lost, ow);
+	account(s, t, rd, lost, ow, before);
 	rd->seen = 1;
 	/* a record waiting for its EXT is held one poll at most */
 	if (rd->pending && (final || (carried && rd->pend_seq == seq0)))

@@ -440,7 +440,12 @@ uint64_t pt_trace_source_lost(const struct pt_trace *t)
 	       t->warnings[PT_WARN_READER_MISSED];
 }
 
-void pt_trace_loss_causes(const struct pt_trace *t, char *buf, size_t len, int brief)
+uint64_t pt_trace_lost_before_attach(const struct pt_trace *t)
+{
+	return t->before_attach[0] + t->before_attach[1];
+}
+
+static void loss_causes(const struct pt_trace *t, char *buf, size_t len, int brief, int attached)
 {
 	static const struct {
 		int w;
@@ -455,6 +460,8 @@ void pt_trace_loss_causes(const struct pt_trace *t, char *buf, size_t len, int b
 		buf[0] = 0;
 	for (int i = 0; i < 3 && n < len; i++) {
 		uint64_t v = t->warnings[causes[i].w];
+		if (attached && i > 0) /* overwritten, missed: less what went before */
+			v -= v < t->before_attach[i - 1] ? v : t->before_attach[i - 1];
 		if (!v)
 			continue;
 		int k = snprintf(buf + n, len - n, "%s%llu %s", n ? ", " : "", (unsigned long long)v,
@@ -463,6 +470,16 @@ void pt_trace_loss_causes(const struct pt_trace *t, char *buf, size_t len, int b
 			break;
 		n += (size_t)k;
 	}
+}
+
+void pt_trace_loss_causes(const struct pt_trace *t, char *buf, size_t len, int brief)
+{
+	loss_causes(t, buf, len, brief, 0);
+}
+
+void pt_trace_loss_causes_attached(const struct pt_trace *t, char *buf, size_t len, int brief)
+{
+	loss_causes(t, buf, len, brief, 1);
 }
 
 uint64_t pt_trace_warn_total(const struct pt_trace *t)

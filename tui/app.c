@@ -265,20 +265,27 @@ static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rec
 		 a->paused ? " [PAUSED]" : "", el, (unsigned long long)s->perf.steps,
 		 s->perf.ips_avg, rr);
 	x = tui_put_str(c, x, r.y, r.x + r.w, line, tui_st(TUI_C_DEFAULT, 0));
-	/* both kinds; the cap's count includes a re-read export's earlier drops */
-	uint64_t lost = pt_trace_source_lost(t);
+	/* both kinds; the cap's count includes a re-read export's earlier drops.
+	 * What the job recorded before proftop attached and had overwritten (a
+	 * flight recorder keeps the recent past) is said apart: not lost while
+	 * reading, and the figures start where the rings did. */
+	uint64_t before = pt_trace_lost_before_attach(t);
+	uint64_t lost = pt_trace_source_lost(t) - before;
 	uint64_t dropped = lost + t->warnings[PT_WARN_STORE_DROPPED];
 	if (dropped) {
 		x = tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_WARN, TUI_A_BOLD), " | %llu dropped",
 			       (unsigned long long)dropped);
 		if (lost) { /* the source's causes: rings full, overwritten, missed */
 			char causes[120];
-			pt_trace_loss_causes(t, causes, sizeof causes, 1);
+			pt_trace_loss_causes_attached(t, causes, sizeof causes, 1);
 			x = tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_WARN, 0), " (%s)",
 				       causes);
 		}
 	} else if (strcmp(a->st.state, "file") != 0) /* a file has nothing in flight to lose */
 		x = tui_put_str(c, x, r.y, r.x + r.w, " | 0 dropped", tui_st(TUI_C_DIM, 0));
+	if (before)
+		x = tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_DEFAULT, 0),
+			       " | %llu before attach", (unsigned long long)before);
 	/* how far back the data reaches once the cap (--max-mem) dropped the
 	 * oldest: complete for the last N before the newest event */
 	uint64_t from = pt_store_complete_from_ns(t->store);

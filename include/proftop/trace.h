@@ -101,6 +101,10 @@ struct pt_trace {
 	uint64_t events_seen;   /* events added through the sink */
 	uint64_t first_ns, last_ns; /* over every event seen, kept or not */
 	uint64_t warnings[PT_WARN__COUNT];
+	/* Of warnings[SOURCE_OVERWRITTEN] and [READER_MISSED]: those already
+	 * gone when this reader first looked at their ring (the job ran before
+	 * proftop attached), not lost while it read. Live sessions only. */
+	uint64_t before_attach[2];
 	uint64_t store_dropped_seen; /* private: store drops already counted */
 	struct pt_proc *procs;  /* processes given a rank or host (pt_trace_set_proc) */
 	uint32_t nprocs, procs_cap;
@@ -178,5 +182,9 @@ uint64_t pt_trace_source_lost(const struct pt_trace *t);
  * 3 missed".
  * Empty when nothing was lost. */
 void pt_trace_loss_causes(const struct pt_trace *t, char *buf, size_t len, int brief);
+/* Of pt_trace_source_lost: the events already gone when proftop attached
+ * (before_attach), and the causes of the rest, as pt_trace_loss_causes. */
+uint64_t pt_trace_lost_before_attach(const struct pt_trace *t);
+void pt_trace_loss_causes_attached(const struct pt_trace *t, char *buf, size_t len, int brief);
 
 #endif

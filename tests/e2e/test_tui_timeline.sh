@@ -193,6 +193,26 @@ if [ -x "$MT" ]; then
 	fi
 	TM send-keys -t a q
 	expect "attach: q quits" a "EXIT=0" 10
+	# attach to a job whose small ring wrapped long before: what it
+	# overwrote then is said apart ("before attach"), not as dropped
+	FLOOD=$ROOT/build/examples/flood
+	if [ -x "$FLOOD" ]; then
+		PROFTOP_RING_SLOTS=1024 LD_PRELOAD=$ROOT/build/libproftop.so "$FLOOD" --rate 20000 \
+			--seconds 60 --step-every 100 >/dev/null 2>&1 &
+		fpid=$!
+		for _ in $(seq 100); do [ -e "$PROFTOP_SESSION_DIR/$fpid.session" ] && break; sleep 0.1; done
+		sleep 2 # 40,000 records through a ring of 1024
+		start b 160 40 "$BIN -p $fpid"
+		if wait_for b " [1-9][0-9]* before attach" 20; then
+			ok "attach: what the job's ring overwrote before it is shown as before attach"
+		else
+			not_ok "attach: losses before attach said apart" "$(pane b | head -n 3)"
+		fi
+		kill "$fpid" 2>/dev/null
+		wait "$fpid" 2>/dev/null
+		TM send-keys -t b q
+		expect "attach (wrapped ring): q quits" b "EXIT=0" 10
+	fi
 else
 	skip "the screen stays when the job ends" "no build/examples/minitrain"
 fi

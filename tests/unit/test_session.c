@@ -370,6 +370,15 @@ static void test_overwrite_and_ranges(void **state)
 	assert_int_equal(t->warnings[PT_WARN_SOURCE_OVERWRITTEN], 12);
 	assert_int_equal(t->warnings[PT_WARN_SOURCE_DROPPED], 0);
 	assert_int_equal(pt_trace_source_lost(t), 12);
+	/* all of them before this reader looked: none lost while it read */
+	assert_int_equal(t->before_attach[0], 12);
+	assert_int_equal(t->before_attach[1], 0);
+	assert_int_equal(pt_trace_lost_before_attach(t), 12);
+	char causes[120];
+	pt_trace_loss_causes_attached(t, causes, sizeof causes, 1);
+	assert_string_equal(causes, "");
+	pt_trace_loss_causes(t, causes, sizeof causes, 1);
+	assert_string_equal(causes, "12 overwr.");
 	/* (its owner is gone: no slot, the cursor is the reader's own) */
 	assert_int_equal(pt_session_reader_slot(s), -1);
 	assert_int_equal(s->rings[0].cursor, 20);
@@ -1117,12 +1126,19 @@ static void test_stalled_reader_counts(void **state)
 	assert_int_equal(tb->warnings[PT_WARN_SOURCE_OVERWRITTEN], 8);
 	assert_true(ta->warnings[PT_WARN_READER_MISSED] > 0); /* b read them, a did not */
 	assert_int_equal(tb->warnings[PT_WARN_READER_MISSED], 0);
+	/* both were there from the first record: nothing went before them */
+	assert_int_equal(pt_trace_lost_before_attach(ta), 0);
+	assert_int_equal(pt_trace_lost_before_attach(tb), 0);
 	/* a third reader attaching now: what went before it, counted */
 	struct pt_session *c;
 	struct pt_trace *tc = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
 	assert_int_equal(open_seg(&g, &c), 0);
 	pt_session_drain(c, tc, now + 30);
 	assert_int_equal(trace_events(tc) + pt_trace_source_lost(tc), produced);
+	/* ...all of it before c attached: 8 overwritten, the rest read by b */
+	assert_int_equal(pt_trace_lost_before_attach(tc), pt_trace_source_lost(tc));
+	assert_int_equal(tc->before_attach[0], 8);
+	assert_int_equal(tc->before_attach[1], tc->warnings[PT_WARN_READER_MISSED]);
 	pt_session_close(c);
 	pt_session_close(a);
 	pt_session_close(b);
@@ -1168,6 +1184,11 @@ static void test_kept_then_counted_overwritten(void **state)
 	assert_int_equal(trace_events(t) + pt_trace_source_lost(t), produced);
 	assert_int_equal(pt_trace_source_lost(t), 12);
 	assert_int_equal(t->warnings[PT_WARN_SOURCE_OVERWRITTEN], 12);
+	/* lost while attached, not before */
+	assert_int_equal(pt_trace_lost_before_attach(t), 0);
+	char causes[120];
+	pt_trace_loss_causes_attached(t, causes, sizeof causes, 0);
+	assert_string_equal(causes, "12 overwritten while detached");
 	pt_session_close(a);
 	pt_trace_free(t);
 	seg_free(&g);
