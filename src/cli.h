@@ -119,6 +119,9 @@ int cli_log_wait(int rep[2], pid_t pid, char *used, size_t len);
 #define CLI_MAX_PIDS 4096
 int cli_parse_pids(const char *arg, int32_t **pids, size_t *n);
 int cli_check_session(int32_t pid);
+/* When process pid started, on pt_now_ns()'s clock (its age from /proc);
+ * 0 when unknown. */
+uint64_t cli_process_start_ns(int32_t pid);
 int cli_live_pids(int32_t **pids, size_t *n);
 /* This user's sessions (clean: remove stale segments, saying how many):
  * CLI_OK with *v (free()), or CLI_FAIL after printing why. cli_print_sessions

@@ -4,8 +4,11 @@
  * pids of this user's live sessions (--all), and listing them.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "proftop/error.h"
@@ -40,6 +43,36 @@ int cli_parse_pids(const char *arg, int32_t **pids, size_t *n)
 			return 0;
 		p += len + 1;
 	}
+}
+
+uint64_t cli_process_start_ns(int32_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* after the command's closing parenthesis (it may hold spaces and
+	 * parentheses itself): state is field 3, starttime field 22 */
+	const char *p = strrchr(buf, ')');
+	unsigned long long start_ticks = 0;
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+			 "%*d %*d %*d %llu", &start_ticks) != 1)
+		return 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	struct timespec boot;
+	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot) != 0)
+		return 0;
+	uint64_t boot_ns = (uint64_t)boot.tv_sec * 1000000000ull + (uint64_t)boot.tv_nsec;
+	uint64_t started = start_ticks / (uint64_t)hz * 1000000000ull +
+			   start_ticks % (uint64_t)hz * 1000000000ull / (uint64_t)hz;
+	uint64_t now = pt_now_ns();
+	if (started > boot_ns || boot_ns - started >= now)
+		return 0;
+	return now - (boot_ns - started);
 }
 
 int cli_check_session(int32_t pid)

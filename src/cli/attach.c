@@ -199,7 +199,9 @@ int cli_attach(int argc, char **argv)
 	if (isatty(0) && isatty(1) && !no_screen) {
 		scr.o.refresh_ns = delay_given ? refresh_ns : TUI_AUTO_REFRESH_NS;
 		scr.o.refresh_auto = !delay_given;
-		scr.started_ns = pt_now_ns();
+		/* one job: "running" counts from its start, not from this attach */
+		uint64_t born = npids == 1 ? cli_process_start_ns(pids[0]) : 0;
+		scr.started_ns = born ? born : pt_now_ns();
 		scr.o.can_capture = 1; /* key T: a deep capture (capture.h), saved here */
 		lo.ui_wait = cli_screen_wait;
 		lo.ui_ctx = &scr;

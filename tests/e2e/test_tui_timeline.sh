@@ -208,6 +208,14 @@ if [ -x "$MT" ]; then
 		else
 			not_ok "attach: losses before attach said apart" "$(pane b | head -n 3)"
 		fi
+		# "running" counts from the job's start (2 s and more before the
+		# attach), not from the attach
+		el=$(pane b | grep -o 'running [0-9][0-9.]*s' | head -n 1 | grep -o '[0-9][0-9.]*')
+		if [ -n "$el" ] && awk -v e="$el" 'BEGIN { exit !(e >= 2) }'; then
+			ok "attach: the job's run time counts from its start (${el}s)"
+		else
+			not_ok "attach: run time from the job's start" "$(pane b | sed -n 2p)"
+		fi
 		kill "$fpid" 2>/dev/null
 		wait "$fpid" 2>/dev/null
 		TM send-keys -t b q
