@@ -37,6 +37,7 @@
 #include "cli.h"
 #include "proftop/error.h"
 #include "proftop/session.h"
+#include "proftop/shm.h"
 #include "util.h"
 
 #define INJECT_GDB_TIMEOUT_NS (30ull * 1000000000ull)
@@ -621,10 +622,9 @@ int cli_prepare_session(int32_t pid, int inject)
 			return CLI_OK;
 		if (job_gone(pid))
 			return cli_fail("pid %d exited before its proftop session opened", (int)pid);
-		char *slash = strrchr(path, '/');
-		if (slash)
-			*slash = 0;
-		pt_escape_term(esc, sizeof esc, path, strlen(path), 0, 0);
+		char dir[512] = "";
+		pt_shm_dir(dir, sizeof dir, 0, NULL, 0); /* fills dir even when it is missing */
+		pt_escape_term(esc, sizeof esc, dir, strlen(dir), 0, 0);
 		return cli_fail("pid %d has proftop's probe loaded but no session of its own in %s "
 				"after %d s: was it started with another PROFTOP_SESSION_DIR, or "
 				"with PROFTOP_DISABLE=1? (the probe says why on the job's stderr)",
