@@ -161,6 +161,38 @@ def minitrain_overhead(args, tmp):
           % (a, b, (b - a) / a * 100))
 
 
+def launch_loss(args, tmp):
+    """`proftop run` on a job that records from its first instant (flood,
+    one thread, 2 s): the events proftop kept beside the events the job
+    produced (kept + counted lost); what is lost at the start went before
+    the reader attached, what is lost later while it read. Medians of 3."""
+    flood = os.path.join(args.build, "examples", "flood")
+    proftop = os.path.join(args.build, "proftop")
+    if not os.path.exists(flood):
+        return
+    print()
+    print("== proftop run on a job recording from its start (flood, 2 s): kept / produced, median of 3")
+    env = dict(os.environ, PROFTOP_SESSION_DIR=os.path.join(tmp, "sessions"))
+    os.makedirs(env["PROFTOP_SESSION_DIR"], mode=0o700, exist_ok=True)
+    for rate in (100_000, 1_000_000):
+        kept, produced = [], []
+        for _ in range(3):
+            p = subprocess.run([proftop, "run", "--no-screen", "--log", os.path.join(tmp, "fl.log"), "--",
+                                flood, "--rate", str(rate), "--seconds", "2", "--step-every", "1000"],
+                               capture_output=True, env=env)
+            line = [l for l in p.stdout.decode().splitlines() if l.startswith("Events: ")]
+            if not line:
+                sys.exit("proftop run printed no Events line")
+            w = line[0].split()
+            k, d = int(w[1]), int(w[6])  # Events: K kept of S seen, D dropped ...
+            kept.append(k)
+            produced.append(k + d)
+        kept.sort()
+        produced.sort()
+        print("flood --rate %d: kept %d of %d produced (%.2f%%)"
+              % (rate, kept[1], produced[1], 100.0 * kept[1] / produced[1]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -192,6 +224,7 @@ def main():
         os.unlink(ranks)
         print()
         minitrain_overhead(args, tmp)
+        launch_loss(args, tmp)
         src = os.path.join(traces, BIG[0])
         if os.path.exists(src):
             print()
