@@ -133,6 +133,13 @@ def step_ms(out):
     sys.exit("minitrain printed no final line")
 
 
+def session_env(tmp):
+    """The environment with a private session directory under tmp."""
+    env = dict(os.environ, PROFTOP_SESSION_DIR=os.path.join(tmp, "sessions"))
+    os.makedirs(env["PROFTOP_SESSION_DIR"], mode=0o700, exist_ok=True)
+    return env
+
+
 def minitrain_overhead(args, tmp):
     """minitrain's mean step time alone and under `proftop record` (probe
     loaded, reader attached and draining), alternating runs; medians."""
@@ -142,8 +149,7 @@ def minitrain_overhead(args, tmp):
         return
     print()
     print("== minitrain step time with proftop attached vs without (median of 7 alternating runs)")
-    env = dict(os.environ, PROFTOP_SESSION_DIR=os.path.join(tmp, "sessions"))
-    os.makedirs(env["PROFTOP_SESSION_DIR"], mode=0o700, exist_ok=True)
+    env = session_env(tmp)
     cmd = [mt, "--steps", "300", "--log-every", "0"]
     alone, attached = [], []
     for i in range(7):
@@ -172,8 +178,7 @@ def launch_loss(args, tmp):
         return
     print()
     print("== proftop run on a job recording from its start (flood, 2 s): kept / produced, median of 3")
-    env = dict(os.environ, PROFTOP_SESSION_DIR=os.path.join(tmp, "sessions"))
-    os.makedirs(env["PROFTOP_SESSION_DIR"], mode=0o700, exist_ok=True)
+    env = session_env(tmp)
     for rate in (100_000, 1_000_000):
         kept, produced = [], []
         for _ in range(3):
