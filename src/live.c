@@ -30,6 +30,7 @@
  * for newcomers.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -246,6 +247,68 @@ static void save_captures(struct pt_trace *t, const struct pt_live_opts *o)
 	}
 }
 
+/*
+ * Faults the store's next arenas in on a thread of its own: a fresh 2 MiB
+ * arena can take milliseconds to fault in (in a VM whose host took the
+ * memory back, tens), and the loop that drains the rings must not wait for
+ * it: a ring holds 16 ms of records at a million events/s.
+ */
+#define PREFAULT_PERIOD_NS 5000000ull
+
+struct prefaulter {
+	struct pt_store *st;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int stop, running;
+	pthread_t th;
+};
+
+static void *prefault_main(void *arg)
+{
+	struct prefaulter *p = arg;
+	pthread_mutex_lock(&p->mu);
+	while (!p->stop) {
+		pthread_mutex_unlock(&p->mu);
+		pt_store_prefault_growing(p->st);
+		pthread_mutex_lock(&p->mu);
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uint64_t ns = (uint64_t)ts.tv_nsec + PREFAULT_PERIOD_NS;
+		ts.tv_sec += (time_t)(ns / 1000000000ull);
+		ts.tv_nsec = (long)(ns % 1000000000ull);
+		if (!p->stop)
+			pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+static void prefaulter_start(struct prefaulter *p, struct pt_store *st)
+{
+	memset(p, 0, sizeof *p);
+	p->st = st;
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&p->mu, NULL);
+	p->running = pthread_create(&p->th, NULL, prefault_main, p) == 0; /* else the loop faults */
+}
+
+static void prefaulter_stop(struct prefaulter *p)
+{
+	if (p->running) {
+		pthread_mutex_lock(&p->mu);
+		p->stop = 1;
+		pthread_cond_signal(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		pthread_join(p->th, NULL);
+	}
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+}
+
 int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live_result *res)
 {
 	struct pt_backend *sess = NULL, *proc = NULL, *nvml = NULL;
@@ -263,6 +326,8 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 	sig_atomic_t sigs_seen = sig_count;
 	int ended = 0;
 	memset(res, 0, sizeof *res);
+	struct prefaulter pf;
+	prefaulter_start(&pf, t->store);
 	if ((o->npids || o->all_sessions || o->launch_id) && o->session_ops)
 		multi = live_multi_new(o, t, poll_ns);
 	if (multi && o->child && o->procstat_ops) {
@@ -402,6 +467,7 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 			sleep_ns(wait);
 		}
 	}
+	prefaulter_stop(&pf);
 	if (o->every_ns) /* the steps since the last line */
 		pt_live_line(o->out, t, &line, pt_now_ns() - t0);
 	if (sess)

@@ -101,6 +101,7 @@ struct pt_store {
 	pthread_mutex_t pool_mu;
 	struct arena *pool[STORE_POOL];
 	uint32_t npool;
+	uint64_t arenas_taken; /* arenas the writer has filled from (pool_mu) */
 	char *res_next, *res_end; /* address space reserved for arenas (pool_mu) */
 };
 
@@ -224,12 +225,30 @@ void pt_store_prefault(struct pt_store *st, size_t events)
 	}
 }
 
+size_t pt_store_pool_arenas(struct pt_store *st)
+{
+	pthread_mutex_lock(&st->pool_mu);
+	size_t n = st->npool;
+	pthread_mutex_unlock(&st->pool_mu);
+	return n;
+}
+
+void pt_store_prefault_growing(struct pt_store *st)
+{
+	pthread_mutex_lock(&st->pool_mu);
+	uint64_t taken = st->arenas_taken;
+	pthread_mutex_unlock(&st->pool_mu);
+	if (taken) /* small tracks only so far: nothing to fault in ahead */
+		pt_store_prefault(st, (size_t)STORE_POOL * ARENA_BYTES / sizeof(struct pt_event));
+}
+
 static struct arena *arena_take(struct pt_store *st)
 {
 	struct arena *ar = NULL;
 	pthread_mutex_lock(&st->pool_mu);
 	if (st->npool)
 		ar = st->pool[--st->npool];
+	st->arenas_taken++;
 	pthread_mutex_unlock(&st->pool_mu);
 	return ar ? ar : arena_new(st);
 }

@@ -13,7 +13,7 @@
  * order without the store ever copying a track whole.
  *
  * Threading: one writer; readers only while no append runs;
- * pt_store_prefault from any thread. Once pt_store_sort has run with no
+ * pt_store_prefault and pt_store_prefault_growing from any thread. Once pt_store_sort has run with no
  * append since, pt_store_sort, the iterators and pt_store_foreach only read
  * the store, so several threads may walk it at once (pt_ranks_compute, and
  * report's summary beside it), as long as none changes an event.
@@ -46,6 +46,12 @@ void pt_store_append(struct pt_store *st, const struct pt_event *ev);
  * own thread calls it as it reads).
  */
 void pt_store_prefault(struct pt_store *st, size_t events);
+/* The same for a store that grows as long as it runs (a live session): once
+ * its events fill arenas, keeps the next ones (4 MiB) faulted in; before,
+ * nothing. Meant to be called every few milliseconds from a thread of its own. */
+void pt_store_prefault_growing(struct pt_store *st);
+/* Arenas (2 MiB) faulted in ahead and not used yet. */
+size_t pt_store_pool_arenas(struct pt_store *st);
 
 uint64_t pt_store_count(const struct pt_store *st);   /* events kept */
 uint64_t pt_store_dropped(const struct pt_store *st); /* events dropped by the cap */

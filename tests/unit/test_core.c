@@ -297,6 +297,61 @@ static void test_store_arenas_across_reservations(void **state)
 	pt_store_free(st);
 }
 
+/* A live store keeps its next arenas faulted in from a thread of its own
+ * (pt_store_prefault_growing, the live loop's): nothing while its tracks
+ * are small (no memory held for a quiet session), the pool once its events
+ * fill arenas, and every event kept in order while the writer appends. */
+struct grower {
+	struct pt_store *st;
+	atomic_int stop;
+};
+
+static void *grow_main(void *arg)
+{
+	struct grower *g = arg;
+	while (!atomic_load(&g->stop))
+		pt_store_prefault_growing(g->st);
+	return NULL;
+}
+
+static void test_store_prefault_growing(void **state)
+{
+	(void)state;
+	struct pt_store *st = pt_store_new((size_t)256 << 20);
+	pt_store_prefault_growing(st);
+	assert_int_equal(pt_store_pool_arenas(st), 0);
+	for (uint64_t i = 0; i < 2000; i++) { /* 200 events on each of 10 tracks */
+		struct pt_event e = mk((uint32_t)(i % 10), i * 10, 5);
+		pt_store_append(st, &e);
+	}
+	pt_store_prefault_growing(st);
+	assert_int_equal(pt_store_pool_arenas(st), 0);
+	struct grower g = {st, 0};
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, grow_main, &g), 0);
+	uint64_t n = 800000; /* 32 MB: arenas taken while the other thread fills the pool */
+	for (uint64_t i = 0; i < n; i++) {
+		struct pt_event e = mk(10, i * 10, 5);
+		pt_store_append(st, &e);
+	}
+	atomic_store(&g.stop, 1);
+	pthread_join(th, NULL);
+	pt_store_prefault_growing(st);
+	assert_true(pt_store_pool_arenas(st) > 0);
+	assert_int_equal(pt_store_count(st), n + 2000);
+	struct pt_store_iter it;
+	pt_store_iter_init(&it, st, 10, 0, UINT64_MAX);
+	uint64_t k = 0;
+	struct pt_event *ev;
+	while ((ev = pt_store_iter_next(&it))) {
+		assert_int_equal(ev->start_ns, k * 10);
+		k++;
+	}
+	pt_store_iter_done(&it);
+	assert_int_equal(k, n);
+	pt_store_free(st);
+}
+
 struct kept {
 	struct pt_event *v;
 	size_t n, cap;
@@ -566,6 +621,7 @@ int main(void)
 		cmocka_unit_test(test_store_sorts_nearly_sorted_stably),
 		cmocka_unit_test(test_store_cap_drops_oldest_first),
 		cmocka_unit_test(test_store_arenas_across_reservations),
+		cmocka_unit_test(test_store_prefault_growing),
 		cmocka_unit_test(test_trace_tracks_and_late_labels),
 		cmocka_unit_test(test_escape_term),
 		cmocka_unit_test(test_json_str),
