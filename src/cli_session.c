@@ -4,7 +4,6 @@
  * pids of this user's live sessions (--all), and listing them.
  */
 #include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -47,24 +46,10 @@ int cli_parse_pids(const char *arg, int32_t **pids, size_t *n)
 
 uint64_t cli_process_start_ns(int32_t pid)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	/* after the command's closing parenthesis (it may hold spaces and
-	 * parentheses itself): state is field 3, starttime field 22 */
-	const char *p = strrchr(buf, ')');
-	unsigned long long start_ticks = 0;
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-			 "%*d %*d %*d %llu", &start_ticks) != 1)
-		return 0;
+	uint64_t start_ticks = pt_proc_start_ticks(NULL, pid); /* since boot */
 	long hz = sysconf(_SC_CLK_TCK);
 	struct timespec boot;
-	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot) != 0)
+	if (!start_ticks || hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot) != 0)
 		return 0;
 	uint64_t boot_ns = (uint64_t)boot.tv_sec * 1000000000ull + (uint64_t)boot.tv_nsec;
 	uint64_t started = start_ticks / (uint64_t)hz * 1000000000ull +
