@@ -277,15 +277,19 @@ static void lane_names(const struct pt_trace *t, uint32_t out[3])
 static int64_t window_ordinal(const struct pt_agg_live *l, const struct pt_trace *t,
 			      uint64_t in_window)
 {
-	if (!l->only || !l->t0_ns)
-		return 0;
+	if (!l->t0_ns)
+		return l->only ? 0 : (int64_t)pt_store_dropped_steps(t->store);
 	uint64_t kept = 0;
-	for (size_t k = 0; k < l->nonly; k++) {
-		uint32_t i = l->only[k];
+	for (uint32_t k = 0, n = looked(l, t); k < n; k++) {
+		uint32_t i = track_at(l, k);
 		if (i < t->ntracks)
 			kept += t->tracks[i].steps - pt_store_track_dropped_steps(t->store, i);
 	}
-	return kept > in_window ? (int64_t)(kept - in_window) : 0;
+	uint64_t before = kept > in_window ? kept - in_window : 0;
+	/* the whole trace's window (the screen's "last 30 s"): the job's own
+	 * ordinals, the steps the cap dropped counted, as pt_summarize with
+	 * step_ordinal0 numbers them */
+	return (int64_t)before + (l->only ? 0 : (int64_t)pt_store_dropped_steps(t->store));
 }
 
 /* Once correlation ids repeat across launches (several processes' ids in
@@ -295,7 +299,8 @@ static int64_t window_ordinal(const struct pt_agg_live *l, const struct pt_trace
 static struct pt_summary *full_summary(struct pt_agg_live *l, struct pt_trace *t, uint64_t c0)
 {
 	struct pt_summary *s;
-	if (l->only) { /* a rank's tracks alone, as pt_ranks_compute feeds them */
+	if (l->only || l->t0_ns) { /* a rank's tracks alone, as pt_ranks_compute feeds them;
+				      or a window, as pt_summarize does from its start */
 		struct pt_agg *a = agg_for(l, t);
 		uint64_t steps = 0;
 		feed_range(l, a, t, 0, UINT64_MAX, 1, &steps);
@@ -478,6 +483,17 @@ struct pt_summary *agg_live_summary_of(struct pt_agg_live *l, struct pt_trace *t
 	struct pt_summary *s = live_summary(l, t);
 	l->only = NULL;
 	return s;
+}
+
+struct pt_agg_live *pt_agg_live_new_from(uint64_t t0_ns)
+{
+	return agg_live_new_from(t0_ns);
+}
+
+void pt_agg_live_advance(struct pt_agg_live *l, struct pt_trace *t)
+{
+	pt_store_sort(t->store);
+	agg_live_advance_of(l, t, NULL, 0);
 }
 
 void agg_live_advance_of(struct pt_agg_live *l, struct pt_trace *t, const uint32_t *tracks,

@@ -2,7 +2,7 @@
  * model.c - what the views read, rebuilt from the trace at most once per
  * refresh and only when events arrived (or the window changed): the summary
  * of the selected window (pt_summarize over all / the last 10 steps / the
- * last 30 s) and the header meters with their one-minute sparklines.
+ * last 30 s and more, see window_t0) and the header meters with their one-minute sparklines.
  *
  * Meters: CPU(Process) and CPU(System) come from the /proc sampler's
  * counters. Each GPU's utilization per second is the busy time of its
@@ -87,9 +87,14 @@ static uint64_t window_t0(struct tui_app *a, char *label, size_t len, int64_t *o
 	size_t n = pt_timeline_steps(a->tl.cache, t, &v), first = 0;
 	uint64_t t0;
 	if (a->window == TUI_WIN_SECS) {
-		snprintf(label, len, "last 30 s");
-		uint64_t last = pt_store_last_ns(t->store);
-		t0 = last > TUI_WIN_SECS_NS ? last - TUI_WIN_SECS_NS : 0;
+		/* at least the last 30 s: from the last multiple of 15 s at or
+		 * before it, so the start moves on every 15 s and a growing
+		 * trace's window is kept between refreshes (tui_model_build) */
+		uint64_t last = pt_store_last_ns(t->store), half = TUI_WIN_SECS_NS / 2;
+		t0 = last > TUI_WIN_SECS_NS ? (last - TUI_WIN_SECS_NS) / half * half : 0;
+		/* "last 37 s": what the window holds, 30 to 45 s */
+		snprintf(label, len, "last %llu s",
+			 (unsigned long long)((last - t0 + 500000000ull) / 1000000000ull));
 		while (first < n && v[first].start_ns < t0)
 			first++;
 	} else {
@@ -345,6 +350,42 @@ const struct pt_flops_row *tui_flops_of(const struct tui_app *a, const struct pt
 	return r->is_device ? &m->flops.kernels[i - 1] : &m->flops.ops[i - 1];
 }
 
+/*
+ * The "last 30 s" of a growing trace from t0 (window_t0, a multiple of 15 s):
+ * what pt_summarize over it gives. Besides the window shown, the windows
+ * that start 15 and 30 s later are kept, each made when its start is about
+ * the newest event, so it is fed as events arrive; when the start moves on
+ * 15 s, the next window is ready, fed to now. Only a window made for a
+ * start already well past (the first look) is fed from the store at once.
+ */
+static struct pt_summary *window_summary(struct tui_model *m, struct pt_trace *t, uint64_t t0)
+{
+	const uint64_t half = TUI_WIN_SECS_NS / 2;
+	if (t0 != m->win_start[0] || !m->win_live[0]) {
+		/* the windows that start at or after t0 stay, moved down */
+		struct pt_agg_live *keep[3] = {NULL, NULL, NULL};
+		for (int k = 0; k < 3; k++) {
+			uint64_t s = m->win_start[k];
+			if (m->win_live[k] && s >= t0 && (s - t0) % half == 0 && (s - t0) / half < 3)
+				keep[(s - t0) / half] = m->win_live[k];
+			else
+				pt_agg_live_free(m->win_live[k]);
+		}
+		for (int k = 0; k < 3; k++) {
+			m->win_live[k] = keep[k];
+			m->win_start[k] = t0 + (uint64_t)k * half;
+		}
+	}
+	for (int k = 0; k < 3; k++)
+		if (!m->win_live[k])
+			m->win_live[k] = m->win_start[k] ? pt_agg_live_new_from(m->win_start[k])
+							 : pt_agg_live_new();
+	for (int k = 1; k < 3; k++)
+		if (m->win_live[k])
+			pt_agg_live_advance(m->win_live[k], t);
+	return pt_agg_live_summary(m->win_live[0], t);
+}
+
 void tui_model_build(struct tui_app *a, int force)
 {
 	struct tui_model *m = &a->model;
@@ -367,6 +408,8 @@ void tui_model_build(struct tui_app *a, int force)
 			m->live_sum = pt_agg_live_new();
 		if (a->window == TUI_WIN_ALL && m->live_sum)
 			s = pt_agg_live_summary(m->live_sum, t);
+		else if (a->window == TUI_WIN_SECS && m->sum && m->built_events != t->events_seen)
+			s = window_summary(m, t, o.t0_ns);
 		else
 			s = pt_summarize(t, &o);
 		m->sum_cost_ns = pt_cpu_ns() - c0;
@@ -441,6 +484,11 @@ void tui_model_free(struct tui_model *m)
 	pt_datapipe_free(&m->dp);
 	pt_agg_live_free(m->live_sum);
 	m->live_sum = NULL;
+	for (int k = 0; k < 3; k++) {
+		pt_agg_live_free(m->win_live[k]);
+		m->win_live[k] = NULL;
+		m->win_start[k] = 0;
+	}
 	pt_ranks_live_free(m->live_ranks);
 	m->live_ranks = NULL;
 }

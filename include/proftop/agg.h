@@ -226,7 +226,16 @@ struct pt_agg_live_stats {
 	size_t mem_bytes;     /* the kept aggregator's */
 };
 struct pt_agg_live *pt_agg_live_new(void);
+/* The same over the events that start at or after t0_ns only: what
+ * pt_summarize gives with o->t0_ns = t0_ns and its steps numbered as the
+ * job numbers them (o->step_ordinal0: the steps the store keeps before t0_ns
+ * and those its cap dropped). */
+struct pt_agg_live *pt_agg_live_new_from(uint64_t t0_ns);
 struct pt_summary *pt_agg_live_summary(struct pt_agg_live *l, struct pt_trace *t);
+/* What pt_agg_live_summary does but the summary: the kept aggregator takes
+ * what arrived, so that a later summary costs only what comes after (a
+ * window that is not shown yet kept up to date). */
+void pt_agg_live_advance(struct pt_agg_live *l, struct pt_trace *t);
 void pt_agg_live_stats(const struct pt_agg_live *l, struct pt_agg_live_stats *out);
 void pt_agg_live_free(struct pt_agg_live *l);
 

@@ -163,6 +163,56 @@ static struct replay_result replay(struct pt_trace *src, enum tu_order order, si
 	return r;
 }
 
+/* Steps the store keeps that start before t0 (the screen's window_t0
+ * counts them from the timeline's step list). */
+struct steps_before {
+	uint64_t t0, n;
+};
+static int count_step_before(void *ctx, struct pt_event *ev)
+{
+	struct steps_before *c = ctx;
+	c->n += ev->kind == PT_KIND_PROFILE_STEP && ev->start_ns < c->t0;
+	return 0;
+}
+
+/* A window from t0 (the screen's "last 30 s" keeps two, made as the
+ * window moves on): the live summary from t0 is pt_summarize over the
+ * window with the job's step ordinals, at every refresh; refreshes in
+ * between only advance it (a window kept up to date before it is shown). */
+static void replay_window(struct pt_trace *src, enum tu_order order, size_t batches, double frac)
+{
+	struct tu_arrivals c = tu_arrivals(src, order);
+	struct pt_trace *t = tu_shell_of(src, 0);
+	uint64_t t0 = src->first_ns + (uint64_t)((double)(src->last_ns - src->first_ns) * frac);
+	if (!t0)
+		t0 = 1;
+	struct pt_agg_live *l = pt_agg_live_new_from(t0);
+	size_t per = c.n / batches + 1, k = 0;
+	for (size_t i = 0; i < c.n; k++) {
+		size_t end = i + per < c.n ? i + per : c.n;
+		for (; i < end; i++)
+			pt_trace_add(t, &c.v[i].ev);
+		if (k % 3 == 1 && i < c.n) {
+			pt_agg_live_advance(l, t);
+			continue;
+		}
+		struct pt_summary *live = pt_agg_live_summary(l, t);
+		struct pt_agg_opts o;
+		pt_agg_opts_init(&o);
+		o.t0_ns = t0;
+		struct steps_before sb = {t0, 0};
+		pt_store_foreach(t->store, count_step_before, &sb);
+		o.step_ordinal0 = (int64_t)pt_store_dropped_steps(t->store) + (int64_t)sb.n;
+		struct pt_summary *full = pt_summarize(t, &o);
+		same_summary(live, full);
+		pt_summary_free(live);
+		pt_summary_free(full);
+	}
+	pt_agg_live_free(l);
+	pt_trace_free(t);
+	free(c.v);
+}
+
 static void replay_all_orders(struct pt_trace *src, const char *what)
 {
 	static const char *const names[] = {"by end", "device late", "by start"};
@@ -172,6 +222,7 @@ static void replay_all_orders(struct pt_trace *src, const char *what)
 			      names[o], (unsigned long long)r.refreshes,
 			      (unsigned long long)r.rebuilds, (unsigned long long)r.incremental);
 		assert_true(r.refreshes >= 2);
+		replay_window(src, (enum tu_order)o, 30, 0.4);
 	}
 }
 
@@ -322,6 +373,30 @@ static struct pt_trace *synthetic(int steps, int enclosing)
 		}
 	}
 	return t;
+}
+
+/* Steps without a number in their name (a loop the zero-code helper
+ * cuts): a window numbers them as the job does, from the steps before it;
+ * under a cap, from the dropped ones too. */
+static void test_window_unnumbered_steps(void **state)
+{
+	(void)state;
+	struct pt_trace *src = pt_trace_new(0);
+	struct pt_track_key kh = {1, 1, 0, 0};
+	uint32_t host = pt_trace_track(src, &kh);
+	uint32_t n_step = pt_trace_intern(src, "step", 4);
+	uint32_t n_op = pt_trace_intern(src, "aten::add", 9);
+	for (int i = 0; i < 400; i++) {
+		uint64_t s = 1000000 + 50000 * (uint64_t)i;
+		add(src, host, PT_KIND_PROFILE_STEP, n_step, s, 49000, 0);
+		add(src, host, PT_KIND_FORWARD, pt_trace_intern(src, "forward", 7), s + 1000, 20000, 0);
+		add(src, host, PT_KIND_OPERATOR, n_op, s + 2000, 10000, 0);
+	}
+	for (int o = TU_BY_END; o <= TU_BY_START; o++) {
+		replay_window(src, (enum tu_order)o, 25, 0.5);
+		replay_window(src, (enum tu_order)o, 25, 0.9);
+	}
+	pt_trace_free(src);
 }
 
 /* A range around the whole run arrives last: everything before it is fed
@@ -617,6 +692,7 @@ int main(void)
 	    cmocka_unit_test(test_dialect_fixtures),
 	    cmocka_unit_test(test_shared_traces),
 	    cmocka_unit_test(test_enclosing_range_rebuilds),
+	    cmocka_unit_test(test_window_unnumbered_steps),
 	    cmocka_unit_test(test_store_cap),
 	    cmocka_unit_test(test_idle_refresh),
 	    cmocka_unit_test(test_device_queue_lag),

@@ -266,7 +266,13 @@ static void test_views(void **state)
 	assert_non_null(strstr(s, "last 10 steps"));
 	keys(&a, "W");
 	s = render(&a, &c);
-	assert_non_null(strstr(s, "last 30 s"));
+	/* at least the last 30 s: from a start that moves on every 15 s (the
+	 * fixture is shorter: all of it) */
+	const char *w = strstr(s, "[W] last ");
+	assert_non_null(w);
+	assert_null(strstr(s, "last 10 steps"));
+	unsigned secs = 0;
+	assert_int_equal(sscanf(w, "[W] last %u s", &secs), 1);
 	/* help lists the key table: the view's own keys and every view's */
 	keys(&a, "4?");
 	s = render(&a, &c);
@@ -276,6 +282,74 @@ static void test_views(void **state)
 	assert_int_equal(tui_app_key(&a, 'x'), 0); /* closes help */
 	assert_int_equal(tui_app_key(&a, 'q'), 1);
 	tui_canvas_free(&c);
+	tui_app_free(&a);
+	pt_trace_free(t);
+}
+
+/* Steps the store keeps that start before t0. */
+struct before_t0 {
+	uint64_t t0, n;
+};
+static int step_before(void *ctx, struct pt_event *ev)
+{
+	struct before_t0 *b = ctx;
+	b->n += ev->kind == PT_KIND_PROFILE_STEP && ev->start_ns < b->t0;
+	return 0;
+}
+
+/*
+ * "last 30 s" of a session that grows for 100 s, refreshed every second:
+ * at every refresh the screen's summary is pt_summarize's over the window
+ * (at least the last 30 s, from a multiple of 15 s; the job's step
+ * numbers), though it is kept between refreshes and moves on every 15 s.
+ */
+static void test_window_secs_live(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new(64u << 20);
+	uint32_t th = tu_track(t, 1, 1, -1);
+	struct tui_opts o;
+	tui_opts_init(&o);
+	struct tui_app a;
+	tui_app_init(&a, t, &o);
+	const uint64_t s = 1000000ull, base = 1000 * s; /* tu_ev's microseconds */
+	tu_ev(t, th, PT_KIND_PROFILE_STEP, "step", base, s / 4, 0);
+	tui_model_build(&a, 0);
+	keys(&a, "WW"); /* whole session -> last 10 steps -> last 30 s */
+	for (int sec = 0; sec < 100; sec++) {
+		for (int k = 0; k < 4; k++) { /* four unnumbered steps a second, an op in each */
+			uint64_t st = base + (uint64_t)sec * s + (uint64_t)k * (s / 4);
+			if (sec || k)
+				tu_ev(t, th, PT_KIND_PROFILE_STEP, "step", st, s / 4 - 1000, 0);
+			tu_ev(t, th, PT_KIND_OPERATOR, k % 2 ? "aten::mm" : "aten::add", st + 1000,
+			      s / 8 + (uint64_t)sec * 1000, 0);
+		}
+		tui_model_build(&a, 0);
+		const struct pt_summary *got = a.model.sum;
+		uint64_t last = pt_store_last_ns(t->store), half = 15 * US(s);
+		struct pt_agg_opts ao;
+		pt_agg_opts_init(&ao);
+		ao.t0_ns = last > 30 * US(s) ? (last - 30 * US(s)) / half * half : 0;
+		struct before_t0 b = {ao.t0_ns, 0};
+		pt_store_foreach(t->store, step_before, &b);
+		ao.step_ordinal0 = (int64_t)b.n;
+		struct pt_summary *want = pt_summarize(t, &ao);
+		assert_non_null(got);
+		assert_int_equal(got->events, want->events);
+		assert_int_equal(got->nsteps, want->nsteps);
+		for (size_t i = 0; i < want->nsteps; i++) {
+			assert_int_equal(got->steps[i].number, want->steps[i].number);
+			assert_int_equal(got->steps[i].dur_ns, want->steps[i].dur_ns);
+		}
+		assert_int_equal(got->operators.n, want->operators.n);
+		for (size_t i = 0; i < want->operators.n; i++) {
+			assert_int_equal(got->operators.rows[i].name_id, want->operators.rows[i].name_id);
+			assert_int_equal(got->operators.rows[i].cpu.n, want->operators.rows[i].cpu.n);
+			assert_int_equal(got->operators.rows[i].cpu.total_ns,
+					 want->operators.rows[i].cpu.total_ns);
+		}
+		pt_summary_free(want);
+	}
 	tui_app_free(&a);
 	pt_trace_free(t);
 }
@@ -798,6 +872,7 @@ int main(void)
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_op_type),
 		cmocka_unit_test(test_views),
+		cmocka_unit_test(test_window_secs_live),
 		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test(test_hostile_edges),
 		cmocka_unit_test(test_notes_announced),
