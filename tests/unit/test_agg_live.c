@@ -376,8 +376,7 @@ static struct pt_trace *synthetic(int steps, int enclosing)
 }
 
 /* Steps without a number in their name (a loop the zero-code helper
- * cuts): a window numbers them as the job does, from the steps before it;
- * under a cap, from the dropped ones too. */
+ * cuts): a window numbers them as the job does, from the steps before it. */
 static void test_window_unnumbered_steps(void **state)
 {
 	(void)state;
