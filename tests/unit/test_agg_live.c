@@ -163,19 +163,7 @@ static struct replay_result replay(struct pt_trace *src, enum tu_order order, si
 	return r;
 }
 
-/* Steps the store keeps that start before t0 (the screen's window_t0
- * counts them from the timeline's step list). */
-struct steps_before {
-	uint64_t t0, n;
-};
-static int count_step_before(void *ctx, struct pt_event *ev)
-{
-	struct steps_before *c = ctx;
-	c->n += ev->kind == PT_KIND_PROFILE_STEP && ev->start_ns < c->t0;
-	return 0;
-}
-
-/* A window from t0 (the screen's "last 30 s" keeps two, made as the
+/* A window from t0 (the screen's "last 30 s" keeps three, made as the
  * window moves on): the live summary from t0 is pt_summarize over the
  * window with the job's step ordinals, at every refresh; refreshes in
  * between only advance it (a window kept up to date before it is shown). */
@@ -200,9 +188,8 @@ static void replay_window(struct pt_trace *src, enum tu_order order, size_t batc
 		struct pt_agg_opts o;
 		pt_agg_opts_init(&o);
 		o.t0_ns = t0;
-		struct steps_before sb = {t0, 0};
-		pt_store_foreach(t->store, count_step_before, &sb);
-		o.step_ordinal0 = (int64_t)pt_store_dropped_steps(t->store) + (int64_t)sb.n;
+		o.step_ordinal0 =
+		    (int64_t)pt_store_dropped_steps(t->store) + (int64_t)tu_steps_before(t, t0);
 		struct pt_summary *full = pt_summarize(t, &o);
 		same_summary(live, full);
 		pt_summary_free(live);

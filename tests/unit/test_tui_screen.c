@@ -286,17 +286,6 @@ static void test_views(void **state)
 	pt_trace_free(t);
 }
 
-/* Steps the store keeps that start before t0. */
-struct before_t0 {
-	uint64_t t0, n;
-};
-static int step_before(void *ctx, struct pt_event *ev)
-{
-	struct before_t0 *b = ctx;
-	b->n += ev->kind == PT_KIND_PROFILE_STEP && ev->start_ns < b->t0;
-	return 0;
-}
-
 /*
  * "last 30 s" of a session that grows for 100 s, refreshed every second:
  * at every refresh the screen's summary is pt_summarize's over the window
@@ -330,9 +319,7 @@ static void test_window_secs_live(void **state)
 		struct pt_agg_opts ao;
 		pt_agg_opts_init(&ao);
 		ao.t0_ns = last > 30 * US(s) ? (last - 30 * US(s)) / half * half : 0;
-		struct before_t0 b = {ao.t0_ns, 0};
-		pt_store_foreach(t->store, step_before, &b);
-		ao.step_ordinal0 = (int64_t)b.n;
+		ao.step_ordinal0 = (int64_t)tu_steps_before(t, ao.t0_ns);
 		struct pt_summary *want = pt_summarize(t, &ao);
 		assert_non_null(got);
 		assert_int_equal(got->events, want->events);

@@ -72,6 +72,24 @@ static inline void tu_ev(struct pt_trace *t, uint32_t track, enum pt_kind kind, 
 
 #define US(x) ((uint64_t)((x)*1000.0 + 0.5))
 
+/* The ProfileStep events the store keeps that start before t0 (how a window
+ * from t0 numbers its unnumbered steps: pt_agg_opts.step_ordinal0). */
+struct tu_steps_before {
+	uint64_t t0, n;
+};
+static inline int tu_step_before(void *ctx, struct pt_event *ev)
+{
+	struct tu_steps_before *c = (struct tu_steps_before *)ctx;
+	c->n += ev->kind == PT_KIND_PROFILE_STEP && ev->start_ns < c->t0;
+	return 0;
+}
+static inline uint64_t tu_steps_before(struct pt_trace *t, uint64_t t0)
+{
+	struct tu_steps_before c = {t0, 0};
+	pt_store_foreach(t->store, tu_step_before, &c);
+	return c.n;
+}
+
 /* The trace file dir/rel read whole, or NULL when it is absent or the
  * reader refuses it (said as a test message): tests then skip. */
 static inline struct pt_trace *tu_load_trace(const char *dir, const char *rel)
