@@ -82,10 +82,11 @@ struct tui_model {
 	 * first rebuild that finds new events, so a file never pays for it */
 	struct pt_agg_live *live_sum;
 	struct pt_ranks_live *live_ranks; /* the same for the per-rank figures */
-	/* "last 30 s" of a trace that grows: the window from win_start[0] and
-	 * the next two, 15 and 30 s later, each made when its start is about
-	 * now and kept up to date as events arrive: a refresh costs what
-	 * arrived, and the window moves on at no cost (model.c) */
+	/* "last 30 s" / "last 10 steps" of a trace that grows: the window from
+	 * win_start[0] and the next two (15 and 30 s, or 5 and 10 steps, later),
+	 * each made when its start is about now and kept up to date as events
+	 * arrive: a refresh costs what arrived, and the window moves on at no
+	 * cost (model.c) */
 	struct pt_agg_live *win_live[3];
 	uint64_t win_start[3];
 };

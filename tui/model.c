@@ -73,10 +73,12 @@ size_t tui_op_type(const char *name, size_t len)
  * list numbers them). The steps come from the timeline's index, which is
  * kept up to date incrementally, so this costs what arrived.
  */
-static uint64_t window_t0(struct tui_app *a, char *label, size_t len, int64_t *ordinal0)
+static uint64_t window_t0(struct tui_app *a, char *label, size_t len, int64_t *ordinal0,
+			  uint64_t next[2])
 {
 	struct pt_trace *t = a->t;
 	*ordinal0 = -1;
+	next[0] = next[1] = UINT64_MAX;
 	if (a->window == TUI_WIN_ALL) {
 		snprintf(label, len, "whole session");
 		return 0;
@@ -95,15 +97,23 @@ static uint64_t window_t0(struct tui_app *a, char *label, size_t len, int64_t *o
 		/* "last 37 s": what the window holds, 30 to 45 s */
 		snprintf(label, len, "last %llu s",
 			 (unsigned long long)((last - t0 + 500000000ull) / 1000000000ull));
+		next[0] = t0 + half;
+		next[1] = t0 + 2 * half;
 		while (first < n && v[first].start_ns < t0)
 			first++;
 	} else {
-		snprintf(label, len, "last %d steps", TUI_WIN_STEPS_N);
-		first = n > TUI_WIN_STEPS_N ? n - TUI_WIN_STEPS_N : 0;
+		/* at least the last 10 steps, from a multiple of 5 of them: the
+		 * start moves on every 5 steps (as the seconds' window does) */
+		const size_t step = TUI_WIN_STEPS_N / 2;
+		first = n > TUI_WIN_STEPS_N ? (n - TUI_WIN_STEPS_N) / step * step : 0;
 		/* the longest of the steps sharing that start is the first */
 		while (first > 0 && first < n && v[first - 1].start_ns == v[first].start_ns)
 			first--;
 		t0 = first < n ? v[first].start_ns : 0;
+		for (int k = 0; k < 2; k++)
+			if (first + (size_t)(k + 1) * step < n)
+				next[k] = v[first + (size_t)(k + 1) * step].start_ns;
+		snprintf(label, len, "last %zu steps", n - first);
 	}
 	*ordinal0 = (int64_t)pt_store_dropped_steps(t->store) + (int64_t)first;
 	return t0;
@@ -351,35 +361,34 @@ const struct pt_flops_row *tui_flops_of(const struct tui_app *a, const struct pt
 }
 
 /*
- * The "last 30 s" of a growing trace from t0 (window_t0, a multiple of 15 s):
- * what pt_summarize over it gives. Besides the window shown, the windows
- * that start 15 and 30 s later are kept, each made when its start is about
- * the newest event, so it is fed as events arrive; when the start moves on
- * 15 s, the next window is ready, fed to now. Only a window made for a
- * start already well past (the first look) is fed from the store at once.
+ * The window of a growing trace ("last 30 s", "last 10 steps") from
+ * start[0] (window_t0): what pt_summarize over it gives. Besides the window
+ * shown, the next two (start[1], start[2]: 15 and 30 s, or 5 and 10 steps,
+ * later; UINT64_MAX when there is no such step yet) are kept, each made when
+ * its start is about the newest event, so it is fed as events arrive: when
+ * the window moves on, the next one is ready, fed to now. Only a window
+ * made for a start already well past (the first look) is fed from the store
+ * at once.
  */
-static struct pt_summary *window_summary(struct tui_model *m, struct pt_trace *t, uint64_t t0)
+static struct pt_summary *window_summary(struct tui_model *m, struct pt_trace *t,
+					 const uint64_t start[3])
 {
-	const uint64_t half = TUI_WIN_SECS_NS / 2;
-	if (t0 != m->win_start[0] || !m->win_live[0]) {
-		/* the windows that start at or after t0 stay, moved down */
-		struct pt_agg_live *keep[3] = {NULL, NULL, NULL};
-		for (int k = 0; k < 3; k++) {
-			uint64_t s = m->win_start[k];
-			if (m->win_live[k] && s >= t0 && (s - t0) % half == 0 && (s - t0) / half < 3)
-				keep[(s - t0) / half] = m->win_live[k];
-			else
-				pt_agg_live_free(m->win_live[k]);
-		}
-		for (int k = 0; k < 3; k++) {
-			m->win_live[k] = keep[k];
-			m->win_start[k] = t0 + (uint64_t)k * half;
-		}
+	struct pt_agg_live *keep[3] = {NULL, NULL, NULL};
+	for (int k = 0; k < 3; k++) { /* the windows still wanted stay, moved down */
+		int j = 0;
+		while (j < 3 && !(m->win_live[k] && start[j] == m->win_start[k] && !keep[j]))
+			j++;
+		if (j < 3)
+			keep[j] = m->win_live[k];
+		else
+			pt_agg_live_free(m->win_live[k]);
 	}
-	for (int k = 0; k < 3; k++)
-		if (!m->win_live[k])
-			m->win_live[k] = m->win_start[k] ? pt_agg_live_new_from(m->win_start[k])
-							 : pt_agg_live_new();
+	for (int k = 0; k < 3; k++) {
+		m->win_live[k] = keep[k];
+		m->win_start[k] = start[k];
+		if (!m->win_live[k] && start[k] != UINT64_MAX)
+			m->win_live[k] = start[k] ? pt_agg_live_new_from(start[k]) : pt_agg_live_new();
+	}
 	for (int k = 1; k < 3; k++)
 		if (m->win_live[k])
 			pt_agg_live_advance(m->win_live[k], t);
@@ -398,7 +407,10 @@ void tui_model_build(struct tui_app *a, int force)
 		return;
 	struct pt_agg_opts o;
 	pt_agg_opts_init(&o);
-	o.t0_ns = window_t0(a, m->window_label, sizeof m->window_label, &o.step_ordinal0);
+	uint64_t start[3];
+	o.t0_ns = window_t0(a, m->window_label, sizeof m->window_label, &o.step_ordinal0,
+			    start + 1);
+	start[0] = o.t0_ns;
 	if (force || !fresh) {
 		uint64_t c0 = pt_cpu_ns();
 		struct pt_summary *s;
@@ -408,8 +420,8 @@ void tui_model_build(struct tui_app *a, int force)
 			m->live_sum = pt_agg_live_new();
 		if (a->window == TUI_WIN_ALL && m->live_sum)
 			s = pt_agg_live_summary(m->live_sum, t);
-		else if (a->window == TUI_WIN_SECS && m->sum && m->built_events != t->events_seen)
-			s = window_summary(m, t, o.t0_ns);
+		else if (a->window != TUI_WIN_ALL && m->sum && m->built_events != t->events_seen)
+			s = window_summary(m, t, start);
 		else
 			s = pt_summarize(t, &o);
 		m->sum_cost_ns = pt_cpu_ns() - c0;

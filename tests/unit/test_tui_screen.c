@@ -263,16 +263,24 @@ static void test_views(void **state)
 	tui_canvas_resize(&c, 120, 40);
 	keys(&a, "1W");
 	s = render(&a, &c);
-	assert_non_null(strstr(s, "last 10 steps"));
+	/* at least the last 10 steps, from a start that moves on every 5:
+	 * the fixture has 6, all of them */
+	const char *w = strstr(s, "[W] last ");
+	assert_non_null(w);
+	unsigned steps = 0;
+	char unit[8] = "";
+	assert_int_equal(sscanf(w, "[W] last %u %7s", &steps, unit), 2);
+	assert_string_equal(unit, "steps");
+	assert_int_equal(steps, 6);
 	keys(&a, "W");
 	s = render(&a, &c);
 	/* at least the last 30 s: from a start that moves on every 15 s (the
 	 * fixture is shorter: all of it) */
-	const char *w = strstr(s, "[W] last ");
+	w = strstr(s, "[W] last ");
 	assert_non_null(w);
-	assert_null(strstr(s, "last 10 steps"));
 	unsigned secs = 0;
-	assert_int_equal(sscanf(w, "[W] last %u s", &secs), 1);
+	assert_int_equal(sscanf(w, "[W] last %u %7s", &secs, unit), 2);
+	assert_string_equal(unit, "s");
 	/* help lists the key table: the view's own keys and every view's */
 	keys(&a, "4?");
 	s = render(&a, &c);
@@ -287,14 +295,14 @@ static void test_views(void **state)
 }
 
 /*
- * "last 30 s" of a session that grows for 100 s, refreshed every second:
+ * The windows of a session that grows for 100 s, refreshed every second:
  * at every refresh the screen's summary is pt_summarize's over the window
- * (at least the last 30 s, from a multiple of 15 s; the job's step
- * numbers), though it is kept between refreshes and moves on every 15 s.
+ * (at least the last 30 s from a multiple of 15 s, or at least the last 10
+ * steps from a multiple of 5; the job's step numbers), though it is kept
+ * between refreshes and moves on.
  */
-static void test_window_secs_live(void **state)
+static void window_live_check(int by_steps)
 {
-	(void)state;
 	struct pt_trace *t = pt_trace_new(64u << 20);
 	uint32_t th = tu_track(t, 1, 1, -1);
 	struct tui_opts o;
@@ -304,21 +312,29 @@ static void test_window_secs_live(void **state)
 	const uint64_t s = 1000000ull, base = 1000 * s; /* tu_ev's microseconds */
 	tu_ev(t, th, PT_KIND_PROFILE_STEP, "step", base, s / 4, 0);
 	tui_model_build(&a, 0);
-	keys(&a, "WW"); /* whole session -> last 10 steps -> last 30 s */
+	keys(&a, by_steps ? "W" : "WW"); /* whole session -> last 10 steps -> last 30 s */
+	uint64_t nsteps = 1;
 	for (int sec = 0; sec < 100; sec++) {
 		for (int k = 0; k < 4; k++) { /* four unnumbered steps a second, an op in each */
 			uint64_t st = base + (uint64_t)sec * s + (uint64_t)k * (s / 4);
-			if (sec || k)
+			if (sec || k) {
 				tu_ev(t, th, PT_KIND_PROFILE_STEP, "step", st, s / 4 - 1000, 0);
+				nsteps++;
+			}
 			tu_ev(t, th, PT_KIND_OPERATOR, k % 2 ? "aten::mm" : "aten::add", st + 1000,
 			      s / 8 + (uint64_t)sec * 1000, 0);
 		}
 		tui_model_build(&a, 0);
 		const struct pt_summary *got = a.model.sum;
-		uint64_t last = pt_store_last_ns(t->store), half = 15 * US(s);
 		struct pt_agg_opts ao;
 		pt_agg_opts_init(&ao);
-		ao.t0_ns = last > 30 * US(s) ? (last - 30 * US(s)) / half * half : 0;
+		if (by_steps) { /* step i starts at base + i s/4 */
+			uint64_t first = nsteps > 10 ? (nsteps - 10) / 5 * 5 : 0;
+			ao.t0_ns = US(base + first * (s / 4));
+		} else {
+			uint64_t last = pt_store_last_ns(t->store), half = 15 * US(s);
+			ao.t0_ns = last > 30 * US(s) ? (last - 30 * US(s)) / half * half : 0;
+		}
 		ao.step_ordinal0 = (int64_t)tu_steps_before(t, ao.t0_ns);
 		struct pt_summary *want = pt_summarize(t, &ao);
 		assert_non_null(got);
@@ -339,6 +355,18 @@ static void test_window_secs_live(void **state)
 	}
 	tui_app_free(&a);
 	pt_trace_free(t);
+}
+
+static void test_window_secs_live(void **state)
+{
+	(void)state;
+	window_live_check(0);
+}
+
+static void test_window_steps_live(void **state)
+{
+	(void)state;
+	window_live_check(1);
 }
 
 static void test_hostile_names(void **state)
@@ -860,6 +888,7 @@ int main(void)
 		cmocka_unit_test(test_op_type),
 		cmocka_unit_test(test_views),
 		cmocka_unit_test(test_window_secs_live),
+		cmocka_unit_test(test_window_steps_live),
 		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test(test_hostile_edges),
 		cmocka_unit_test(test_notes_announced),
