@@ -94,9 +94,14 @@ static uint64_t window_t0(struct tui_app *a, char *label, size_t len, int64_t *o
 		 * trace's window is kept between refreshes (tui_model_build) */
 		uint64_t last = pt_store_last_ns(t->store), half = TUI_WIN_SECS_NS / 2;
 		t0 = last > TUI_WIN_SECS_NS ? (last - TUI_WIN_SECS_NS) / half * half : 0;
-		/* "last 37 s": what the window holds, 30 to 45 s */
-		snprintf(label, len, "last %llu s",
-			 (unsigned long long)((last - t0 + 500000000ull) / 1000000000ull));
+		/* "last 37 s": how far back the window reaches, 30 to 45 s, or
+		 * less when the data begins later */
+		uint64_t from = t0 > t->first_ns ? t0 : t->first_ns;
+		double back = last > from ? (double)(last - from) / 1e9 : 0;
+		if (back < 10)
+			snprintf(label, len, "last %.1f s", back);
+		else
+			snprintf(label, len, "last %.0f s", back);
 		next[0] = t0 + half;
 		next[1] = t0 + 2 * half;
 		while (first < n && v[first].start_ns < t0)
