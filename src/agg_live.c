@@ -278,7 +278,7 @@ static int64_t window_ordinal(const struct pt_agg_live *l, const struct pt_trace
 			      uint64_t in_window)
 {
 	if (!l->t0_ns)
-		return l->only ? 0 : (int64_t)pt_store_dropped_steps(t->store);
+		return 0; /* (not asked: a window's only) */
 	uint64_t kept = 0;
 	for (uint32_t k = 0, n = looked(l, t); k < n; k++) {
 		uint32_t i = track_at(l, k);

@@ -254,6 +254,10 @@ static void save_captures(struct pt_trace *t, const struct pt_live_opts *o)
  * it: a ring holds 16 ms of records at a million events/s.
  */
 #define PREFAULT_PERIOD_NS 5000000ull
+/* once the store has taken no arena for a second: a quiet session wakes the
+ * thread 10 times a second */
+#define PREFAULT_IDLE_NS 100000000ull
+#define PREFAULT_QUIET_NS 1000000000ull
 
 struct prefaulter {
 	struct pt_store *st;
@@ -266,14 +270,21 @@ struct prefaulter {
 static void *prefault_main(void *arg)
 {
 	struct prefaulter *p = arg;
+	uint64_t seen = 0, changed_ns = 0;
 	pthread_mutex_lock(&p->mu);
 	while (!p->stop) {
 		pthread_mutex_unlock(&p->mu);
-		pt_store_prefault_growing(p->st);
+		uint64_t taken = pt_store_prefault_growing(p->st), now = pt_now_ns();
+		if (taken != seen)
+			changed_ns = now;
+		seen = taken;
+		uint64_t period = changed_ns && now - changed_ns < PREFAULT_QUIET_NS
+				      ? PREFAULT_PERIOD_NS
+				      : PREFAULT_IDLE_NS;
 		pthread_mutex_lock(&p->mu);
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		uint64_t ns = (uint64_t)ts.tv_nsec + PREFAULT_PERIOD_NS;
+		uint64_t ns = (uint64_t)ts.tv_nsec + period;
 		ts.tv_sec += (time_t)(ns / 1000000000ull);
 		ts.tv_nsec = (long)(ns % 1000000000ull);
 		if (!p->stop)

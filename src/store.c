@@ -233,13 +233,14 @@ size_t pt_store_pool_arenas(struct pt_store *st)
 	return n;
 }
 
-void pt_store_prefault_growing(struct pt_store *st)
+uint64_t pt_store_prefault_growing(struct pt_store *st)
 {
 	pthread_mutex_lock(&st->pool_mu);
 	uint64_t taken = st->arenas_taken;
 	pthread_mutex_unlock(&st->pool_mu);
 	if (taken) /* small tracks only so far: nothing to fault in ahead */
 		pt_store_prefault(st, (size_t)STORE_POOL * ARENA_BYTES / sizeof(struct pt_event));
+	return taken;
 }
 
 static struct arena *arena_take(struct pt_store *st)

@@ -48,8 +48,10 @@ void pt_store_append(struct pt_store *st, const struct pt_event *ev);
 void pt_store_prefault(struct pt_store *st, size_t events);
 /* The same for a store that grows as long as it runs (a live session): once
  * its events fill arenas, keeps the next ones (4 MiB) faulted in; before,
- * nothing. Meant to be called every few milliseconds from a thread of its own. */
-void pt_store_prefault_growing(struct pt_store *st);
+ * nothing. Meant to be called every few milliseconds from a thread of its own.
+ * Returns the arenas the store has taken so far (a caller can tell whether it
+ * grows). */
+uint64_t pt_store_prefault_growing(struct pt_store *st);
 /* Arenas (2 MiB) faulted in ahead and not used yet. */
 size_t pt_store_pool_arenas(struct pt_store *st);
 
