@@ -322,9 +322,10 @@ static const char *view_short(int v)
 
 static void draw_tabs(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 {
-	/* the right side is measured first: the rank filter stays visible
-	 * while the tabs fold to short names, then to their numbers (the
-	 * current one always keeps its full name) */
+	/* the right side is measured first: the rank filter (and a window
+	 * other than the whole session) stays visible while the tabs fold to
+	 * short names, then to their numbers (the current one always keeps
+	 * its full name) */
 	char w[64], rk[64] = "";
 	snprintf(w, sizeof w, "[W] %s", a->model.window_label);
 	if (tui_nranks(a)) {
@@ -343,7 +344,10 @@ static void draw_tabs(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 			const char *nm = v == a->view || form == 0 ? tui_view_name(v) : view_short(v);
 			need += 2 + (int)strlen(nm) + 1;
 		}
-		if (r.x + need <= limit - (form == 0 ? wlen + 1 : 0))
+		/* a window other than the whole session stays in view while
+		 * short names make room for it */
+		int keep_w = form == 0 || a->window != TUI_WIN_ALL;
+		if (r.x + need <= limit - (keep_w ? wlen + 1 : 0))
 			break;
 	}
 	int x = r.x;

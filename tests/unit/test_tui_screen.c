@@ -282,6 +282,15 @@ static void test_views(void **state)
 	assert_int_equal(sscanf(w, "[W] last %lf %7s", &secs, unit), 2);
 	assert_string_equal(unit, "s");
 	assert_true(secs > 1.0 && secs < 1.5);
+	/* a narrow screen: a chosen window stays in the tab bar (the tabs
+	 * fold to numbers for it) */
+	tui_canvas_resize(&c, 66, 24);
+	s = render(&a, &c);
+	assert_non_null(strstr(s, "[W] last "));
+	keys(&a, "W"); /* back to the whole session: the names come back */
+	s = render(&a, &c);
+	assert_non_null(strstr(s, "2 Ops"));
+	tui_canvas_resize(&c, 120, 40);
 	/* help lists the key table: the view's own keys and every view's */
 	keys(&a, "4?");
 	s = render(&a, &c);
