@@ -160,7 +160,8 @@ static char *arena_space(struct pt_store *st)
 		if (end < p + len)
 			munmap(end, (size_t)(p + len - end));
 #ifdef MADV_HUGEPAGE
-		madvise(base, (size_t)(end - base), MADV_HUGEPAGE);
+		if (pt_mem_huge_pays())
+			madvise(base, (size_t)(end - base), MADV_HUGEPAGE);
 #endif
 		st->res_next = base;
 		st->res_end = end;

@@ -4,9 +4,11 @@
  */
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <malloc.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,13 +32,67 @@ static void oom(size_t n)
  * of its CPU time, most of it in the serial summary after the read. malloc
  * maps such blocks on their own (M_MMAP_THRESHOLD), so the advice covers
  * only them; a kernel without THP ignores it.
+ *
+ * Except where the kernel hands free memory back to its hypervisor (a
+ * virtio balloon with free page reporting, the default of Firecracker and
+ * of many cloud VMs): it reports free blocks of 2 MiB and more, so a huge
+ * page nearly always comes from memory the host has taken back and each
+ * first touch waits for the host to supply it again, while small pages come
+ * from the fragments freed lately, which it never reported. There an import
+ * of a 242 MB trace took 0.39-0.41 s with huge pages and 0.27-0.30 s
+ * without (after 5 s idle; docs/benchmarks.md), so proftop asks for none.
  */
 #define HUGE_MIN ((size_t)4 << 20)
 #define HUGE_PAGE ((uintptr_t)2 << 20)
 
+int pt_balloon_reports(const char *features)
+{
+	/* one '0' or '1' per feature bit, bit 0 first (virtio's sysfs file) */
+	enum { VIRTIO_BALLOON_F_REPORTING = 5 };
+	return strlen(features) > VIRTIO_BALLOON_F_REPORTING &&
+	       features[VIRTIO_BALLOON_F_REPORTING] == '1';
+}
+
+int pt_host_reclaims_free(const char *driver_dir)
+{
+	DIR *d = opendir(driver_dir);
+	if (!d)
+		return 0;
+	int yes = 0;
+	struct dirent *de;
+	while (!yes && (de = readdir(d))) {
+		if (strncmp(de->d_name, "virtio", 6) != 0)
+			continue;
+		char path[512], buf[160];
+		snprintf(path, sizeof path, "%s/%s/features", driver_dir, de->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof buf, f))
+			yes = pt_balloon_reports(buf);
+		fclose(f);
+	}
+	closedir(d);
+	return yes;
+}
+
+static int huge_pays = -1; /* -1 until huge_decide() ran */
+static pthread_once_t huge_once = PTHREAD_ONCE_INIT;
+
+static void huge_decide(void)
+{
+	huge_pays = !pt_host_reclaims_free("/sys/bus/virtio/drivers/virtio_balloon");
+}
+
+int pt_mem_huge_pays(void)
+{
+	pthread_once(&huge_once, huge_decide);
+	return huge_pays;
+}
+
 void *pt_mem_huge(void *p, size_t n)
 {
-	if (n >= HUGE_MIN) {
+	if (n >= HUGE_MIN && pt_mem_huge_pays()) {
 		uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
 		uintptr_t e = ((uintptr_t)p + n) & ~(HUGE_PAGE - 1);
 		if (e > a)
@@ -63,7 +119,7 @@ void pt_mem_tune(void)
 	 * own arenas (mapped apart, never advised) faulted 4 KiB at a time */
 	mallopt(M_ARENA_MAX, 1);
 	heap_advised = (uintptr_t)sbrk(0) & ~(HUGE_PAGE - 1);
-	heap_huge = 1;
+	heap_huge = pt_mem_huge_pays();
 }
 
 static void heap_advise(void)

@@ -17,8 +17,16 @@ void *pt_xmalloc(size_t n);
  * wrappers below are advised alike in any process. */
 void pt_mem_tune(void);
 /* Asks for huge pages on the 2 MiB pages inside [p, p + n) when n is 4 MiB
- * or more (a mapping of one's own); returns p. */
+ * or more (a mapping of one's own) and they pay; returns p. */
 void *pt_mem_huge(void *p, size_t n);
+/* 1 when huge pages are worth asking for: not where the kernel reports free
+ * memory to a hypervisor (util.c says why). Decided once per process. */
+int pt_mem_huge_pays(void);
+/* 1 when a virtio balloon's sysfs features text has free page reporting. */
+int pt_balloon_reports(const char *features);
+/* 1 when a device under driver_dir (the virtio_balloon driver's sysfs
+ * directory) reports free pages to its host. */
+int pt_host_reclaims_free(const char *driver_dir);
 void *pt_xcalloc(size_t n, size_t size);
 void *pt_xrealloc(void *p, size_t n);
 char *pt_xstrdup(const char *s);

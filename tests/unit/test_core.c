@@ -6,6 +6,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "proftop/store.h"
 #include "proftop/strtab.h"
@@ -481,7 +483,8 @@ static int advised_huge(const void *addr, int *heap)
 }
 
 /* pt_mem_tune: blocks keep their bytes through growth and the heap it grows
- * is advised for huge pages (where the kernel has them at all). */
+ * is advised for huge pages (where the kernel has them at all and they pay:
+ * else nothing is). */
 static void test_mem_tune_heap(void **state)
 {
 	(void)state;
@@ -510,14 +513,58 @@ static void test_mem_tune_heap(void **state)
 		/* the heap below the newest block, 2 MiB aligned: advised */
 		uintptr_t hp = ((uintptr_t)v[N - 1] & ~(((uintptr_t)2 << 20) - 1)) - 1;
 		int heap = 0, hg = advised_huge((void *)hp, &heap);
+		int want = pt_mem_huge_pays();
 		if (heap)
-			assert_int_equal(hg, 1);
-		assert_int_equal(advised_huge(big + (4 << 20), NULL), 1);
+			assert_int_equal(hg, want);
+		assert_int_equal(advised_huge(big + (4 << 20), NULL), want);
 	}
 	free(big);
 	for (int i = 0; i < N; i++)
 		free(v[i]);
 	free(v);
+}
+
+/* Huge pages are not asked for where a virtio balloon reports free pages
+ * to its host: its sysfs features text, bit 0 first, has bit 5 set. */
+static void test_huge_pages_vs_free_page_reporting(void **state)
+{
+	(void)state;
+	assert_true(pt_balloon_reports("0010010000000000\n"));
+	assert_true(pt_balloon_reports("111111"));
+	assert_false(pt_balloon_reports("0110000100000000\n"));
+	assert_false(pt_balloon_reports("01101")); /* too short to say */
+	assert_false(pt_balloon_reports(""));
+
+	char root[] = "/tmp/proftop-balloon-XXXXXX", path[256];
+	assert_non_null(mkdtemp(root));
+	assert_false(pt_host_reclaims_free(root)); /* no device */
+	snprintf(path, sizeof path, "%s/bind", root); /* not a device: ignored */
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("0000011111\n", f);
+	fclose(f);
+	snprintf(path, sizeof path, "%s/virtio3", root);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof path, "%s/virtio3/features", root);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("0110000100000000\n", f);
+	fclose(f);
+	assert_false(pt_host_reclaims_free(root));
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("0110010100000000\n", f);
+	fclose(f);
+	assert_true(pt_host_reclaims_free(root));
+	assert_false(pt_host_reclaims_free("/nonexistent/virtio_balloon"));
+	unlink(path);
+	snprintf(path, sizeof path, "%s/virtio3", root);
+	rmdir(path);
+	snprintf(path, sizeof path, "%s/bind", root);
+	unlink(path);
+	assert_int_equal(rmdir(root), 0);
+	/* whatever this machine says, it says it every time */
+	assert_int_equal(pt_mem_huge_pays(), pt_mem_huge_pays());
 }
 
 static void test_trace_tracks_and_late_labels(void **state)
@@ -617,6 +664,7 @@ int main(void)
 		cmocka_unit_test(test_store_iter_window_skips_old_chunks),
 		cmocka_unit_test(test_u64_kth),
 		cmocka_unit_test(test_mem_tune_heap),
+		cmocka_unit_test(test_huge_pages_vs_free_page_reporting),
 		cmocka_unit_test(test_store_ties_longer_first),
 		cmocka_unit_test(test_store_sorts_nearly_sorted_stably),
 		cmocka_unit_test(test_store_cap_drops_oldest_first),
