@@ -811,11 +811,58 @@ void pt_store_iter_init(struct pt_store_iter *it, struct pt_store *st, uint32_t 
 	it->heap = w;
 }
 
+/*
+ * With one cursor in the heap (a track whose chunks follow each other, the
+ * usual case), the events of its chunk that come before t1 and before the
+ * next waiting chunk's first event are a run: both bounds found by binary
+ * search, then each event costs no compare.
+ */
+static void run_start(struct pt_store_iter *it)
+{
+	struct pt_store_cursor *h = it->heap, *hdr = it->heap - 1;
+	struct chunk *c = h[0].c;
+	uint32_t lo = h[0].i, hi = c->n;
+	while (lo < hi) { /* first start >= t1 */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (c->ev[mid].start_ns < it->t1_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	uint32_t end = lo;
+	if (hdr->i < hdr->cap) { /* first event the waiting chunk goes before */
+		struct pt_store_cursor probe = h[0];
+		lo = h[0].i;
+		hi = end;
+		while (lo < hi) {
+			probe.i = lo + (hi - lo) / 2;
+			if (cur_less(&probe, &h[hdr->i]))
+				lo = probe.i + 1;
+			else
+				hi = probe.i;
+		}
+		end = lo;
+	}
+	if (end > h[0].i + 1) {
+		it->run = &c->ev[h[0].i];
+		it->run_end = &c->ev[end];
+	}
+}
+
 struct pt_event *pt_store_iter_next(struct pt_store_iter *it)
 {
+	if (it->run < it->run_end)
+		return it->run++;
 	if (!it->heap)
 		return NULL;
 	struct pt_store_cursor *h = it->heap, *hdr = it->heap - 1;
+	if (it->run) { /* a run is over: its cursor goes on after it */
+		h[0].i = (uint32_t)(it->run - h[0].c->ev);
+		it->run = it->run_end = NULL;
+		if (h[0].i >= h[0].c->n || h[0].c->ev[h[0].i].start_ns >= it->t1_ns)
+			h[0] = h[--it->nheap];
+		heap_down(h, it->nheap, 0);
+	}
 	/* let in the waiting chunks whose first event comes before the top */
 	while (hdr->i < hdr->cap && (!it->nheap || !cur_less(&h[0], &h[hdr->i]))) {
 		struct pt_store_cursor c = h[hdr->i++];
@@ -824,6 +871,11 @@ struct pt_event *pt_store_iter_next(struct pt_store_iter *it)
 	}
 	if (!it->nheap)
 		return NULL;
+	if (it->nheap == 1) {
+		run_start(it);
+		if (it->run)
+			return it->run++;
+	}
 	struct pt_store_cursor *top = &h[0];
 	struct pt_event *ev = &top->c->ev[top->i];
 	top->i++;
@@ -839,6 +891,7 @@ void pt_store_iter_done(struct pt_store_iter *it)
 		free(it->heap - 1);
 	it->heap = NULL;
 	it->nheap = 0;
+	it->run = it->run_end = NULL;
 }
 
 int pt_store_foreach(struct pt_store *st, pt_store_visit_fn fn, void *ctx)

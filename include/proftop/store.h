@@ -111,6 +111,9 @@ struct pt_store_iter {
 	uint64_t t0_ns, t1_ns;
 	uint32_t nheap;
 	struct pt_store_cursor *heap;
+	/* events of the one cursor left that come before any other chunk's
+	 * and before t1_ns: handed out without comparing */
+	struct pt_event *run, *run_end;
 };
 
 void pt_store_iter_init(struct pt_store_iter *it, struct pt_store *st, uint32_t track,

@@ -188,6 +188,27 @@ static void test_store_sorts_nearly_sorted_stably(void **state)
 		}
 		assert_int_equal(n, N);
 		pt_store_iter_done(&it);
+		/* windows: the events starting in [t0, t1), in the same order */
+		for (int w = 0; w < 40; w++) {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			uint64_t a = ref[(rng >> 33) % N].start_ns, b = ref[(rng >> 13) % N].start_ns;
+			uint64_t t0 = a < b ? a : b, t1 = (a < b ? b : a) + (w % 3);
+			if (w == 0)
+				t0 = 0;
+			int k = 0;
+			pt_store_iter_init(&it, st, 0, t0, t1);
+			while ((ev = pt_store_iter_next(&it))) {
+				while (k < N && (ref[k].start_ns < t0 || ref[k].start_ns >= t1))
+					k++;
+				assert_true(k < N);
+				assert_int_equal(ev->arg, ref[k].arg);
+				k++;
+			}
+			while (k < N && (ref[k].start_ns < t0 || ref[k].start_ns >= t1))
+				k++;
+			assert_int_equal(k, N);
+			pt_store_iter_done(&it);
+		}
 		free(ref);
 		pt_store_free(st);
 	}
