@@ -205,7 +205,10 @@ static void test_parse_numbers_same(void **state)
 		size_t nl = strlen(n);
 		int which = (int)(rng(&seed) % 3); /* ts, dur, pid */
 		static const char *key[] = {"ts", "dur", "pid"};
-		pt_buf_printf(&ev, "{\"%s\":%s,\"ph\":\"X\"}", key[which], n);
+		if (rng(&seed) % 2) /* the number last: little text after it */
+			pt_buf_printf(&ev, "{\"ph\":\"X\",\"%s\":%s}", key[which], n);
+		else
+			pt_buf_printf(&ev, "{\"%s\":%s,\"ph\":\"X\"}", key[which], n);
 		struct pt_raw_event r;
 		struct pt_json_side side = {0};
 		struct pt_json_err err = {0};
