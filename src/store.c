@@ -856,12 +856,11 @@ struct pt_event *pt_store_iter_next(struct pt_store_iter *it)
 	if (!it->heap)
 		return NULL;
 	struct pt_store_cursor *h = it->heap, *hdr = it->heap - 1;
-	if (it->run) { /* a run is over: its cursor goes on after it */
+	if (it->run) { /* a run is over: its cursor, the only one, goes on after it */
 		h[0].i = (uint32_t)(it->run - h[0].c->ev);
 		it->run = it->run_end = NULL;
 		if (h[0].i >= h[0].c->n || h[0].c->ev[h[0].i].start_ns >= it->t1_ns)
-			h[0] = h[--it->nheap];
-		heap_down(h, it->nheap, 0);
+			it->nheap = 0;
 	}
 	/* let in the waiting chunks whose first event comes before the top */
 	while (hdr->i < hdr->cap && (!it->nheap || !cur_less(&h[0], &h[hdr->i]))) {

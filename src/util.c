@@ -33,12 +33,12 @@ static void oom(size_t n)
  * maps such blocks on their own (M_MMAP_THRESHOLD), so the advice covers
  * only them; a kernel without THP ignores it.
  *
- * Except where the kernel hands free memory back to its hypervisor (a
- * virtio balloon with free page reporting, the default of Firecracker and
- * of many cloud VMs): it reports free blocks of 2 MiB and more, so a huge
- * page nearly always comes from memory the host has taken back and each
- * first touch waits for the host to supply it again, while small pages come
- * from the fragments freed lately, which it never reported. There an import
+ * Except where the kernel hands free memory back to its hypervisor (a VM
+ * whose virtio balloon has free page reporting): it reports free blocks of
+ * 2 MiB and more, so a huge page nearly always comes from memory the host
+ * has taken back and each first touch waits for the host to supply it
+ * again, while small pages come from the fragments freed lately, which it
+ * never reported. There an import
  * of a 242 MB trace took 0.39-0.41 s with huge pages and 0.27-0.30 s
  * without (after 5 s idle; docs/benchmarks.md), so proftop asks for none.
  */
