@@ -857,6 +857,70 @@ static void test_union_random(void **state)
 	}
 }
 
+/* GPU time goes to the step holding its launch's start (an orphan's own
+ * start): the latest-starting of the steps that hold it. Steps on two
+ * threads overlap; launches on three threads are settled a thread at a
+ * time, so the times asked about jump back at each thread. Against a
+ * brute-force search over the steps. */
+static void test_gpu_to_steps_random(void **state)
+{
+	(void)state;
+	srand(4242);
+	for (int round = 0; round < 20; round++) {
+		struct pt_trace *t = new_trace();
+		uint32_t st_tr[2] = {tu_track(t, 1, 1, -1), tu_track(t, 1, 2, -1)};
+		uint32_t host[3] = {st_tr[0], st_tr[1], tu_track(t, 1, 3, -1)};
+		uint32_t g = tu_track(t, 0, 7, 0);
+		enum { MAXS = 64 };
+		uint64_t ss[MAXS], se[MAXS], want[MAXS];
+		int ns = 0;
+		for (int k = 0; k < 2; k++) { /* odd starts on one thread, even on the other */
+			int pos = k;
+			while (ns < MAXS) {
+				pos += 2 * (rand() % 20);
+				int len = 2 + 2 * (rand() % 40);
+				if (pos + len >= 4000)
+					break;
+				char name[32];
+				snprintf(name, sizeof name, "ProfilerStep#%d", ns);
+				tu_ev(t, st_tr[k], PT_KIND_PROFILE_STEP, name, pos, len, 0);
+				ss[ns] = US(pos);
+				se[ns] = US(pos + len);
+				want[ns++] = 0;
+				pos += len;
+			}
+		}
+		uint32_t corr = 1;
+		for (int i = 0; i < 300; i++) {
+			double at = rand() % 4000 + 0.25;
+			double dur = 1 + rand() % 9;
+			uint32_t c = rand() % 8 ? corr++ : 0; /* some kernels have no launch */
+			if (c)
+				tu_ev(t, host[rand() % 3], PT_KIND_CUDA_RUNTIME, "cudaLaunchKernel",
+				      at, 0.5, c);
+			tu_ev(t, g, PT_KIND_KERNEL, "k", at + 0.5, dur, c);
+			/* the step holding the launch's start (an orphan's own) */
+			uint64_t x = c ? US(at) : US(at + 0.5);
+			int best = -1;
+			for (int j = 0; j < ns; j++)
+				if (ss[j] <= x && x < se[j] && (best < 0 || ss[j] > ss[best]))
+					best = j;
+			if (best >= 0)
+				want[best] += US(dur);
+		}
+		struct pt_summary *s = summarize_all(t);
+		assert_int_equal(s->nsteps, ns);
+		for (size_t i = 0; i < s->nsteps; i++) {
+			int j = (int)s->steps[i].number;
+			assert_true(j >= 0 && j < ns);
+			assert_int_equal(s->steps[i].start_ns, ss[j]);
+			assert_int_equal(s->steps[i].gpu_ns[PT_MS_STEP], want[j]);
+		}
+		pt_summary_free(s);
+		pt_trace_free(t);
+	}
+}
+
 /* PyTorch before 1.9: no evaluate_function wrapper, only the autograd
  * nodes (flag PT_EVF_AUTOGRAD) on the autograd thread. Step [0,100):
  * dataloader [0,20), forward ops [20,45), nodes [50,60) and [65,80) on
@@ -1092,6 +1156,7 @@ int main(void)
 	    cmocka_unit_test(test_empty_trace),
 	    cmocka_unit_test(test_no_steps),
 	    cmocka_unit_test(test_union_random),
+	    cmocka_unit_test(test_gpu_to_steps_random),
 	    cmocka_unit_test(test_overhang_picks_the_right_parent),
 	    cmocka_unit_test(test_ratio_counts_nested_same_name_once),
 	    cmocka_unit_test(test_user_defined_over_threads),
