@@ -52,6 +52,8 @@ struct name_ent {
 };
 #define NAME_CACHE 1024u
 
+#define TRACK_CACHE 8u /* a power of two */
+
 struct cr_sink {
 	struct pt_trace *t;
 	struct trk *trk;
@@ -70,9 +72,13 @@ struct cr_sink {
 		uint32_t len, id;
 	} last_pid, last_tid;
 	struct name_ent *names; /* NAME_CACHE entries, direct-mapped */
-	struct pt_track_key last_key;
-	uint32_t last_track;
-	int have_last;
+	/* tracks found lately, by a hash of their key: a PyTorch trace
+	 * alternates a host thread and a stream, so one entry missed every
+	 * other event (a hash lookup each) */
+	struct {
+		struct pt_track_key key;
+		uint32_t track; /* + 1; 0 = empty */
+	} tcache[TRACK_CACHE];
 	struct pt_buf tmp;
 	int native;		  /* proftop's own export: "cat" is the kind, exactly */
 	struct pt_u32map flop_ops; /* name id -> FLOPs formula + 1 (flops.h) */
@@ -239,12 +245,14 @@ static struct trk *trk_of(struct cr_sink *s, uint32_t track, const struct pt_tra
 
 static uint32_t track_of(struct cr_sink *s, const struct pt_track_key *k)
 {
-	if (s->have_last && memcmp(k, &s->last_key, sizeof *k) == 0)
-		return s->last_track;
-	s->last_track = pt_trace_track(s->t, k);
-	s->last_key = *k;
-	s->have_last = 1;
-	return s->last_track;
+	uint64_t h = (uint64_t)k->pid * 31 + (uint64_t)k->tid + k->pid_str * 7u + k->tid_str;
+	unsigned i = (unsigned)(h ^ h >> 7) & (TRACK_CACHE - 1);
+	if (s->tcache[i].track && memcmp(k, &s->tcache[i].key, sizeof *k) == 0)
+		return s->tcache[i].track - 1;
+	uint32_t track = pt_trace_track(s->t, k);
+	s->tcache[i].key = *k;
+	s->tcache[i].track = track + 1;
+	return track;
 }
 
 /* ---- events ---- */

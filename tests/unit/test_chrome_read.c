@@ -213,6 +213,49 @@ static void test_string_ids(void **state)
 	pt_trace_free(t);
 }
 
+/* Events of 40 threads (numeric and string ids) interleaved at random, as
+ * a trace alternates threads and streams: each lands on its own thread's
+ * track (its name says which), whichever tracks came just before it. */
+static void test_tracks_interleaved(void **state)
+{
+	(void)state;
+	struct pt_buf b = {0};
+	uint64_t seed = 77;
+	int counts[40] = {0};
+	pt_buf_putc(&b, '[');
+	for (int i = 0; i < 4000; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		int k = (int)((seed >> 33) % 40);
+		if ((seed >> 20) % 4 == 0) /* runs of one thread too */
+			k = i % 3;
+		counts[k]++;
+		if (k % 4 == 3)
+			pt_buf_printf(&b, "%s{\"ph\":\"X\",\"name\":\"t%d\",\"ts\":%d,\"dur\":1,"
+					  "\"pid\":\"p%d\",\"tid\":\"thread %d\"}",
+				      i ? "," : "", k, i, k % 5, k);
+		else
+			pt_buf_printf(&b, "%s{\"ph\":\"X\",\"name\":\"t%d\",\"ts\":%d,\"dur\":1,"
+					  "\"pid\":%d,\"tid\":%d}",
+				      i ? "," : "", k, i, k % 5, k * 1000);
+	}
+	pt_buf_put(&b, "]", 2);
+	struct pt_trace *t = load_mem(b.p, 1, 0);
+	assert_int_equal(t->ntracks, 40);
+	for (uint32_t tr = 0; tr < t->ntracks; tr++) {
+		const struct pt_track_key *key = &t->tracks[tr].key;
+		int k = key->tid_str ? atoi(pt_trace_str(t, key->tid_str) + 7) : (int)(key->tid / 1000);
+		char want[16];
+		snprintf(want, sizeof want, "t%d", k);
+		static struct pt_event ev[4000];
+		size_t n = track_events(t, tr, ev, 4000);
+		assert_int_equal(n, counts[k]);
+		for (size_t i = 0; i < n; i++)
+			assert_string_equal(pt_trace_str(t, ev[i].name_id), want);
+	}
+	pt_trace_free(t);
+	pt_buf_free(&b);
+}
+
 static void test_instants_counters(void **state)
 {
 	(void)state;
@@ -937,6 +980,7 @@ int main(void)
 	    cmocka_unit_test(test_begin_end),
 	    cmocka_unit_test(test_counts_not_numbers),
 	    cmocka_unit_test(test_string_ids),
+	    cmocka_unit_test(test_tracks_interleaved),
 	    cmocka_unit_test(test_instants_counters),
 	    cmocka_unit_test(test_metadata_order),
 	    cmocka_unit_test(test_flows_bind),
