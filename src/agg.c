@@ -811,14 +811,15 @@ struct pt_summary *pt_agg_finish(struct pt_agg *a)
 		agg_pipe_overview(a->pipe, s);
 		agg_settle_tables(a, s);
 		agg_settle_steps(a, s);
-		agg_pipe_lists_in(a->pipe);
-		agg_settle_devices(a, s);
+		size_t nbusy = 0;
+		const struct agg_busy *busy = agg_pipe_lists_in(a->pipe, &nbusy);
+		agg_settle_devices(a, s, busy, nbusy);
 		agg_pipe_join(a->pipe);
 		a->pipe = NULL;
 	} else {
 		agg_settle_tables(a, s);
 		agg_settle_overview(a, s);
-		agg_settle_devices(a, s);
+		agg_settle_devices(a, s, NULL, 0);
 		agg_settle_steps(a, s);
 	}
 	agg_settle_phase_rows(s);

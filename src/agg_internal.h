@@ -437,7 +437,18 @@ void agg_settle_tables(struct pt_agg *a, struct pt_summary *s);
  * that agg_settle_tables or agg_settle_steps write, and write nothing the
  * other reads (agg_pipe.c runs the three side by side). */
 void agg_settle_overview(struct pt_agg *a, struct pt_summary *s);
-void agg_settle_devices(struct pt_agg *a, struct pt_summary *s);
+/* A device's busy time from the lists (kernels and collectives merged
+ * across its streams). */
+uint64_t agg_device_busy(struct pt_agg *a, int32_t device);
+/* Busy times already settled (agg_pipe.c), by device. */
+struct agg_busy {
+	int32_t device;
+	uint64_t busy_ns;
+};
+/* pre (npre entries): the devices' busy times, settled from the same lists
+ * (a device absent from it has none); NULL: from a's lists. */
+void agg_settle_devices(struct pt_agg *a, struct pt_summary *s, const struct agg_busy *pre,
+			size_t npre);
 
 /* ---- interval lists built beside the feed (agg_pipe.c) ---- */
 struct agg_pipe;
@@ -445,10 +456,12 @@ struct agg_pipe;
  * sorted store st as a's feed will; NULL when no thread could start. */
 struct agg_pipe *agg_pipe_start(struct pt_agg *a, struct pt_store *st, uint32_t ntracks);
 /* s's span and a's feed are final: the thread moves its lists into a's
- * tracks and settles the overview (not the devices) into s. */
+ * tracks and fills s's overview (not the devices). */
 void agg_pipe_overview(struct agg_pipe *p, struct pt_summary *s);
-/* Waits until the lists are in a's tracks (they may be read then). */
-void agg_pipe_lists_in(struct agg_pipe *p);
+/* Waits until the lists are in a's tracks (they may be read then). The
+ * devices' busy times the thread settled with the overview, or NULL (then
+ * agg_settle_devices takes them from the lists). */
+const struct agg_busy *agg_pipe_lists_in(struct agg_pipe *p, size_t *nbusy);
 /* Waits for the thread and frees p. */
 void agg_pipe_join(struct agg_pipe *p);
 void agg_free(struct pt_agg *a);

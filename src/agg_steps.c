@@ -683,7 +683,7 @@ struct pt_summary *pt_summarize(struct pt_trace *t, const struct pt_agg_opts *o)
 	uint32_t ntr = pt_store_track_count(t->store);
 	if (t->ntracks > ntr)
 		ntr = t->ntracks;
-	if (opts.lists_thread == 2 ||
+	if (opts.lists_thread >= 2 ||
 	    (opts.lists_thread == 0 && pt_store_count(t->store) >= PT_SUMMARIZE_PIPE_EVENTS))
 		a->pipe = agg_pipe_start(a, t->store, ntr);
 	/* Device tracks first: every launch then finds its activities when

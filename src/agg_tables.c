@@ -315,7 +315,13 @@ void agg_settle_overview(struct pt_agg *a, struct pt_summary *s)
 	ivl_free(&steps_l);
 }
 
-void agg_settle_devices(struct pt_agg *a, struct pt_summary *s)
+uint64_t agg_device_busy(struct pt_agg *a, int32_t device)
+{
+	return union_of(a, LS_BUSY, 1, device, NULL);
+}
+
+void agg_settle_devices(struct pt_agg *a, struct pt_summary *s, const struct agg_busy *pre,
+			size_t npre)
 {
 	const struct agg_folded *f = &a->fold;
 	s->ndevices = a->ndevs;
@@ -325,8 +331,15 @@ void agg_settle_devices(struct pt_agg *a, struct pt_summary *s)
 		const struct dev_acc *da = &a->devs[i];
 		r->device = da->device;
 		/* Busy = kernels and collectives merged across the streams. */
-		r->busy_ns = union_of(a, LS_BUSY, 1, da->device, NULL) +
-			     (i < f->ndev_busy ? f->dev_busy[i] : 0);
+		uint64_t busy = 0;
+		if (pre) {
+			for (size_t k = 0; k < npre; k++)
+				if (pre[k].device == da->device)
+					busy = pre[k].busy_ns;
+		} else {
+			busy = agg_device_busy(a, da->device);
+		}
+		r->busy_ns = busy + (i < f->ndev_busy ? f->dev_busy[i] : 0);
 		r->span_ns = s->t1_ns - s->t0_ns;
 		r->util_pct = r->span_ns ? 100.0 * (double)r->busy_ns / (double)r->span_ns : 0.0;
 		r->kernels = da->kernels;

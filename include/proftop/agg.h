@@ -185,7 +185,9 @@ struct pt_agg_opts {
 	int64_t step_ordinal0;
 	/* pt_summarize: 0 (the default) builds the interval lists on a
 	 * thread of their own once the store holds PT_SUMMARIZE_PIPE_EVENTS
-	 * events or more; 1 never; 2 always. The figures are the same. */
+	 * events or more; 1 never; 2 always. The figures are the same. 3 and
+	 * 4 (for tests) are 2 with that thread's Overview always settled
+	 * again after the feed (3) or always the one it settled early (4). */
 	int lists_thread;
 };
 #define PT_SUMMARIZE_PIPE_EVENTS 65536
