@@ -521,8 +521,8 @@ static void test_object_bigger_than_chunk(void **state)
 		char err[256];
 		assert_int_equal(pt_chrome_read_mem(t, b.p, b.len, "big1", &o, err, sizeof err), 0);
 		assert_int_equal(t->events_seen, 1);
-		struct pt_event ev;
-		track_events(t, 0, &ev, 1);
+		struct pt_event ev = {0};
+		assert_int_equal(track_events(t, 0, &ev, 1), 1);
 		/* read whole, then cut to PT_NAME_MAX_BYTES (hash and length kept) */
 		size_t len = pt_strtab_len(t->strings, ev.name_id);
 		assert_true(len > PT_NAME_MAX_BYTES - 64 && len < PT_NAME_MAX_BYTES + 64);
