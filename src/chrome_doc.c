@@ -161,6 +161,28 @@ static int run_array(struct rdr *rd, int object_form)
 			sep = 1;
 			continue;
 		}
+		/* a run of objects in one pass while it is regular; the walk
+		 * below takes whatever that leaves (an escape, the buffer's end) */
+		struct cr_batch *cb = rd->cur;
+		if (cb->nspans == cb->spans_cap) {
+			cb->spans_cap = cb->spans_cap ? cb->spans_cap * 2 : 4096;
+			cb->spans = pt_xrealloc(cb->spans, cb->spans_cap * sizeof *cb->spans);
+		}
+		uint32_t room = cb->spans_cap - cb->nspans;
+		if (room > MAX_BATCH_EVENTS - cb->nspans)
+			room = MAX_BATCH_EVENTS - cb->nspans;
+		size_t run = pt_json_split_run(cb->buf + rd->pos, rd->end - rd->pos,
+					       (uint32_t)rd->pos, cb->spans + cb->nspans, room);
+		if (run) {
+			cb->nspans += (uint32_t)run;
+			rd->obj_start = cb->spans[cb->nspans - 1].begin;
+			rd->pos = cb->spans[cb->nspans - 1].end;
+			rd->keep = rd->pos;
+			sep = 1;
+			if (cb->nspans >= MAX_BATCH_EVENTS && cr_emit(rd, 0) < 0)
+				return -1;
+			continue;
+		}
 		struct pt_json_split split = {0, 0, 0};
 		rd->obj_start = rd->pos;
 		for (;;) {

@@ -15,17 +15,13 @@
 #include "json_scan.h"
 #include "proftop/trace.h"
 
-/* One object's place in its batch's buffer. */
-struct cr_span {
-	uint32_t begin, end;
-};
 
 struct cr_batch {
 	char *buf;
 	size_t cap;
 	uint64_t base_off; /* offset of buf[0] in the uncompressed text */
 	/* filled by the splitter */
-	struct cr_span *spans;
+	struct pt_json_span *spans; /* each object's place in buf */
 	uint32_t nspans, spans_cap;
 	int final; /* nothing follows this batch */
 	int native; /* the file is proftop's own export: "cat" names the kind */

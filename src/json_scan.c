@@ -518,6 +518,80 @@ static inline uint64_t eq64(__m128i v0, __m128i v1, __m128i v2, __m128i v3, char
 }
 #endif
 
+/* After an object that ends at i: whitespace, ',', whitespace, then '{'.
+ * Its offset, or 0 when anything else comes or buf ends first. */
+static size_t next_object(const char *buf, size_t n, size_t i)
+{
+	while (i < n && pt_json_is_ws(buf[i]))
+		i++;
+	if (i >= n || buf[i] != ',')
+		return 0;
+	i++;
+	while (i < n && pt_json_is_ws(buf[i]))
+		i++;
+	return i < n && buf[i] == '{' ? i : 0;
+}
+
+size_t pt_json_split_run(const char *buf, size_t n, uint32_t base, struct pt_json_span *out,
+			 size_t max)
+{
+	size_t taken = 0;
+#ifdef PT_HAVE_SSE2
+	/* One pass of 64-byte blocks from the first '{': the quote bits' prefix
+	 * XOR gives the bytes inside strings (no backslash in the block), the
+	 * braces outside them the depth. An object closing at depth 0 is taken
+	 * when the bytes after it are a separator and the next '{' (checked
+	 * byte by byte: a few), which must then be the next '{' at depth 0. */
+	size_t begin = 0, expect = 0; /* the object open at depth 1, the next '{' */
+	uint32_t depth = 0;
+	uint64_t in_str = 0;
+	for (size_t i = 0; taken < max && n - i >= 64; i += 64) {
+		const __m128i *v = (const __m128i *)(const void *)(buf + i);
+		__m128i v0 = _mm_loadu_si128(v), v1 = _mm_loadu_si128(v + 1);
+		__m128i v2 = _mm_loadu_si128(v + 2), v3 = _mm_loadu_si128(v + 3);
+		if (eq64(v0, v1, v2, v3, '\\'))
+			break;
+		uint64_t x = eq64(v0, v1, v2, v3, '"');
+		x ^= x << 1;
+		x ^= x << 2;
+		x ^= x << 4;
+		x ^= x << 8;
+		x ^= x << 16;
+		x ^= x << 32;
+		x ^= in_str;
+		uint64_t br = (eq64(v0, v1, v2, v3, '{') | eq64(v0, v1, v2, v3, '}')) & ~x;
+		while (br) {
+			size_t k = i + (unsigned)__builtin_ctzll(br);
+			br &= br - 1;
+			if (buf[k] == '{') {
+				if (depth++ == 0) {
+					if (k != expect)
+						return taken; /* a '{' where none was due */
+					begin = k;
+				}
+			} else if (depth == 0) {
+				return taken;
+			} else if (--depth == 0) {
+				out[taken].begin = base + (uint32_t)begin;
+				out[taken].end = base + (uint32_t)(k + 1);
+				taken++;
+				expect = next_object(buf, n, k + 1);
+				if (!expect || taken == max)
+					return taken;
+			}
+		}
+		in_str = (uint64_t)0 - (x >> 63);
+	}
+#else
+	(void)buf;
+	(void)n;
+	(void)base;
+	(void)out;
+	(void)max;
+#endif
+	return taken;
+}
+
 size_t pt_json_split_scan(struct pt_json_split *s, const char *buf, size_t n)
 {
 	size_t i = 0;

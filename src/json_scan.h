@@ -206,6 +206,26 @@ struct pt_json_split {
 };
 size_t pt_json_split_scan(struct pt_json_split *s, const char *buf, size_t n);
 
+/* One object's place in a buffer: [begin, end). */
+struct pt_json_span {
+	uint32_t begin, end;
+};
+/*
+ * pt_json_split_scan over a run of objects at once, each byte looked at
+ * once: buf[0] is the '{' of an element of an array. Takes the objects of
+ * the run "{...}, {...}, ..." (whitespace around each ','), at most max,
+ * into out[] as offsets from buf plus base. Stops before an object it
+ * cannot take whole: one that goes on past buf's last full 64-byte block,
+ * one with a backslash in a block, and after the last object that a ','
+ * and a '{' do not follow (the array's end, an element of another kind,
+ * anything unexpected). Returns the objects taken: the caller's walk goes
+ * on just after the last one, where a separator or the array's end comes,
+ * as after an object pt_json_split_scan found. 0: the first needs that
+ * walk (also where SSE2 is missing).
+ */
+size_t pt_json_split_run(const char *buf, size_t n, uint32_t base, struct pt_json_span *out,
+			 size_t max);
+
 /*
  * Parses the event object [p, end) (p on '{', end just past its '}');
  * base is the chunk start that slices are relative to. Returns 0, or -1 on a

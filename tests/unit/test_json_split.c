@@ -3,7 +3,8 @@
  * byte-at-a-time reference, on random objects full of strings, escapes,
  * braces inside strings and nesting, fed in random pieces so every block
  * boundary (64-byte fast path, 16-byte path, escapes straddling them) is
- * crossed in and out of strings.
+ * crossed in and out of strings; its run form (pt_json_split_run) on
+ * arrays of such objects.
  */
 #include "testutil.h"
 
@@ -155,6 +156,86 @@ static void test_split_long_strings(void **state)
 	}
 }
 
+/* Appends a random object (gen_value's kinds inside), as an event of an
+ * array; no backslash when plain. */
+static void gen_object(struct pt_buf *b, uint64_t *s, int plain)
+{
+	size_t at = b->len;
+	pt_buf_putc(b, '{');
+	unsigned n = (unsigned)(rng(s) % 6);
+	for (unsigned i = 0; i < n; i++) {
+		if (i)
+			pt_buf_putc(b, ',');
+		pt_buf_printf(b, "\"key%u\":", i);
+		gen_value(b, s, 0);
+	}
+	pt_buf_putc(b, '}');
+	if (plain) /* escapes out (each with its escaped byte): no block stops the run */
+		for (size_t i = at; i < b->len; i++)
+			if (b->p[i] == '\\') {
+				b->p[i] = 'e';
+				b->p[++i] = 'e';
+			}
+}
+
+/*
+ * pt_json_split_run on arrays of random objects (strings full of braces,
+ * nesting, escapes or none, separators with and without whitespace, now
+ * and then something that is no object, or the array's end): every object
+ * it takes is the next one the byte-at-a-time reference finds, with its
+ * exact bounds, and it takes all of them up to the first it must leave to
+ * the caller (an escape in the block, the last full 64-byte block, the
+ * end of the run, max).
+ */
+static void test_split_run(void **state)
+{
+	(void)state;
+	static const char *const seps[] = {",", ", ", "\n,", ",\n", " \t,\r\n "};
+	uint64_t seed = 0xfeed;
+	for (int round = 0; round < 4000; round++) {
+		int plain = rng(&seed) % 3 != 0;
+		struct pt_buf b = {0};
+		size_t begin[64], end[64];
+		unsigned nobj = 1 + (unsigned)(rng(&seed) % 40), k;
+		for (k = 0; k < nobj; k++) {
+			if (k) {
+				const char *sep = seps[rng(&seed) % 5];
+				pt_buf_put(&b, sep, strlen(sep));
+			}
+			begin[k] = b.len;
+			gen_object(&b, &seed, plain);
+			end[k] = b.len;
+			assert_int_equal(ref_end(b.p + begin[k], b.len - begin[k]),
+					 end[k] - begin[k]);
+		}
+		/* what ends the run: the array, another kind of element, more text */
+		static const char *const tails[] = {"]",	",1,{}", "  ]}",  ",\"x\"",
+						    ",{\"a\":", ",,{}",	 ",[{}]", ""};
+		const char *tail = tails[rng(&seed) % 8];
+		pt_buf_put(&b, tail, strlen(tail));
+		size_t max = rng(&seed) % 4 ? 64 : 1 + rng(&seed) % 8;
+		uint32_t base = (uint32_t)(rng(&seed) % 1000);
+		struct pt_json_span out[64];
+		size_t got = pt_json_split_run(b.p, b.len, base, out, max);
+		assert_true(got <= nobj && got <= max);
+		for (size_t i = 0; i < got; i++) {
+			assert_int_equal(out[i].begin, base + begin[i]);
+			assert_int_equal(out[i].end, base + end[i]);
+		}
+		/* with no escape, it stops only where it must */
+		size_t full = b.len / 64 * 64; /* its last full block ends there */
+		size_t want = 0;
+		while (want < nobj && want < max && end[want] <= full) {
+			want++;
+			if (want < nobj && begin[want] >= full)
+				break; /* the next '{' lies past the blocks: fine either way */
+		}
+		if (plain)
+			assert_true(got >= want);
+		pt_buf_free(&b);
+	}
+}
+
 /* A random number token, often malformed: signs, leading zeros, long digit
  * runs (past int64 and past 16 integer digits), fractions of any length,
  * exponents, bare '-' or '.', NaN / Infinity. */
@@ -270,6 +351,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_split_random),
 	    cmocka_unit_test(test_split_long_strings),
+	    cmocka_unit_test(test_split_run),
 	    cmocka_unit_test(test_parse_numbers_same),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
