@@ -256,6 +256,46 @@ static void test_tracks_interleaved(void **state)
 	pt_buf_free(&b);
 }
 
+/* Event names that share their first and last 8 bytes and their length
+ * (only the middle tells them apart), short ones, and more names than the
+ * reader's name cache holds, in random order: each event keeps its own. */
+static void test_names_alike(void **state)
+{
+	(void)state;
+	struct pt_buf b = {0};
+	uint64_t seed = 4141;
+	enum { N = 6000 };
+	static int which[N];
+	pt_buf_putc(&b, '[');
+	for (int i = 0; i < N; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		int k = (int)((seed >> 33) % 3000);
+		which[i] = k;
+		if (k < 2000)
+			pt_buf_printf(&b, "%s{\"ph\":\"X\",\"name\":\"aten::op_%04d_backward\",\"ts\":%d,"
+					  "\"dur\":1,\"pid\":1,\"tid\":1}",
+				      i ? "," : "", k, i);
+		else
+			pt_buf_printf(&b, "%s{\"ph\":\"X\",\"name\":\"k%d\",\"ts\":%d,\"dur\":1,"
+					  "\"pid\":1,\"tid\":1}",
+				      i ? "," : "", k, i);
+	}
+	pt_buf_put(&b, "]", 2);
+	struct pt_trace *t = load_mem(b.p, 1, 0);
+	static struct pt_event ev[N];
+	assert_int_equal(track_events(t, 0, ev, N), N);
+	for (int i = 0; i < N; i++) {
+		char want[40];
+		if (which[i] < 2000)
+			snprintf(want, sizeof want, "aten::op_%04d_backward", which[i]);
+		else
+			snprintf(want, sizeof want, "k%d", which[i]);
+		assert_string_equal(pt_trace_str(t, ev[i].name_id), want);
+	}
+	pt_trace_free(t);
+	pt_buf_free(&b);
+}
+
 static void test_instants_counters(void **state)
 {
 	(void)state;
@@ -981,6 +1021,7 @@ int main(void)
 	    cmocka_unit_test(test_counts_not_numbers),
 	    cmocka_unit_test(test_string_ids),
 	    cmocka_unit_test(test_tracks_interleaved),
+	    cmocka_unit_test(test_names_alike),
 	    cmocka_unit_test(test_instants_counters),
 	    cmocka_unit_test(test_metadata_order),
 	    cmocka_unit_test(test_flows_bind),
