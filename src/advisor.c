@@ -761,7 +761,7 @@ void pt_advise_trace_dp(const struct pt_trace *t, const struct pt_summary *s,
 	int dp_thread = 0;
 	if (s && t && t->store && pt_store_count(t->store) >= PT_SUMMARIZE_PIPE_EVENTS) {
 		pt_store_sort(t->store); /* then both threads only read it */
-		dp_thread = pthread_create(&dp_th, NULL, dp_main, &dj) == 0;
+		dp_thread = pt_thread_start_apart(&dp_th, dp_main, &dj) == 0;
 	}
 	if (s && t) {
 		/* the steps' span when there are steps: the sync share is taken

@@ -258,7 +258,7 @@ struct agg_pipe *agg_pipe_start(struct pt_agg *a, struct pt_store *st, uint32_t 
 	p->tl = pt_xcalloc(ntracks ? ntracks : 1, sizeof *p->tl);
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
-	if (pthread_create(&p->th, NULL, pipe_main, p) != 0) {
+	if (pt_thread_start_apart(&p->th, pipe_main, p) != 0) {
 		pthread_mutex_destroy(&p->mu);
 		pthread_cond_destroy(&p->cv);
 		free(p->tl);

@@ -9,6 +9,7 @@
 #include <malloc.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +195,48 @@ uint64_t pt_hash_bytes(const void *p, size_t len)
 	memcpy(&w, s, len);
 	h = (h ^ (w * 0xc4ceb9fe1a85ec53ull)) * 0x9e3779b97f4a7c15ull;
 	return pt_hash_u64(h);
+}
+
+struct apart {
+	void *(*fn)(void *);
+	void *arg;
+	int reset;     /* started apart: the caller's CPUs given back once running */
+	cpu_set_t all; /* the caller's CPUs */
+};
+
+static void *apart_main(void *v)
+{
+	struct apart a = *(struct apart *)v;
+	free(v);
+	if (a.reset)
+		pthread_setaffinity_np(pthread_self(), sizeof a.all, &a.all);
+	return a.fn(a.arg);
+}
+
+int pt_thread_start_apart(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	struct apart *a = pt_xmalloc(sizeof *a);
+	a->fn = fn;
+	a->arg = arg;
+	a->reset = 0;
+	int cpu = sched_getcpu();
+	pthread_attr_t at;
+	if (cpu >= 0 && cpu < CPU_SETSIZE &&
+	    pthread_getaffinity_np(pthread_self(), sizeof a->all, &a->all) == 0 &&
+	    CPU_ISSET(cpu, &a->all) && CPU_COUNT(&a->all) >= 2 && pthread_attr_init(&at) == 0) {
+		cpu_set_t others = a->all;
+		CPU_CLR(cpu, &others);
+		a->reset = pthread_attr_setaffinity_np(&at, sizeof others, &others) == 0;
+		if (!a->reset)
+			pthread_attr_destroy(&at);
+	}
+	/* else one CPU, or it cannot be told: started plainly */
+	int rc = pthread_create(th, a->reset ? &at : NULL, apart_main, a);
+	if (a->reset)
+		pthread_attr_destroy(&at);
+	if (rc != 0)
+		free(a);
+	return rc;
 }
 
 uint64_t pt_now_ns(void)

@@ -6,6 +6,7 @@
 #ifndef PT_UTIL_H
 #define PT_UTIL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,6 +43,16 @@ static inline uint64_t pt_hash_u64(uint64_t x)
 	x ^= x >> 33;
 	return x;
 }
+
+/*
+ * pthread_create for a thread that works beside the caller: it starts on
+ * another CPU than the caller's (where the thread may use two or more),
+ * then may run anywhere, as any thread. Started plainly, such a thread was
+ * often put on the caller's CPU and the two shared it for up to 30 ms while
+ * the other CPU idled (a 2-vCPU VM, just after the reader's threads ended).
+ * 0, or pthread_create's error.
+ */
+int pt_thread_start_apart(pthread_t *th, void *(*fn)(void *), void *arg);
 
 uint64_t pt_now_ns(void); /* CLOCK_MONOTONIC */
 /* CPU time of the whole process, every thread (CLOCK_PROCESS_CPUTIME_ID) */

@@ -506,6 +506,54 @@ static int advised_huge(const void *addr, int *heap)
 /* pt_mem_tune: blocks keep their bytes through growth and the heap it grows
  * is advised for huge pages (where the kernel has them at all and they pay:
  * else nothing is). */
+struct apart_probe {
+	cpu_set_t caller; /* the starting thread's CPUs */
+	int arg_seen;
+	int same_cpus; /* its CPUs once running: the caller's */
+};
+
+static void *apart_fn(void *v)
+{
+	struct apart_probe *pr = v;
+	pr->arg_seen = 1;
+	cpu_set_t mine;
+	CPU_ZERO(&mine);
+	pthread_getaffinity_np(pthread_self(), sizeof mine, &mine);
+	pr->same_cpus = CPU_EQUAL(&mine, &pr->caller);
+	return pr;
+}
+
+/* pt_thread_start_apart runs its function with its argument and leaves the
+ * thread free to run on every CPU its caller may, with the caller on all
+ * its CPUs and on one alone. */
+static void test_thread_start_apart(void **state)
+{
+	(void)state;
+	cpu_set_t orig;
+	assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof orig, &orig), 0);
+	for (int pass = 0; pass < 2; pass++) {
+		cpu_set_t caller = orig;
+		if (pass == 1) { /* one CPU: started plainly */
+			int cpu = sched_getcpu();
+			CPU_ZERO(&caller);
+			CPU_SET(cpu >= 0 ? cpu : 0, &caller);
+			if (pthread_setaffinity_np(pthread_self(), sizeof caller, &caller) != 0)
+				continue;
+		}
+		for (int i = 0; i < 20; i++) {
+			struct apart_probe pr = {caller, 0, 0};
+			pthread_t th;
+			assert_int_equal(pt_thread_start_apart(&th, apart_fn, &pr), 0);
+			void *ret = NULL;
+			assert_int_equal(pthread_join(th, &ret), 0);
+			assert_ptr_equal(ret, &pr);
+			assert_int_equal(pr.arg_seen, 1);
+			assert_int_equal(pr.same_cpus, 1);
+		}
+	}
+	assert_int_equal(pthread_setaffinity_np(pthread_self(), sizeof orig, &orig), 0);
+}
+
 static void test_mem_tune_heap(void **state)
 {
 	(void)state;
@@ -685,6 +733,7 @@ int main(void)
 		cmocka_unit_test(test_store_iter_window_skips_old_chunks),
 		cmocka_unit_test(test_u64_kth),
 		cmocka_unit_test(test_mem_tune_heap),
+		cmocka_unit_test(test_thread_start_apart),
 		cmocka_unit_test(test_huge_pages_vs_free_page_reporting),
 		cmocka_unit_test(test_store_ties_longer_first),
 		cmocka_unit_test(test_store_sorts_nearly_sorted_stably),
