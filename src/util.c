@@ -230,9 +230,11 @@ int pt_thread_start_apart(pthread_t *th, void *(*fn)(void *), void *arg)
 		if (!a->reset)
 			pthread_attr_destroy(&at);
 	}
-	/* else one CPU, or it cannot be told: started plainly */
-	int rc = pthread_create(th, a->reset ? &at : NULL, apart_main, a);
-	if (a->reset)
+	/* else one CPU, or it cannot be told: started plainly. Once started,
+	 * the thread owns a and may have freed it already */
+	int apart = a->reset;
+	int rc = pthread_create(th, apart ? &at : NULL, apart_main, a);
+	if (apart)
 		pthread_attr_destroy(&at);
 	if (rc != 0)
 		free(a);
