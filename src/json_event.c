@@ -503,6 +503,90 @@ static int parse_counters(struct pctx *c, const char *p)
 	}
 }
 
+/* The event's keys the parser reads. */
+enum ev_key { K_OTHER, K_S, K_PH, K_TS, K_ID, K_BP, K_PID, K_TID, K_CAT, K_DUR, K_NAME, K_ARGS };
+
+/* A key read whole (k, kl: unescaped) to its enum. */
+static enum ev_key key_of(const char *k, size_t kl)
+{
+	switch (kl) {
+	case 1:
+		return k[0] == 's' ? K_S : K_OTHER;
+	case 2:
+		return KEY_IS(k, kl, "ph")   ? K_PH
+		       : KEY_IS(k, kl, "ts") ? K_TS
+		       : KEY_IS(k, kl, "id") ? K_ID
+		       : KEY_IS(k, kl, "bp") ? K_BP
+					     : K_OTHER;
+	case 3:
+		return KEY_IS(k, kl, "pid")   ? K_PID
+		       : KEY_IS(k, kl, "tid") ? K_TID
+		       : KEY_IS(k, kl, "cat") ? K_CAT
+		       : KEY_IS(k, kl, "dur") ? K_DUR
+					      : K_OTHER;
+	case 4:
+		return KEY_IS(k, kl, "name") ? K_NAME : KEY_IS(k, kl, "args") ? K_ARGS : K_OTHER;
+	default:
+		return K_OTHER;
+	}
+}
+
+/*
+ * The common case of a key, from the 8 bytes at p (on its '"'): one of the
+ * keys above written plainly and followed at once by ':' ("ts": ...). The
+ * key's enum, *len the bytes up to and with the ':'; K_OTHER when it is not
+ * so (another key, an escape, space before the ':'): read_key decides.
+ */
+PT_JSON_INLINE enum ev_key key_fast(uint64_t w, size_t *len)
+{
+	/* little-endian: the quote is the lowest byte; lit: the key's bytes */
+#define KEY_W(lit, n) ((w & ((~0ull) >> (64 - 8 * (n)))) == (lit))
+	switch ((uint8_t)(w >> 8)) {
+	case 'p':
+		if (KEY_W(0x3a22687022ull, 5)) /* "ph": */
+			return *len = 5, K_PH;
+		if (KEY_W(0x3a2264697022ull, 6)) /* "pid": */
+			return *len = 6, K_PID;
+		break;
+	case 't':
+		if (KEY_W(0x3a22737422ull, 5)) /* "ts": */
+			return *len = 5, K_TS;
+		if (KEY_W(0x3a2264697422ull, 6)) /* "tid": */
+			return *len = 6, K_TID;
+		break;
+	case 'c':
+		if (KEY_W(0x3a2274616322ull, 6)) /* "cat": */
+			return *len = 6, K_CAT;
+		break;
+	case 'd':
+		if (KEY_W(0x3a2272756422ull, 6)) /* "dur": */
+			return *len = 6, K_DUR;
+		break;
+	case 'n':
+		if (KEY_W(0x3a22656d616e22ull, 7)) /* "name": */
+			return *len = 7, K_NAME;
+		break;
+	case 'a':
+		if (KEY_W(0x3a227367726122ull, 7)) /* "args": */
+			return *len = 7, K_ARGS;
+		break;
+	case 'i':
+		if (KEY_W(0x3a22646922ull, 5)) /* "id": */
+			return *len = 5, K_ID;
+		break;
+	case 'b':
+		if (KEY_W(0x3a22706222ull, 5)) /* "bp": */
+			return *len = 5, K_BP;
+		break;
+	case 's':
+		if (KEY_W(0x3a227322ull, 4)) /* "s": */
+			return *len = 4, K_S;
+		break;
+	}
+#undef KEY_W
+	return K_OTHER;
+}
+
 int pt_json_parse_event(const char *base, const char *p, const char *end, struct pt_raw_event *ev,
 			struct pt_json_side *side, struct pt_json_err *err)
 {
@@ -516,66 +600,77 @@ int pt_json_parse_event(const char *base, const char *p, const char *end, struct
 		goto done;
 	}
 	for (;;) {
-		const char *k;
-		size_t kl;
-		p = read_key(&c, p, &k, &kl, kbuf, sizeof kbuf);
-		if (!p)
-			return -1;
-		switch (kl) {
-		case 1:
-			if (k[0] == 's')
-				p = letter_value(&c, p, &ev->scope, 0);
-			else
-				p = skip(&c, p);
+		enum ev_key key = K_OTHER;
+		size_t klen = 0;
+		if (end - p >= 8) {
+			uint64_t w;
+			memcpy(&w, p, 8);
+			key = key_fast(w, &klen);
+		}
+		if (key != K_OTHER) {
+			p = pt_json_ws(p + klen, end);
+			if (p >= end) {
+				err->at = p;
+				err->msg = "unexpected end of object";
+				return -1;
+			}
+		} else {
+			const char *k;
+			size_t kl;
+			p = read_key(&c, p, &k, &kl, kbuf, sizeof kbuf);
+			if (!p)
+				return -1;
+			key = key_of(k, kl);
+		}
+		switch (key) {
+		case K_S:
+			p = letter_value(&c, p, &ev->scope, 0);
 			break;
-		case 2:
-			if (KEY_IS(k, kl, "ph"))
-				p = letter_value(&c, p, &ev->ph, 1);
-			else if (KEY_IS(k, kl, "ts"))
-				p = time_value(&c, p, &ev->ts_ns, PT_RAW_TS);
-			else if (KEY_IS(k, kl, "id")) {
-				ev->id = 0; /* null */
-				p = id_value(&c, p, &ev->id, &ev->id_s, PT_RAW_ID_STR);
-				ev->have |= PT_RAW_ID;
-			} else if (KEY_IS(k, kl, "bp"))
-				p = letter_value(&c, p, &ev->bp, 0);
-			else
-				p = skip(&c, p);
+		case K_PH:
+			p = letter_value(&c, p, &ev->ph, 1);
 			break;
-		case 3:
-			if (KEY_IS(k, kl, "pid"))
-				p = id_value(&c, p, &ev->pid, &ev->pid_s, PT_RAW_PID_STR);
-			else if (KEY_IS(k, kl, "tid"))
-				p = id_value(&c, p, &ev->tid, &ev->tid_s, PT_RAW_TID_STR);
-			else if (KEY_IS(k, kl, "cat")) {
-				if (*p == '"') {
-					p = str_slice(&c, p, &ev->cat);
-					ev->have |= PT_RAW_CAT;
-				} else {
-					p = skip(&c, p);
-				}
-			} else if (KEY_IS(k, kl, "dur"))
-				p = time_value(&c, p, &ev->dur_ns, PT_RAW_DUR);
-			else
-				p = skip(&c, p);
+		case K_TS:
+			p = time_value(&c, p, &ev->ts_ns, PT_RAW_TS);
 			break;
-		case 4:
-			if (KEY_IS(k, kl, "name")) {
-				if (*p == '"') {
-					p = str_slice(&c, p, &ev->name);
-					ev->have |= PT_RAW_NAME;
-				} else {
-					if (*p != 'n')
-						set_warn(ev, PT_WARN_BAD_EVENT);
-					p = skip(&c, p);
-				}
-			} else if (KEY_IS(k, kl, "args")) {
-				if (*p == '{') {
-					args = p;
-					p = parse_args(&c, p);
-				} else {
-					p = skip(&c, p);
-				}
+		case K_ID:
+			ev->id = 0; /* null */
+			p = id_value(&c, p, &ev->id, &ev->id_s, PT_RAW_ID_STR);
+			ev->have |= PT_RAW_ID;
+			break;
+		case K_BP:
+			p = letter_value(&c, p, &ev->bp, 0);
+			break;
+		case K_PID:
+			p = id_value(&c, p, &ev->pid, &ev->pid_s, PT_RAW_PID_STR);
+			break;
+		case K_TID:
+			p = id_value(&c, p, &ev->tid, &ev->tid_s, PT_RAW_TID_STR);
+			break;
+		case K_CAT:
+			if (*p == '"') {
+				p = str_slice(&c, p, &ev->cat);
+				ev->have |= PT_RAW_CAT;
+			} else {
+				p = skip(&c, p);
+			}
+			break;
+		case K_DUR:
+			p = time_value(&c, p, &ev->dur_ns, PT_RAW_DUR);
+			break;
+		case K_NAME:
+			if (*p == '"') {
+				p = str_slice(&c, p, &ev->name);
+				ev->have |= PT_RAW_NAME;
+			} else {
+				if (*p != 'n')
+					set_warn(ev, PT_WARN_BAD_EVENT);
+				p = skip(&c, p);
+			}
+			break;
+		case K_ARGS:
+			if (*p == '{') {
+				args = p;
+				p = parse_args(&c, p);
 			} else {
 				p = skip(&c, p);
 			}

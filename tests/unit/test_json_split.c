@@ -346,6 +346,98 @@ static void test_parse_numbers_same(void **state)
 	}
 }
 
+/* A slice's text: in the event's own text or the side buffer (escaped). */
+static void slice_text(const char *base, const struct pt_json_side *sd, struct pt_jslice sl,
+		       struct pt_buf *out)
+{
+	const char *p = (sl.len & PT_JSL_SIDE) ? sd->strs.p + sl.off : base + sl.off;
+	pt_buf_put(out, p, PT_JSL_LEN(sl));
+	pt_buf_putc(out, 0);
+}
+
+/*
+ * The event parser reads its keys written plainly ("ts":) by their first
+ * bytes and any other way (a space before the ':', an escape) by reading
+ * the whole key: random events (known keys in any order, with values of
+ * every kind, unknown keys alike in their first bytes, duplicates) give
+ * the same record written both ways.
+ */
+static void test_parse_keys_same(void **state)
+{
+	(void)state;
+	static const char *const keys[] = {"ph",  "cat", "name", "pid", "tid",	 "ts",	 "dur",
+					   "id",  "bp",  "s",	 "args", "phx", "p",	 "names",
+					   "tss", "ca",  "idx", "sb",	 "du",	 "argsx", "pi"};
+	static const char *const vals[] = {"\"X\"", "\"B\"", "\"cpu_op\"", "\"aten::mm\"", "\"a\\\"b\"",
+					   "7", "-3", "\"12\"", "\"str id\"", "1.5", "2000.125",
+					   "null", "true", "[1,2]", "{\"External id\":3,\"correlation\":9}",
+					   "{\"name\":\"t\\u00e9\",\"device\":1}", "\"\""};
+	uint64_t seed = 0xabcdef;
+	for (int round = 0; round < 20000; round++) {
+		struct pt_buf a = {0}, b = {0};
+		pt_buf_putc(&a, '{');
+		pt_buf_putc(&b, '{');
+		unsigned n = 1 + (unsigned)(rng(&seed) % 8);
+		for (unsigned i = 0; i < n; i++) {
+			const char *k = keys[rng(&seed) % (sizeof keys / sizeof *keys)];
+			const char *v = vals[rng(&seed) % (sizeof vals / sizeof *vals)];
+			const char *ws = rng(&seed) % 2 ? " " : "";
+			pt_buf_printf(&a, "%s\"%s\":%s%s", i ? "," : "", k, ws, v);
+			if (rng(&seed) % 2) /* space before the ':' */
+				pt_buf_printf(&b, "%s\"%s\" :%s%s", i ? "," : "", k, ws, v);
+			else /* the key's first letter escaped */
+				pt_buf_printf(&b, "%s\"\\u%04x%s\":%s%s", i ? "," : "", (unsigned)k[0],
+					      k + 1, ws, v);
+		}
+		pt_buf_put(&a, "}", 1);
+		pt_buf_put(&b, "}", 1);
+		struct pt_raw_event ra, rb;
+		struct pt_json_side sa = {0}, sb = {0};
+		struct pt_json_err ea = {0}, eb = {0};
+		int rca = pt_json_parse_event(a.p, a.p, a.p + a.len, &ra, &sa, &ea);
+		int rcb = pt_json_parse_event(b.p, b.p, b.p + b.len, &rb, &sb, &eb);
+		assert_int_equal(rca, rcb);
+		if (rca == 0) {
+			assert_int_equal(ra.have, rb.have);
+			assert_int_equal(ra.ph, rb.ph);
+			assert_int_equal(ra.bp, rb.bp);
+			assert_int_equal(ra.scope, rb.scope);
+			assert_int_equal(ra.warn, rb.warn);
+			assert_int_equal(ra.corr, rb.corr);
+			if (ra.have & PT_RAW_TS)
+				assert_int_equal(ra.ts_ns, rb.ts_ns);
+			if (ra.have & PT_RAW_DUR)
+				assert_int_equal(ra.dur_ns, rb.dur_ns);
+			assert_int_equal(ra.pid, rb.pid);
+			assert_int_equal(ra.tid, rb.tid);
+			if (ra.have & PT_RAW_ID)
+				assert_int_equal(ra.id, rb.id);
+			struct pt_buf x = {0}, y = {0};
+			if (ra.have & PT_RAW_NAME) {
+				slice_text(a.p, &sa, ra.name, &x);
+				slice_text(b.p, &sb, rb.name, &y);
+			}
+			if (ra.have & PT_RAW_CAT) {
+				slice_text(a.p, &sa, ra.cat, &x);
+				slice_text(b.p, &sb, rb.cat, &y);
+			}
+			if (ra.have & PT_RAW_PID_STR) {
+				slice_text(a.p, &sa, ra.pid_s, &x);
+				slice_text(b.p, &sb, rb.pid_s, &y);
+			}
+			assert_int_equal(x.len, y.len);
+			if (x.len)
+				assert_memory_equal(x.p, y.p, x.len);
+			pt_buf_free(&x);
+			pt_buf_free(&y);
+		}
+		pt_json_side_free(&sa);
+		pt_json_side_free(&sb);
+		pt_buf_free(&a);
+		pt_buf_free(&b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +445,7 @@ int main(void)
 	    cmocka_unit_test(test_split_long_strings),
 	    cmocka_unit_test(test_split_run),
 	    cmocka_unit_test(test_parse_numbers_same),
+	    cmocka_unit_test(test_parse_keys_same),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
