@@ -228,6 +228,11 @@ static const char *letter_value(struct pctx *c, const char *p, uint8_t *out, int
 		set_warn(c->ev, PT_WARN_BAD_EVENT);
 		return skip(c, p);
 	}
+	if (c->end - p >= 3 && p[2] == '"' && (uint8_t)p[1] >= 0x20 && p[1] != '\\' &&
+	    p[1] != '"') { /* one plain letter, the common case ("X") */
+		*out = (uint8_t)p[1]; /* above PT_RAW_PH_LONG, as a letter is */
+		return p + 3;
+	}
 	struct pt_jslice s;
 	p = str_slice(c, p, &s);
 	if (!p)
