@@ -28,8 +28,3 @@ const char *pt_kind_name(enum pt_kind kind)
 	return kind_names[kind];
 }
 
-int pt_kind_is_device(enum pt_kind kind)
-{
-	return kind == PT_KIND_KERNEL || kind == PT_KIND_MEMCPY || kind == PT_KIND_MEMSET ||
-	       kind == PT_KIND_COMMUNICATION;
-}

@@ -77,7 +77,11 @@ static inline uint64_t pt_event_end(const struct pt_event *ev)
 /* "ProfileStep", "Dataloader", ... as Paddle names the types. */
 const char *pt_kind_name(enum pt_kind kind);
 /* Kinds that happen on a device (kernel, memcpy, memset, communication). */
-int pt_kind_is_device(enum pt_kind kind);
+static inline int pt_kind_is_device(enum pt_kind kind)
+{
+	return kind == PT_KIND_KERNEL || kind == PT_KIND_MEMCPY || kind == PT_KIND_MEMSET ||
+	       kind == PT_KIND_COMMUNICATION;
+}
 /* The five step phases (ProfileStep..Optimization). */
 static inline int pt_kind_is_phase(enum pt_kind kind)
 {
