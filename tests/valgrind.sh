@@ -2,7 +2,7 @@
 # tests/valgrind.sh - every unit test under valgrind's memcheck (TAP): no
 # invalid reads or writes, no use of uninitialised values, no definite or
 # indirect leaks. It complements the ASan+UBSan pass: valgrind runs the plain
-# -O2 build, so it checks the code as shipped, and it sees uninitialised
+# optimized build, so it checks the code as shipped, and it sees uninitialised
 # reads that ASan does not. `make valgrind` runs it alone.
 . tests/e2e/lib.sh
 BUILD=${BUILD:-build}
