@@ -94,7 +94,7 @@ if ! command -v tmux >/dev/null; then
 	skip "TUI Advice view" "no tmux"
 else
 	SOCK="pt-e2e-adv-$$"
-	trap 'tmux -L "$SOCK" kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
+	trap 'tmux_quit "$SOCK" v; tmux -L "$SOCK" kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
 	W0ABS=$(pwd)/$W0
 	tmux -L "$SOCK" new-session -d -s v -x 140 -y 40 -c "$TMP" \
 		"env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $BIN view $W0ABS; sleep 30"
@@ -114,7 +114,9 @@ else
 	else
 		not_ok "TUI: '1 advice [9]' in the header, 9 opens the Advice view" "$(printf '%s\n' "$scr" | head -n 20)"
 	fi
-	tmux -L "$SOCK" send-keys -t v q
+	# quit and wait for the exit before the session goes: killing the pane
+	# of a sanitizer build still in its exit left it spinning
+	tmux_quit "$SOCK" v
 fi
 
 done_testing
