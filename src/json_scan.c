@@ -516,6 +516,30 @@ static inline uint64_t eq64(__m128i v0, __m128i v1, __m128i v2, __m128i v3, char
 	       (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v2, k)) << 32 |
 	       (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v3, k)) << 48;
 }
+
+/* The 64 bytes at p when none is a backslash (0 otherwise): the braces
+ * outside strings into *br, and whether the block ends inside a string into
+ * *in_str (all ones or zero; on entry, whether it starts inside one). With
+ * no backslash the bytes inside strings are the prefix XOR of the quotes. */
+static inline int block64(const char *p, uint64_t *in_str, uint64_t *br)
+{
+	const __m128i *v = (const __m128i *)(const void *)p;
+	__m128i v0 = _mm_loadu_si128(v), v1 = _mm_loadu_si128(v + 1);
+	__m128i v2 = _mm_loadu_si128(v + 2), v3 = _mm_loadu_si128(v + 3);
+	if (eq64(v0, v1, v2, v3, '\\'))
+		return 0;
+	uint64_t x = eq64(v0, v1, v2, v3, '"');
+	x ^= x << 1;
+	x ^= x << 2;
+	x ^= x << 4;
+	x ^= x << 8;
+	x ^= x << 16;
+	x ^= x << 32;
+	x ^= *in_str;
+	*br = (eq64(v0, v1, v2, v3, '{') | eq64(v0, v1, v2, v3, '}')) & ~x;
+	*in_str = (uint64_t)0 - (x >> 63);
+	return 1;
+}
 #endif
 
 /* After an object that ends at i: whitespace, ',', whitespace, then '{'.
@@ -546,20 +570,9 @@ size_t pt_json_split_run(const char *buf, size_t n, uint32_t base, struct pt_jso
 	uint32_t depth = 0;
 	uint64_t in_str = 0;
 	for (size_t i = 0; taken < max && n - i >= 64; i += 64) {
-		const __m128i *v = (const __m128i *)(const void *)(buf + i);
-		__m128i v0 = _mm_loadu_si128(v), v1 = _mm_loadu_si128(v + 1);
-		__m128i v2 = _mm_loadu_si128(v + 2), v3 = _mm_loadu_si128(v + 3);
-		if (eq64(v0, v1, v2, v3, '\\'))
+		uint64_t br;
+		if (!block64(buf + i, &in_str, &br))
 			break;
-		uint64_t x = eq64(v0, v1, v2, v3, '"');
-		x ^= x << 1;
-		x ^= x << 2;
-		x ^= x << 4;
-		x ^= x << 8;
-		x ^= x << 16;
-		x ^= x << 32;
-		x ^= in_str;
-		uint64_t br = (eq64(v0, v1, v2, v3, '{') | eq64(v0, v1, v2, v3, '}')) & ~x;
 		while (br) {
 			size_t k = i + (unsigned)__builtin_ctzll(br);
 			br &= br - 1;
@@ -580,7 +593,6 @@ size_t pt_json_split_run(const char *buf, size_t n, uint32_t base, struct pt_jso
 					return taken;
 			}
 		}
-		in_str = (uint64_t)0 - (x >> 63);
 	}
 #else
 	(void)buf;
@@ -600,36 +612,21 @@ size_t pt_json_split_scan(struct pt_json_split *s, const char *buf, size_t n)
 		/* 64 bytes at a time: with no backslash in the block, the bytes
 		 * inside strings are the prefix XOR of the quote bits, and only
 		 * the braces outside them need a look. */
-		if (n - i >= 64 && !s->esc) {
-			const __m128i *v = (const __m128i *)(const void *)(buf + i);
-			__m128i v0 = _mm_loadu_si128(v), v1 = _mm_loadu_si128(v + 1);
-			__m128i v2 = _mm_loadu_si128(v + 2), v3 = _mm_loadu_si128(v + 3);
-			if (!eq64(v0, v1, v2, v3, '\\')) {
-				uint64_t x = eq64(v0, v1, v2, v3, '"');
-				x ^= x << 1;
-				x ^= x << 2;
-				x ^= x << 4;
-				x ^= x << 8;
-				x ^= x << 16;
-				x ^= x << 32;
-				if (s->in_str)
-					x = ~x;
-				uint64_t br =
-				    (eq64(v0, v1, v2, v3, '{') | eq64(v0, v1, v2, v3, '}')) & ~x;
-				while (br) {
-					unsigned k = (unsigned)__builtin_ctzll(br);
-					br &= br - 1;
-					if (buf[i + k] == '{') {
-						s->depth++;
-					} else if (s->depth && --s->depth == 0) {
-						s->in_str = 0;
-						return i + k + 1;
-					}
+		uint64_t in_str = s->in_str ? ~(uint64_t)0 : 0, br;
+		if (n - i >= 64 && !s->esc && block64(buf + i, &in_str, &br)) {
+			while (br) {
+				unsigned k = (unsigned)__builtin_ctzll(br);
+				br &= br - 1;
+				if (buf[i + k] == '{') {
+					s->depth++;
+				} else if (s->depth && --s->depth == 0) {
+					s->in_str = 0;
+					return i + k + 1;
 				}
-				s->in_str = (uint8_t)(x >> 63);
-				i += 64;
-				continue;
 			}
+			s->in_str = (uint8_t)(in_str & 1);
+			i += 64;
+			continue;
 		}
 #endif
 		size_t lim = n - i >= 64 ? i + 64 : n;

@@ -85,21 +85,35 @@ static size_t ref_end(const char *p, size_t n)
 	return (size_t)-1;
 }
 
+/* Appends a random object of fewer than maxn members (gen_value's kinds
+ * inside); no backslash when plain. */
+static void gen_object(struct pt_buf *b, uint64_t *s, int plain, unsigned maxn)
+{
+	size_t at = b->len;
+	pt_buf_putc(b, '{');
+	unsigned n = (unsigned)(rng(s) % maxn);
+	for (unsigned i = 0; i < n; i++) {
+		if (i)
+			pt_buf_putc(b, ',');
+		pt_buf_printf(b, "\"key%u\":", i);
+		gen_value(b, s, 0);
+	}
+	pt_buf_putc(b, '}');
+	if (plain) /* escapes out (each with its escaped byte): no block stops the run */
+		for (size_t i = at; i < b->len; i++)
+			if (b->p[i] == '\\') {
+				b->p[i] = 'e';
+				b->p[++i] = 'e';
+			}
+}
+
 static void test_split_random(void **state)
 {
 	(void)state;
 	uint64_t seed = 0x5eed;
 	for (int round = 0; round < 3000; round++) {
 		struct pt_buf b = {0};
-		pt_buf_putc(&b, '{');
-		unsigned n = (unsigned)(rng(&seed) % 8);
-		for (unsigned i = 0; i < n; i++) {
-			if (i)
-				pt_buf_putc(&b, ',');
-			pt_buf_printf(&b, "\"key%u\":", i);
-			gen_value(&b, &seed, 0);
-		}
-		pt_buf_putc(&b, '}');
+		gen_object(&b, &seed, 0, 8);
 		size_t obj = b.len;
 		pt_buf_put(&b, ",{\"next\":1}  ", 13); /* what follows must not matter */
 		size_t want = ref_end(b.p, b.len);
@@ -156,28 +170,6 @@ static void test_split_long_strings(void **state)
 	}
 }
 
-/* Appends a random object (gen_value's kinds inside), as an event of an
- * array; no backslash when plain. */
-static void gen_object(struct pt_buf *b, uint64_t *s, int plain)
-{
-	size_t at = b->len;
-	pt_buf_putc(b, '{');
-	unsigned n = (unsigned)(rng(s) % 6);
-	for (unsigned i = 0; i < n; i++) {
-		if (i)
-			pt_buf_putc(b, ',');
-		pt_buf_printf(b, "\"key%u\":", i);
-		gen_value(b, s, 0);
-	}
-	pt_buf_putc(b, '}');
-	if (plain) /* escapes out (each with its escaped byte): no block stops the run */
-		for (size_t i = at; i < b->len; i++)
-			if (b->p[i] == '\\') {
-				b->p[i] = 'e';
-				b->p[++i] = 'e';
-			}
-}
-
 /*
  * pt_json_split_run on arrays of random objects (strings full of braces,
  * nesting, escapes or none, separators with and without whitespace, now
@@ -203,7 +195,7 @@ static void test_split_run(void **state)
 				pt_buf_put(&b, sep, strlen(sep));
 			}
 			begin[k] = b.len;
-			gen_object(&b, &seed, plain);
+			gen_object(&b, &seed, plain, 6);
 			end[k] = b.len;
 			assert_int_equal(ref_end(b.p + begin[k], b.len - begin[k]),
 					 end[k] - begin[k]);
