@@ -124,6 +124,15 @@ out:
 	return ret;
 }
 
+/* Room in b for one more span at least. */
+static void span_room(struct cr_batch *b)
+{
+	if (b->nspans == b->spans_cap) {
+		b->spans_cap = b->spans_cap ? b->spans_cap * 2 : 4096;
+		b->spans = pt_xrealloc(b->spans, b->spans_cap * sizeof *b->spans);
+	}
+}
+
 /* The traceEvents array (or the bare array), from just after its '['. */
 static int run_array(struct rdr *rd, int object_form)
 {
@@ -164,10 +173,7 @@ static int run_array(struct rdr *rd, int object_form)
 		/* a run of objects in one pass while it is regular; the walk
 		 * below takes whatever that leaves (an escape, the buffer's end) */
 		struct cr_batch *cb = rd->cur;
-		if (cb->nspans == cb->spans_cap) {
-			cb->spans_cap = cb->spans_cap ? cb->spans_cap * 2 : 4096;
-			cb->spans = pt_xrealloc(cb->spans, cb->spans_cap * sizeof *cb->spans);
-		}
+		span_room(cb);
 		uint32_t room = cb->spans_cap - cb->nspans;
 		if (room > MAX_BATCH_EVENTS - cb->nspans)
 			room = MAX_BATCH_EVENTS - cb->nspans;
@@ -201,11 +207,8 @@ static int run_array(struct rdr *rd, int object_form)
 						 "unexpected end of input inside an event object "
 						 "(truncated file?)");
 		}
-		struct cr_batch *b = rd->cur;
-		if (b->nspans == b->spans_cap) {
-			b->spans_cap = b->spans_cap ? b->spans_cap * 2 : 4096;
-			b->spans = pt_xrealloc(b->spans, b->spans_cap * sizeof *b->spans);
-		}
+		struct cr_batch *b = rd->cur; /* a refill may have handed cb on */
+		span_room(b);
 		b->spans[b->nspans].begin = (uint32_t)rd->obj_start;
 		b->spans[b->nspans].end = (uint32_t)rd->pos;
 		b->nspans++;
