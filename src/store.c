@@ -444,12 +444,32 @@ static struct chunk *new_chunk(struct pt_store *st, uint32_t track)
 	return c;
 }
 
+static inline int ev_cmp(const struct pt_event *a, const struct pt_event *b)
+{
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	if (a->dur_ns != b->dur_ns)
+		return a->dur_ns > b->dur_ns ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if (a->name_id != b->name_id)
+		return a->name_id < b->name_id ? -1 : 1;
+	if (a->corr != b->corr)
+		return a->corr < b->corr ? -1 : 1;
+	return 0;
+}
+
 void pt_store_append(struct pt_store *st, const struct pt_event *ev)
 {
 	struct tslot *ts = slot_for(st, ev->track_id);
 	struct chunk *c = ts->tail;
 	if (!c || c->n == c->cap)
 		c = new_chunk(st, ev->track_id);
+	/* still in order: a chunk written in order (most are) needs no sort,
+	 * and its check here costs one compare with the event before, which
+	 * is still in the cache */
+	if (c->sorted == c->n && (c->n == 0 || ev_cmp(&c->ev[c->n - 1], ev) <= 0))
+		c->sorted++;
 	c->ev[c->n++] = *ev;
 	if (ev->start_ns < c->min_start)
 		c->min_start = ev->start_ns;
@@ -592,21 +612,6 @@ uint64_t pt_store_track_events(const struct pt_store *st, uint32_t track)
 	return track < st->ntracks ? st->tracks[track].count : 0;
 }
 
-static inline int ev_cmp(const struct pt_event *a, const struct pt_event *b)
-{
-	if (a->start_ns != b->start_ns)
-		return a->start_ns < b->start_ns ? -1 : 1;
-	if (a->dur_ns != b->dur_ns)
-		return a->dur_ns > b->dur_ns ? -1 : 1;
-	if (a->kind != b->kind)
-		return a->kind < b->kind ? -1 : 1;
-	if (a->name_id != b->name_id)
-		return a->name_id < b->name_id ? -1 : 1;
-	if (a->corr != b->corr)
-		return a->corr < b->corr ? -1 : 1;
-	return 0;
-}
-
 static int ev_qcmp(const void *a, const void *b)
 {
 	return ev_cmp(a, b);
@@ -672,7 +677,7 @@ static void sort_chunk(struct pt_store *st, struct chunk *c)
 {
 	if (c->sorted == c->n)
 		return;
-	uint32_t i = 1;
+	uint32_t i = c->sorted > 1 ? c->sorted : 1; /* [0, sorted) is in order */
 	while (i < c->n && ev_cmp(&c->ev[i - 1], &c->ev[i]) <= 0)
 		i++;
 	if (i < c->n) {

@@ -214,6 +214,68 @@ static void test_store_sorts_nearly_sorted_stably(void **state)
 	}
 }
 
+/* The store's order of track 0 is a stable sort of ref[0, n). */
+static void assert_store_order(struct pt_store *st, const struct pt_event *ref, int n)
+{
+	struct pt_event *want = malloc((size_t)n * sizeof *want);
+	memcpy(want, ref, (size_t)n * sizeof *want);
+	qsort(want, (size_t)n, sizeof *want, ref_cmp);
+	struct pt_store_iter it;
+	pt_store_iter_init(&it, st, 0, 0, UINT64_MAX);
+	struct pt_event *ev;
+	int k = 0;
+	while ((ev = pt_store_iter_next(&it))) {
+		assert_true(k < n);
+		assert_int_equal(ev->arg, want[k].arg);
+		k++;
+	}
+	assert_int_equal(k, n);
+	pt_store_iter_done(&it);
+	free(want);
+}
+
+/* Written in order but now and then one event out of place, and read (so
+ * sorted) between appends as a live session does: a chunk's order is
+ * followed as it is written (a chunk found in order is not sorted again),
+ * and every read gives a stable sort's order. */
+static void test_store_order_followed_while_written(void **state)
+{
+	(void)state;
+	uint64_t rng = 777;
+	for (int shape = 0; shape < 3; shape++) {
+		struct pt_store *st = pt_store_new(256 << 20);
+		enum { N = 40000 };
+		struct pt_event *ref = calloc(N, sizeof *ref);
+		uint64_t t = 100000;
+		int reads = 0;
+		for (int i = 0; i < N; i++) {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			uint32_t r = (uint32_t)(rng >> 33);
+			struct pt_event e = mk(0, 0, 0);
+			e.arg = (uint64_t)i;
+			e.name_id = r % 2;
+			e.dur_ns = (r >> 4) % 4; /* equal starts tie on the rest */
+			uint32_t odd = shape == 0 ? 53 : shape == 1 ? 4001 : 7;
+			if (r % odd == 0) {
+				e.start_ns = t - (r >> 8) % 300; /* out of place */
+			} else {
+				e.start_ns = t;
+				t += (r >> 12) % 3;
+			}
+			ref[i] = e;
+			pt_store_append(st, &e);
+			if ((r >> 20) % 1500 == 0) {
+				assert_store_order(st, ref, i + 1);
+				reads++;
+			}
+		}
+		assert_true(reads > 5);
+		assert_store_order(st, ref, N);
+		free(ref);
+		pt_store_free(st);
+	}
+}
+
 static void test_store_cap_drops_oldest_first(void **state)
 {
 	(void)state;
@@ -737,6 +799,7 @@ int main(void)
 		cmocka_unit_test(test_huge_pages_vs_free_page_reporting),
 		cmocka_unit_test(test_store_ties_longer_first),
 		cmocka_unit_test(test_store_sorts_nearly_sorted_stably),
+		cmocka_unit_test(test_store_order_followed_while_written),
 		cmocka_unit_test(test_store_cap_drops_oldest_first),
 		cmocka_unit_test(test_store_arenas_across_reservations),
 		cmocka_unit_test(test_store_prefault_growing),
