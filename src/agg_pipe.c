@@ -26,6 +26,10 @@
  * feeding thread settles the tables and the steps, which never read the
  * lists, then the devices once the lists are in.
  *
+ * The thread also counts the steps' span as the feed takes them; with it,
+ * pt_agg_opts.spare gets the time the thread would idle waiting for the
+ * feed (the report's advisor scans the store there).
+ *
  * Both threads only read the store, which pt_summarize sorted before.
  */
 #include <pthread.h>
@@ -66,6 +70,7 @@ struct agg_pipe {
 	 * counted alike: the overview's inputs besides the lists */
 	uint64_t events, t0_ns, t1_ns;
 	uint64_t calls[PT_KIND__COUNT];
+	uint64_t steps, step_t0, step_t1; /* the steps host_event takes, and their span */
 	/* the overview, Distributed and busy times settled from them */
 	struct pt_summary early;
 	struct agg_busy *busy;
@@ -111,6 +116,14 @@ static void track_lists(struct agg_pipe *p, uint32_t id, int is_device, int deri
 		}
 		if (pt_kind_is_device(kind))
 			kind = PT_KIND_CUDA_RUNTIME;
+		if (kind == PT_KIND_PROFILE_STEP) { /* a step_rec: start, start + dur */
+			uint64_t se = ev->start_ns + ev->dur_ns;
+			if (!p->steps || ev->start_ns < p->step_t0)
+				p->step_t0 = ev->start_ns;
+			if (!p->steps || se > p->step_t1)
+				p->step_t1 = se;
+			p->steps++;
+		}
 		/* host_event: a device track's calls never nest (each is
 		 * popped at once), a host track's unwind as agg.c's */
 		if (!is_device) {
@@ -210,6 +223,13 @@ static void *pipe_main(void *arg)
 			track_lists(p, i, dev, agg_derived_lane(tr, i));
 		}
 	early_settle(p);
+	if (a->o.spare) {
+		if (p->steps)
+			a->o.spare(a->o.spare_arg, p->step_t0, p->step_t1);
+		else
+			a->o.spare(a->o.spare_arg, p->events ? p->t0_ns : 0,
+				   p->events ? p->t1_ns : 0);
+	}
 	pthread_mutex_lock(&p->mu);
 	while (!p->s)
 		pthread_cond_wait(&p->cv, &p->mu);

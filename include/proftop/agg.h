@@ -189,6 +189,17 @@ struct pt_agg_opts {
 	 * 4 (for tests) are 2 with that thread's Overview always settled
 	 * again after the feed (3) or always the one it settled early (4). */
 	int lists_thread;
+	/* pt_summarize with that thread: once its lists are done, while the
+	 * feed still runs, it calls spare(spare_arg, t0_ns, t1_ns): the span
+	 * the summary's steps will cover (the first one's start, the latest
+	 * end), or without steps the summary's span (t0_ns, t1_ns), as that
+	 * thread counted them. Work that would come after the summary and
+	 * needs only that span can be done there, in time the thread would
+	 * idle; it may only read the trace, and its caller checks the span
+	 * against the summary's before using what it made. Not called
+	 * without that thread. NULL (the default): nothing. */
+	void (*spare)(void *spare_arg, uint64_t t0_ns, uint64_t t1_ns);
+	void *spare_arg;
 };
 #define PT_SUMMARIZE_PIPE_EVENTS 65536
 void pt_agg_opts_init(struct pt_agg_opts *o);

@@ -499,10 +499,46 @@ static void test_idle_refresh(void **state)
 
 /* ---- the interval lists' thread (agg_pipe.c) ---- */
 
+/* What pt_agg_opts.spare was given, and how often. */
+struct spare_rec {
+	int calls;
+	uint64_t t0, t1;
+};
+
+static void spare_record(void *arg, uint64_t t0, uint64_t t1)
+{
+	struct spare_rec *r = arg;
+	r->calls++;
+	r->t0 = t0;
+	r->t1 = t1;
+}
+
+/* The span spare must be given for summary s: its steps' (the first start,
+ * the latest end), else its own. */
+static void assert_spare_span(const struct spare_rec *r, const struct pt_summary *s)
+{
+	uint64_t t0 = s->t0_ns, t1 = s->t1_ns;
+	if (s->nsteps) {
+		t0 = UINT64_MAX;
+		t1 = 0;
+		for (size_t i = 0; i < s->nsteps; i++) {
+			if (s->steps[i].start_ns < t0)
+				t0 = s->steps[i].start_ns;
+			if (s->steps[i].start_ns + s->steps[i].dur_ns > t1)
+				t1 = s->steps[i].start_ns + s->steps[i].dur_ns;
+		}
+	}
+	assert_int_equal(r->calls, 1);
+	assert_int_equal(r->t0, t0);
+	assert_int_equal(r->t1, t1);
+}
+
 /* pt_summarize with the interval lists built on a thread of their own,
  * against the calling thread alone: the whole trace, a step range, and a
  * window of the middle of the span. The thread's Overview as it runs, only
- * as it settles it early (from its own counts), and only after the feed. */
+ * as it settles it early (from its own counts), and only after the feed.
+ * The thread hands spare the span the summary's steps cover; without the
+ * thread spare is never called. */
 static void lists_thread_same(struct pt_trace *t)
 {
 	uint64_t lo = pt_store_first_ns(t->store), hi = pt_store_last_ns(t->store);
@@ -517,11 +553,17 @@ static void lists_thread_same(struct pt_trace *t)
 			o.t1_ns = hi - (hi - lo) / 3;
 		}
 		o.lists_thread = 1;
+		struct spare_rec rec = {0};
+		o.spare = spare_record;
+		o.spare_arg = &rec;
 		struct pt_summary *want = pt_summarize(t, &o);
+		assert_int_equal(rec.calls, 0);
 		for (int mode = 2; mode <= 4; mode++) {
 			o.lists_thread = mode;
+			rec.calls = 0;
 			struct pt_summary *got = pt_summarize(t, &o);
 			same_summary(want, got);
+			assert_spare_span(&rec, got);
 			pt_summary_free(got);
 		}
 		pt_summary_free(want);
