@@ -748,42 +748,78 @@ static void *dp_main(void *arg)
 	return NULL;
 }
 
+/* What s summarized: its steps' span (the sync share is taken over step
+ * time, so calls outside the steps must not count), else its span. */
+static void summarized_span(const struct pt_summary *s, uint64_t *t0, uint64_t *t1)
+{
+	*t0 = s->t0_ns;
+	*t1 = s->t1_ns;
+	if (!s->nsteps)
+		return;
+	*t0 = UINT64_MAX;
+	*t1 = 0;
+	for (size_t i = 0; i < s->nsteps; i++) {
+		const struct pt_step *st = &s->steps[i];
+		if (st->start_ns < *t0)
+			*t0 = st->start_ns;
+		if (st->start_ns + st->dur_ns > *t1)
+			*t1 = st->start_ns + st->dur_ns;
+	}
+}
+
+static void scan_span(const struct pt_trace *t, uint64_t t0, uint64_t t1, int64_t pid,
+		      struct pt_advisor_facts *f)
+{
+	pt_advisor_scan(t, t0, t1 < UINT64_MAX ? t1 + 1 : t1, pid, f);
+}
+
+void pt_advisor_prescan_spare(void *prescan, uint64_t t0_ns, uint64_t t1_ns)
+{
+	struct pt_advisor_prescan *p = prescan;
+	scan_span(p->t, t0_ns, t1_ns, -1, &p->f);
+	p->t0_ns = t0_ns;
+	p->t1_ns = t1_ns;
+	p->done = 1;
+}
+
 void pt_advise_trace_dp(const struct pt_trace *t, const struct pt_summary *s,
 			const struct pt_ranks *r, int64_t pid, const struct pt_advisor_opts *o,
 			struct pt_advice_list *out, struct pt_datapipe *dp_out)
 {
+	pt_advise_trace_pre(t, s, r, pid, o, out, dp_out, NULL);
+}
+
+void pt_advise_trace_pre(const struct pt_trace *t, const struct pt_summary *s,
+			 const struct pt_ranks *r, int64_t pid, const struct pt_advisor_opts *o,
+			 struct pt_advice_list *out, struct pt_datapipe *dp_out,
+			 const struct pt_advisor_prescan *pre)
+{
 	struct pt_datapipe dp;
 	struct pt_advisor_facts *f = pt_xcalloc(1, sizeof *f);
-	/* Both the scan and the data pipeline read every host event of the
-	 * window: on a large trace they do it on two threads */
-	struct dp_job dj = {t, s, &dp};
-	pthread_t dp_th;
-	int dp_thread = 0;
-	if (s && t && t->store && pt_store_count(t->store) >= PT_SUMMARIZE_PIPE_EVENTS) {
-		pt_store_sort(t->store); /* then both threads only read it */
-		dp_thread = pt_thread_start_apart(&dp_th, dp_main, &dj) == 0;
-	}
-	if (s && t) {
-		/* the steps' span when there are steps: the sync share is taken
-		 * over step time, so calls outside the steps must not count */
-		uint64_t t0 = s->t0_ns, t1 = s->t1_ns;
-		if (s->nsteps) {
-			t0 = UINT64_MAX;
-			t1 = 0;
-			for (size_t i = 0; i < s->nsteps; i++) {
-				const struct pt_step *st = &s->steps[i];
-				if (st->start_ns < t0)
-					t0 = st->start_ns;
-				if (st->start_ns + st->dur_ns > t1)
-					t1 = st->start_ns + st->dur_ns;
-			}
+	uint64_t t0 = 0, t1 = 0;
+	if (s && t)
+		summarized_span(s, &t0, &t1);
+	if (s && t && pre && pre->done && pre->t == t && pid < 0 && pre->t0_ns == t0 &&
+	    pre->t1_ns == t1) {
+		*f = pre->f; /* scanned beside the summary, over this span */
+		pt_datapipe_compute(t, s, &dp);
+	} else {
+		/* Both the scan and the data pipeline read every host event of
+		 * the window: on a large trace they do it on two threads */
+		struct dp_job dj = {t, s, &dp};
+		pthread_t dp_th;
+		int dp_thread = 0;
+		if (s && t && t->store && pt_store_count(t->store) >= PT_SUMMARIZE_PIPE_EVENTS) {
+			pt_store_sort(t->store); /* then both threads only read it */
+			dp_thread = pt_thread_start_apart(&dp_th, dp_main, &dj) == 0;
 		}
-		pt_advisor_scan(t, t0, t1 < UINT64_MAX ? t1 + 1 : t1, pid, f);
+		if (s && t)
+			scan_span(t, t0, t1, pid, f);
+		if (dp_thread)
+			pthread_join(dp_th, NULL);
+		else
+			pt_datapipe_compute(t, s, &dp); /* empty without a trace */
 	}
-	if (dp_thread)
-		pthread_join(dp_th, NULL);
-	else
-		pt_datapipe_compute(t, s, &dp); /* empty without a trace */
 	data_facts(&dp, f);
 	if (dp_out)
 		*dp_out = dp;

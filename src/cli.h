@@ -68,6 +68,10 @@ int cli_load_trace(const char *path, const struct cli_load_opts *o, struct pt_tr
  * and returns CLI_FAIL.
  */
 int cli_summarize(struct pt_trace *t, const struct cli_load_opts *o, struct pt_summary **out);
+/* cli_summarize with pt_agg_opts.spare (agg.h) set to spare and arg. */
+int cli_summarize_spare(struct pt_trace *t, const struct cli_load_opts *o,
+			void (*spare)(void *, uint64_t, uint64_t), void *arg,
+			struct pt_summary **out);
 
 /* Loads and summarizes one run (a side of diff) over the steps in lo: CLI_OK
  * with *out (pt_diff_side_free), else the error printed. */

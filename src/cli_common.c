@@ -236,12 +236,21 @@ static void step_range_text(const struct cli_load_opts *o, char *buf, size_t len
 
 int cli_summarize(struct pt_trace *t, const struct cli_load_opts *o, struct pt_summary **out)
 {
+	return cli_summarize_spare(t, o, NULL, NULL, out);
+}
+
+int cli_summarize_spare(struct pt_trace *t, const struct cli_load_opts *o,
+			void (*spare)(void *, uint64_t, uint64_t), void *arg,
+			struct pt_summary **out)
+{
 	struct pt_agg_opts ao;
 	pt_agg_opts_init(&ao);
 	if (o->has_steps) {
 		ao.step_first = o->step_first;
 		ao.step_last = o->step_last;
 	}
+	ao.spare = spare;
+	ao.spare_arg = arg;
 	struct pt_summary *s = pt_summarize(t, &ao);
 	*out = NULL;
 	if (o->has_steps && s->nsteps == 0) {

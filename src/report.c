@@ -615,6 +615,10 @@ int pt_report_text(FILE *out, const struct pt_trace *t, const struct pt_summary 
 	}
 	int name_w = o->width > 0 ? o->width : NAME_W_DEFAULT;
 	int kernel_w = o->width > 0 ? o->width : KERNEL_W_DEFAULT;
+	/* the data pipeline and the advice, worked out while the tables are
+	 * written */
+	struct pt_report_adv *adv = pt_xmalloc(sizeof *adv);
+	pt_report_adv_start(adv, t, s, o);
 
 	put_header(out, t, s);
 	pt_report_ranks_text(out, o->ranks);
@@ -679,14 +683,13 @@ int pt_report_text(FILE *out, const struct pt_trace *t, const struct pt_summary 
 
 	/* the Data Pipeline section, and the advisor's rules over this summary
 	 * (advisor.h), printed after the Perf Summary */
-	struct pt_advice_list al;
-	struct pt_datapipe dp;
-	pt_report_dp_advice(t, s, o, &dp, &al);
-	pt_report_data_text(out, t, &dp);
-	pt_datapipe_free(&dp);
+	pt_report_adv_wait(adv);
+	pt_report_data_text(out, t, &adv->dp);
+	pt_datapipe_free(&adv->dp);
 	put_perf(out, s);
 	if (!o->no_advice)
-		pt_advice_text(out, &al);
+		pt_advice_text(out, &adv->al);
+	free(adv);
 	put_warnings(out, t);
 	fflush(out);
 	return ferror(out) ? PT_EIO : 0;

@@ -199,7 +199,36 @@ void pt_report_dp_advice(const struct pt_trace *t, const struct pt_summary *s,
 {
 	al->n = 0;
 	if (!o->no_advice)
-		pt_advise_trace_dp(t, s, o->ranks, -1, NULL, al, dp);
+		pt_advise_trace_pre(t, s, o->ranks, -1, NULL, al, dp, o->prescan);
 	else
 		pt_datapipe_compute(t, s, dp);
+}
+
+static void *adv_main(void *arg)
+{
+	struct pt_report_adv *j = arg;
+	pt_report_dp_advice(j->t, j->s, j->o, &j->dp, &j->al);
+	return NULL;
+}
+
+void pt_report_adv_start(struct pt_report_adv *j, const struct pt_trace *t,
+			 const struct pt_summary *s, const struct pt_report_opts *o)
+{
+	j->t = t;
+	j->s = s;
+	j->o = o;
+	j->threaded = 0;
+	if (t && t->store && pt_store_count(t->store) >= PT_SUMMARIZE_PIPE_EVENTS) {
+		pt_store_sort(t->store); /* sorted before: from here only read */
+		j->threaded = pt_thread_start_apart(&j->th, adv_main, j) == 0;
+	}
+	if (!j->threaded)
+		adv_main(j);
+}
+
+void pt_report_adv_wait(struct pt_report_adv *j)
+{
+	if (j->threaded)
+		pthread_join(j->th, NULL);
+	j->threaded = 0;
 }

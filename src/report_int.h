@@ -6,10 +6,13 @@
 #ifndef PT_REPORT_INT_H
 #define PT_REPORT_INT_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
 
+#include "proftop/advisor.h"
+#include "proftop/datapipe.h"
 #include "proftop/report.h"
 #include "util.h"
 
@@ -92,6 +95,22 @@ struct pt_advice_list;
 void pt_report_dp_advice(const struct pt_trace *t, const struct pt_summary *s,
 			 const struct pt_report_opts *o, struct pt_datapipe *dp,
 			 struct pt_advice_list *al);
+/* pt_report_dp_advice begun before the report writes its tables: on a
+ * large trace (its data pipeline reads every host event) on a thread of
+ * its own meanwhile, else inline at once. dp and al hold the figures once
+ * pt_report_adv_wait returns; both sides only read t and s. */
+struct pt_report_adv {
+	const struct pt_trace *t;
+	const struct pt_summary *s;
+	const struct pt_report_opts *o;
+	struct pt_datapipe dp;
+	struct pt_advice_list al;
+	pthread_t th;
+	int threaded;
+};
+void pt_report_adv_start(struct pt_report_adv *j, const struct pt_trace *t,
+			 const struct pt_summary *s, const struct pt_report_opts *o);
+void pt_report_adv_wait(struct pt_report_adv *j);
 
 /* report_ranks.c: the per-rank parts, printed only with two or more ranks. */
 struct pt_ranks;

@@ -62,6 +62,7 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "proftop/counters.h"
@@ -469,6 +470,10 @@ void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct
 		pt_report_opts_init(&defaults);
 		o = &defaults;
 	}
+	/* the data pipeline and the advice, worked out while the tables are
+	 * written */
+	struct pt_report_adv *adv = pt_xmalloc(sizeof *adv);
+	pt_report_adv_start(adv, t, s, o);
 	int first = 1;
 	pt_buf_putc(b, '{');
 	top_key(b, &first, "schema");
@@ -534,13 +539,12 @@ void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct
 	{
 		/* the advisor's findings (advisor.h; [] with --no-advice) come
 		 * last, but are worked out with the data pipeline's figures */
-		struct pt_datapipe dp;
-		struct pt_advice_list al;
-		pt_report_dp_advice(t, s, o, &dp, &al);
-		pt_report_data_json(b, t, &dp);
-		pt_datapipe_free(&dp);
+		pt_report_adv_wait(adv);
+		pt_report_data_json(b, t, &adv->dp);
+		pt_datapipe_free(&adv->dp);
 		pt_report_ranks_json(b, o ? o->ranks : NULL);
-		pt_advice_json_buf(b, &al);
+		pt_advice_json_buf(b, &adv->al);
+		free(adv);
 	}
 	pt_buf_put(b, ",\n  \"warnings\": {", 17);
 	int n = 0;

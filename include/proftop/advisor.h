@@ -195,6 +195,28 @@ void pt_advise_trace_dp(const struct pt_trace *t, const struct pt_summary *s,
 			const struct pt_ranks *r, int64_t pid, const struct pt_advisor_opts *o,
 			struct pt_advice_list *out, struct pt_datapipe *dp_out);
 
+/*
+ * The store scan of pt_advise_trace_dp made while the summary is worked
+ * out: pt_advisor_prescan_spare as pt_agg_opts.spare, with a struct
+ * pt_advisor_prescan (t set, the rest zero) as its argument, scans the
+ * span that thread counted. pt_advise_trace_pre uses it where that span is
+ * the one the summary gives, for every process (pid -1); otherwise it
+ * scans again. The thread that made it must be joined before (pt_summarize
+ * returns once it is).
+ */
+struct pt_advisor_prescan {
+	const struct pt_trace *t;
+	int done;
+	uint64_t t0_ns, t1_ns; /* the span scanned, as pt_advise_trace_dp reckons it */
+	struct pt_advisor_facts f;
+};
+void pt_advisor_prescan_spare(void *prescan, uint64_t t0_ns, uint64_t t1_ns);
+/* pt_advise_trace_dp with the scan made ahead (NULL: none). */
+void pt_advise_trace_pre(const struct pt_trace *t, const struct pt_summary *s,
+			 const struct pt_ranks *r, int64_t pid, const struct pt_advisor_opts *o,
+			 struct pt_advice_list *out, struct pt_datapipe *dp_out,
+			 const struct pt_advisor_prescan *pre);
+
 /* Fills f's dp_* facts from the data pipeline over what s summarized. */
 void pt_advisor_data_facts(const struct pt_trace *t, const struct pt_summary *s,
 			   struct pt_advisor_facts *f);

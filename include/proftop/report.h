@@ -14,6 +14,7 @@
 #include "proftop/trace.h"
 
 struct pt_ranks;
+struct pt_advisor_prescan;
 
 enum pt_sort_key {
 	PT_SORT_TOTAL = 0, /* CPU total (host tables) or GPU total (device tables) */
@@ -37,6 +38,9 @@ struct pt_report_opts {
 	/* the device peak of the FLOPs Summary (flops.h): --peak-tflops,
 	 * --peak-gbps; 0 = from the trace's device name, if known */
 	double peak_tflops, peak_gbps;
+	/* the advisor's store scan made beside the summary (advisor.h;
+	 * pt_advise_trace_pre checks its span), NULL: none (not owned) */
+	const struct pt_advisor_prescan *prescan;
 };
 void pt_report_opts_init(struct pt_report_opts *o);
 

@@ -5,10 +5,12 @@
  */
 #include <getopt.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "cli/commands.h"
+#include "proftop/advisor.h"
 #include "proftop/error.h"
 #include "gate_metrics.h"
 #include "proftop/ranks.h"
@@ -211,7 +213,15 @@ int cli_report(int argc, char **argv)
 		if (!rj_thread)
 			rank_job_main(&rj);
 	}
-	rc = cli_summarize(t, &lo, &s);
+	/* the advisor's scan of the store, on the summary's second thread
+	 * while the feed still runs (when the summary has that thread) */
+	struct pt_advisor_prescan *pre = NULL;
+	if (!ro.no_advice) {
+		pre = pt_xcalloc(1, sizeof *pre);
+		pre->t = t;
+		ro.prescan = pre;
+	}
+	rc = cli_summarize_spare(t, &lo, pre ? pt_advisor_prescan_spare : NULL, pre, &s);
 	if (rj_thread)
 		pthread_join(rj_th, NULL);
 	struct pt_ranks ranks = rj.ranks;
@@ -233,6 +243,7 @@ int cli_report(int argc, char **argv)
 					      stderr);
 		}
 	}
+	free(pre);
 	pt_ranks_free(&ranks);
 	pt_gate_free(gate);
 	pt_summary_free(s);

@@ -223,11 +223,11 @@ static void test_gpu_starved(void **state)
  * cudaMemcpyAsync + cudaStreamSynchronize (sync_us) - plus a bare
  * cudaDeviceSynchronize of 100 µs outside any operator.
  */
-static struct pt_trace *item_trace(double sync_us)
+static struct pt_trace *item_steps(double sync_us, int nsteps)
 {
-	struct pt_trace *t = pt_trace_new(64 << 20);
+	struct pt_trace *t = pt_trace_new(256 << 20);
 	uint32_t h = tu_track(t, 1, 1, -1), g = tu_track(t, 1, 7, 0);
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < nsteps; i++) {
 		double s = i * 10000.0;
 		char nm[32];
 		snprintf(nm, sizeof nm, "ProfilerStep#%d", i);
@@ -244,6 +244,11 @@ static struct pt_trace *item_trace(double sync_us)
 		tu_ev(t, h, PT_KIND_CUDA_RUNTIME, "cudaDeviceSynchronize", s + 9800, 100, 0);
 	}
 	return t;
+}
+
+static struct pt_trace *item_trace(double sync_us)
+{
+	return item_steps(sync_us, 6);
 }
 
 static void test_sync_names_item(void **state)
@@ -290,6 +295,83 @@ static void test_sync_scan_facts(void **state)
 	pt_advise(t, s, NULL, NULL, NULL, &l);
 	assert_false(HAS(&l, PT_ADV_SYNC));
 	pt_summary_free(s);
+	pt_trace_free(t);
+}
+
+/* Two advice lists alike, finding for finding. */
+static void same_advice(const struct pt_advice_list *a, const struct pt_advice_list *b)
+{
+	assert_int_equal(a->n, b->n);
+	for (size_t i = 0; i < a->n; i++) {
+		assert_int_equal(a->v[i].key, b->v[i].key);
+		assert_int_equal(a->v[i].severity, b->v[i].severity);
+		assert_true(a->v[i].value == b->v[i].value);
+		assert_string_equal(a->v[i].evidence, b->v[i].evidence);
+		assert_string_equal(a->v[i].suggestion, b->v[i].suggestion);
+	}
+}
+
+/*
+ * The store scan made on the summary's second thread (pt_agg_opts.spare)
+ * covers the span the summary's steps cover, the whole run's or a step
+ * range's, and gives the advice the scan after the summary gives. It is
+ * used only where its span is the summary's: facts emptied on purpose
+ * change the advice under the right span and nothing under another.
+ */
+static void test_prescan_beside_summary(void **state)
+{
+	(void)state;
+	struct pt_trace *t = item_trace(3000);
+	for (int range = 0; range < 2; range++) {
+		struct pt_advisor_prescan pre = {0};
+		pre.t = t;
+		struct pt_agg_opts o;
+		pt_agg_opts_init(&o);
+		if (range) {
+			o.step_first = 2;
+			o.step_last = 3;
+		}
+		o.lists_thread = 2;
+		o.spare = pt_advisor_prescan_spare;
+		o.spare_arg = &pre;
+		struct pt_summary *s = pt_summarize(t, &o);
+		assert_int_equal(s->nsteps, range ? 2 : 6);
+		assert_true(pre.done);
+		assert_int_equal(pre.t0_ns, US(range ? 20000 : 0));
+		assert_int_equal(pre.t1_ns, US(range ? 40000 : 60000));
+		assert_int_equal(pre.f.sync_calls, range ? 4 : 12);
+		struct pt_advice_list want, got;
+		pt_advise_trace(t, s, NULL, -1, NULL, &want);
+		assert_non_null(find(&want, PT_ADV_SYNC));
+		pt_advise_trace_pre(t, s, NULL, -1, NULL, &got, NULL, &pre);
+		same_advice(&want, &got);
+		/* emptied facts: used under the summary's span (no sync
+		 * finding), scanned again under any other */
+		struct pt_advisor_prescan empty = pre;
+		memset(&empty.f, 0, sizeof empty.f);
+		empty.f.scanned = 1;
+		pt_advise_trace_pre(t, s, NULL, -1, NULL, &got, NULL, &empty);
+		assert_null(find(&got, PT_ADV_SYNC));
+		empty.t1_ns--;
+		pt_advise_trace_pre(t, s, NULL, -1, NULL, &got, NULL, &empty);
+		same_advice(&want, &got);
+		empty.t1_ns++;
+		empty.done = 0; /* never made */
+		pt_advise_trace_pre(t, s, NULL, -1, NULL, &got, NULL, &empty);
+		same_advice(&want, &got);
+		empty.done = 1; /* one process's advice scans that process */
+		pt_advise_trace_pre(t, s, NULL, 1, NULL, &got, NULL, &empty);
+		assert_non_null(find(&got, PT_ADV_SYNC));
+		pt_summary_free(s);
+		/* the summary on one thread: spare is not called */
+		struct pt_advisor_prescan none = {0};
+		none.t = t;
+		o.lists_thread = 1;
+		o.spare_arg = &none;
+		s = pt_summarize(t, &o);
+		assert_false(none.done);
+		pt_summary_free(s);
+	}
 	pt_trace_free(t);
 }
 
@@ -635,6 +717,48 @@ static void test_report_section(void **state)
 	pt_trace_free(t);
 }
 
+/* The report of a trace large enough for the summary's second thread and
+ * the report's own (the data pipeline and the advice worked out while the
+ * tables are written): the same text and JSON with the scan made beside
+ * the summary as with the scan made after it. */
+static void test_report_prescan_large(void **state)
+{
+	(void)state;
+	struct pt_trace *t = item_steps(3000, PT_SUMMARIZE_PIPE_EVENTS / 9 + 1);
+	assert_true(pt_store_count(t->store) >= PT_SUMMARIZE_PIPE_EVENTS);
+	struct pt_advisor_prescan pre = {0};
+	pre.t = t;
+	struct pt_agg_opts o;
+	pt_agg_opts_init(&o);
+	o.spare = pt_advisor_prescan_spare;
+	o.spare_arg = &pre;
+	struct pt_summary *s1 = pt_summarize(t, &o);
+	assert_true(pre.done);
+	struct pt_summary *s0 = summarize_all(t);
+	for (int json = 0; json < 2; json++) {
+		char *out[2];
+		for (int with = 0; with < 2; with++) {
+			struct pt_report_opts ro;
+			pt_report_opts_init(&ro);
+			ro.prescan = with ? &pre : NULL;
+			size_t len = 0;
+			out[with] = NULL;
+			FILE *f = open_memstream(&out[with], &len);
+			assert_int_equal(json ? pt_report_json(f, t, with ? s1 : s0, &ro)
+					      : pt_report_text(f, t, with ? s1 : s0, &ro),
+					 0);
+			fclose(f);
+		}
+		assert_string_equal(out[0], out[1]);
+		assert_non_null(strstr(out[1], json ? "\"key\":\"sync\"" : "(sync)"));
+		free(out[0]);
+		free(out[1]);
+	}
+	pt_summary_free(s0);
+	pt_summary_free(s1);
+	pt_trace_free(t);
+}
+
 static void test_empty(void **state)
 {
 	(void)state;
@@ -658,6 +782,8 @@ int main(void)
 	    cmocka_unit_test(test_gpu_starved),
 	    cmocka_unit_test(test_sync_names_item),
 	    cmocka_unit_test(test_sync_scan_facts),
+	    cmocka_unit_test(test_prescan_beside_summary),
+	    cmocka_unit_test(test_report_prescan_large),
 	    cmocka_unit_test(test_sync_names_cpu),
 	    cmocka_unit_test(test_sync_real_autograd),
 	    cmocka_unit_test(test_comm_real),
