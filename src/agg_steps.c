@@ -6,6 +6,7 @@
  * pt_summarize, which picks the window for a step range and feeds a trace's
  * store through an aggregator, device tracks first.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,11 @@ static int phase_cmp(const void *pa, const void *pb)
 		return a->start_ns < b->start_ns ? -1 : 1;
 	return a->kind < b->kind ? -1 : a->kind > b->kind;
 }
+
+/* Settling's GPU side goes to a thread of its own from about this many
+ * records (launches, orphans, a quarter of the done log's bytes): 2-3 ms
+ * of a 2 M-event trace's serial end; a thread costs some 50 us. */
+#define AGG_SETTLE_THREAD_WORK ((size_t)1 << 17)
 
 /* Per-step working state. */
 struct sacc {
@@ -139,7 +145,10 @@ static int phase_row(uint8_t kind)
 	}
 }
 
-static void settle_cpu(struct pt_agg *a, struct steps_ctx *c, struct sacc *acc)
+/* Each step's phases from the phase events: Dataloader, Optimization and
+ * explicit Forward time, Backward, and the bounds (data_end, bwd_start)
+ * that derived Forward and the launches' GPU time go by. */
+static void settle_phases(struct pt_agg *a, struct steps_ctx *c, struct sacc *acc)
 {
 	if (a->nphases > 1)
 		qsort(a->phases, a->nphases, sizeof *a->phases, phase_cmp);
@@ -215,10 +224,14 @@ static void settle_cpu(struct pt_agg *a, struct steps_ctx *c, struct sacc *acc)
 				: sa->has_opt_after ? sa->opt_after
 						    : c->ss[si].end_ns;
 	}
-	/* Derived Forward (PyTorch has no forward event): the step's
-	 * top-level work after its data is loaded and before its first
-	 * backward event = sum over the step's direct children on its own
-	 * track that are not phase events of |child ∩ [data_end, bwd_start)|. */
+}
+
+/* Derived Forward (PyTorch has no forward event): the step's top-level
+ * work after its data is loaded and before its first backward event = sum
+ * over the step's direct children on its own track that are not phase
+ * events of |child ∩ [data_end, bwd_start)|. Then Others. */
+static void settle_forward(struct pt_agg *a, struct steps_ctx *c, struct sacc *acc)
+{
 	uint32_t *pos = pt_xmalloc((a->nsteps ? a->nsteps : 1) * sizeof *pos);
 	for (size_t si = 0; si < c->n; si++)
 		pos[c->ss[si].fid] = (uint32_t)si;
@@ -252,14 +265,16 @@ static void settle_cpu(struct pt_agg *a, struct steps_ctx *c, struct sacc *acc)
 /* A launch's GPU time to its step: the step holding its start; its phase
  * is the innermost phase event open on the launching thread; without one,
  * a launch on the step's own track inside [data_end, bwd_start) of a step
- * whose Forward is derived is Forward; anything else is Others. */
-static void gpu_to_step(struct pt_agg *a, struct steps_ctx *c, struct sacc *acc, uint64_t start_ns,
-			uint32_t track, uint8_t phase, uint64_t gpu_ns)
+ * whose Forward is derived is Forward; anything else is Others. Into
+ * gpu[step], beside acc (only read here). */
+static void gpu_to_step(const struct pt_agg *a, struct steps_ctx *c, const struct sacc *acc,
+			uint64_t (*gpu)[PT_MS__COUNT], uint64_t start_ns, uint32_t track,
+			uint8_t phase, uint64_t gpu_ns)
 {
 	size_t si = find_step(c, start_ns);
 	if (si == SIZE_MAX)
 		return;
-	struct sacc *sa = &acc[si];
+	const struct sacc *sa = &acc[si];
 	int row = phase_row(phase);
 	if (row < 0) {
 		const struct step_rec *st = &a->steps[c->ss[si].fid];
@@ -269,16 +284,28 @@ static void gpu_to_step(struct pt_agg *a, struct steps_ctx *c, struct sacc *acc,
 		else
 			row = PT_MS_OTHERS;
 	}
-	sa->gpu[PT_MS_STEP] += gpu_ns;
-	sa->gpu[row] += gpu_ns;
+	gpu[si][PT_MS_STEP] += gpu_ns;
+	gpu[si][row] += gpu_ns;
 }
 
-static void settle_gpu(struct pt_agg *a, struct steps_ctx *c, struct sacc *acc)
+/* The GPU side of settling: it reads only what settle_phases wrote, so it
+ * may run beside settle_forward (on its own find_step hint). */
+struct gpu_job {
+	const struct pt_agg *a;
+	struct steps_ctx c;
+	const struct sacc *acc;
+	uint64_t (*gpu)[PT_MS__COUNT];
+};
+
+static void *settle_gpu(void *arg)
 {
+	struct gpu_job *j = arg;
+	const struct pt_agg *a = j->a;
 	for (size_t i = 0; i < a->nlaunches; i++) {
 		const struct launch *l = &a->launches[i];
 		if (l->gpu_ns)
-			gpu_to_step(a, c, acc, l->start_ns, l->track, l->phase, l->gpu_ns);
+			gpu_to_step(a, &j->c, j->acc, j->gpu, l->start_ns, l->track, l->phase,
+				    l->gpu_ns);
 	}
 	const uint8_t *p = a->done.p, *end = vlog_end(&a->done);
 	uint64_t start = 0;
@@ -288,18 +315,42 @@ static void settle_gpu(struct pt_agg *a, struct steps_ctx *c, struct sacc *acc)
 		uint64_t gpu = vget(&p);
 		track = (uint32_t)zz_apply(track, vget(&p));
 		uint8_t phase = *p++;
-		gpu_to_step(a, c, acc, start, track, phase, gpu);
+		gpu_to_step(a, &j->c, j->acc, j->gpu, start, track, phase, gpu);
 	}
 	/* Device activities with no known launch: the step whose span holds
 	 * the activity's own start, as Others. */
 	for (size_t i = 0; i < a->norphans; i++) {
 		const struct orphan *o = &a->orphans[i];
-		size_t si = find_step(c, o->start_ns);
+		size_t si = find_step(&j->c, o->start_ns);
 		if (si == SIZE_MAX)
 			continue;
-		acc[si].gpu[PT_MS_STEP] += o->dur_ns;
-		acc[si].gpu[PT_MS_OTHERS] += o->dur_ns;
+		j->gpu[si][PT_MS_STEP] += o->dur_ns;
+		j->gpu[si][PT_MS_OTHERS] += o->dur_ns;
 	}
+	return NULL;
+}
+
+/* Every step's CPU and GPU time per phase into acc. The GPU time (a
+ * record per launch) is settled beside derived Forward (one per top-level
+ * call), on a thread of its own when there is much of it or
+ * pt_agg_opts.lists_thread asks for the summary's threads (2 and up). */
+static void settle_acc(struct pt_agg *a, struct steps_ctx *c, struct sacc *acc)
+{
+	settle_phases(a, c, acc);
+	struct gpu_job gj = {a, *c, acc, pt_xcalloc(c->n ? c->n : 1, sizeof *gj.gpu)};
+	size_t work = a->nlaunches + a->norphans + a->done.len / 4;
+	int mode = a->o.lists_thread;
+	pthread_t gth;
+	int gthread = (mode >= 2 || (mode == 0 && work >= AGG_SETTLE_THREAD_WORK)) &&
+		      pt_thread_start_apart(&gth, settle_gpu, &gj) == 0;
+	if (!gthread)
+		settle_gpu(&gj);
+	settle_forward(a, c, acc);
+	if (gthread)
+		pthread_join(gth, NULL);
+	for (size_t i = 0; i < c->n; i++)
+		memcpy(acc[i].gpu, gj.gpu[i], sizeof acc[i].gpu);
+	free(gj.gpu);
 }
 
 static void settle_model(struct pt_summary *s)
@@ -402,8 +453,7 @@ void agg_settle_steps(struct pt_agg *a, struct pt_summary *s)
 	struct steps_ctx c;
 	steps_ctx_build(a, &c);
 	struct sacc *acc = pt_xcalloc(c.n ? c.n : 1, sizeof *acc);
-	settle_cpu(a, &c, acc);
-	settle_gpu(a, &c, acc);
+	settle_acc(a, &c, acc);
 
 	size_t nf = a->fold.nsteps;
 	s->nsteps = c.n + nf;
@@ -529,10 +579,8 @@ void agg_fold_steps(struct pt_agg *a, uint64_t upto)
 	v.nlaunches = 0; /* the ones before upto are in the done log now */
 
 	struct sacc *acc = pt_xcalloc(c.n ? c.n : 1, sizeof *acc);
-	if (nfold) {
-		settle_cpu(&v, &c, acc);
-		settle_gpu(&v, &c, acc);
-	}
+	if (nfold)
+		settle_acc(&v, &c, acc);
 	size_t had = a->fold.nsteps;
 	for (size_t i = 0; i < c.n; i++) {
 		if (!folds[i])

@@ -185,9 +185,11 @@ struct pt_agg_opts {
 	int64_t step_ordinal0;
 	/* pt_summarize: 0 (the default) builds the interval lists on a
 	 * thread of their own once the store holds PT_SUMMARIZE_PIPE_EVENTS
-	 * events or more; 1 never; 2 always. The figures are the same. 3 and
-	 * 4 (for tests) are 2 with that thread's Overview always settled
-	 * again after the feed (3) or always the one it settled early (4). */
+	 * events or more, and settles the steps' GPU time beside their CPU
+	 * time on another once there are many launches; 1 never; 2 always.
+	 * The figures are the same. 3 and 4 (for tests) are 2 with the lists'
+	 * thread's Overview always settled again after the feed (3) or always
+	 * the one it settled early (4). */
 	int lists_thread;
 	/* pt_summarize with that thread: once its lists are done, while the
 	 * feed still runs, it calls spare(spare_arg, t0_ns, t1_ns): the span
