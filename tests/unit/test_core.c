@@ -106,6 +106,13 @@ static void test_store_ties_longer_first(void **state)
 	pt_store_free(st);
 }
 
+/* The tests' random numbers: a 64-bit LCG, its high 31 bits. */
+static uint32_t lcg_next(uint64_t *rng)
+{
+	*rng = *rng * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(*rng >> 33);
+}
+
 /* Reference order: (start, longer first, kind, name, corr), then append
  * order (arg holds it): what a stable sort gives. */
 static int ref_cmp(const void *a_, const void *b_)
@@ -138,8 +145,7 @@ static void test_store_sorts_nearly_sorted_stably(void **state)
 		struct pt_event *ref = calloc(N, sizeof *ref);
 		uint64_t t = 1000;
 		for (int i = 0; i < N; i++) {
-			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-			uint32_t r = (uint32_t)(rng >> 33);
+			uint32_t r = lcg_next(&rng);
 			struct pt_event e = mk(0, 0, 0);
 			e.arg = (uint64_t)i; /* append order */
 			e.name_id = r % 3;
@@ -249,8 +255,7 @@ static void test_store_order_followed_while_written(void **state)
 		uint64_t t = 100000;
 		int reads = 0;
 		for (int i = 0; i < N; i++) {
-			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-			uint32_t r = (uint32_t)(rng >> 33);
+			uint32_t r = lcg_next(&rng);
 			struct pt_event e = mk(0, 0, 0);
 			e.arg = (uint64_t)i;
 			e.name_id = r % 2;
