@@ -9,6 +9,7 @@
 #   make docs         rewrite the key table of docs/tui.md from tui/keys.c
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make deps         apt-get the Debian packages that are missing
+#   make venv         .venv/: the pinned PyTorch 2.x from PyPI the tests use (tests/requirements.txt)
 #   make clean
 
 PREFIX ?= /usr/local
@@ -216,23 +217,40 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_CORE) $(wildcard src/*.h include/p
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_CORE) $(LDLIBS)
 fuzz: $(FUZZ_BIN)
 
+# .venv/: a current PyTorch from PyPI beside Debian's 1.13, for the tests only
+# (proftop needs no Python package). The versions are pinned in
+# tests/requirements.txt; the stamp is rewritten when that file changes, and
+# pip's cache keeps the wheels, so a second environment downloads nothing.
+# VENV_PYTHON is Debian's interpreter (python3-venv), the one python3-torch is for.
+VENV ?= .venv
+VENV_PYTHON ?= /usr/bin/python3
+VENV_STAMP := $(VENV)/.proftop-requirements
+
 # A plain `make check` also builds the sanitizer tree and runs the suites again
 # under ASan+UBSan (PT_CHECK_FAST=1 skips that second pass). It builds with a
 # job per core and runs CHECK_JOBS suites at a time (most of them wait on
 # sessions, screens and child processes more than they compute).
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 CHECK_JOBS ?= $(shell echo $$(( $(NPROC) + 1 )))
-check:
+check: $(VENV_STAMP)
 	@$(MAKE) --no-print-directory -j$(NPROC) tests
 ifeq ($(SAN)$(PT_CHECK_FAST),)
 	@$(MAKE) --no-print-directory -j$(NPROC) SAN=1 tests
 	@if echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){return 0;}' | \
 		$(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null; then \
 		$(MAKE) --no-print-directory -j$(NPROC) fuzz; fi
-	@BUILD=$(BUILD) SAN_BUILD=build-san JOBS=$(CHECK_JOBS) tests/run.sh
+	@BUILD=$(BUILD) SAN_BUILD=build-san JOBS=$(CHECK_JOBS) PT_VENV=$(VENV) tests/run.sh
 else
-	@BUILD=$(BUILD) SAN=$(SAN) JOBS=$(CHECK_JOBS) tests/run.sh
+	@BUILD=$(BUILD) SAN=$(SAN) JOBS=$(CHECK_JOBS) PT_VENV=$(VENV) tests/run.sh
 endif
+
+venv: $(VENV_STAMP)
+$(VENV_STAMP): tests/requirements.txt
+	@test -x $(VENV)/bin/python || $(VENV_PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --disable-pip-version-check --progress-bar off -q \
+		-r tests/requirements.txt
+	@$(VENV)/bin/python -c 'import torch; print("venv: torch", torch.__version__, "in $(VENV)")'
+	@cp tests/requirements.txt $@
 
 valgrind: $(UNIT_BIN)
 	@BUILD=$(BUILD) ONLY=valgrind SAN_BUILD=none tests/run.sh
@@ -264,7 +282,7 @@ install: $(BUILD)/proftop $(BUILD)/libproftop.so $(EXAMPLE_BIN)
 	install -m 0644 python/boot/sitecustomize.py $(DESTDIR)$(PREFIX)/share/proftop/python/boot/
 
 DEB_PKGS := build-essential pkg-config libcjson-dev zlib1g-dev libncurses-dev libcmocka-dev \
-	tmux procps python3 python3-torch python3-torchvision clang libclang-rt-14-dev valgrind strace \
+	tmux procps python3 python3-torch python3-torchvision python3-venv clang libclang-rt-14-dev valgrind strace \
 	libmicrohttpd-dev prometheus gdb libcupti-dev
 # libcupti-dev (CUPTI 11.8 headers, for the second CUPTI build) is in Debian's
 # non-free component, enabled in debian.sources when it is missing.
@@ -290,7 +308,7 @@ format:
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all tests check valgrind golden bench install deps format clean fuzz docs cupti-old
+.PHONY: all tests check valgrind golden bench install deps venv format clean fuzz docs cupti-old
 .DELETE_ON_ERROR:
 
 -include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(PROBE_OBJ:.o=.d) $(PROBE_OLD_OBJ:.o=.d)

@@ -6,7 +6,9 @@
 # PT_TRACES (shared real traces, default ../shared/traces), VERBOSE=1 to show
 # every TAP line, ONLY=pattern to run matching suites only, SUITES="a.sh b.sh"
 # to run these scripts instead of the usual list, JOBS=N to run up to N suites
-# at a time (their lines then come in the order they end).
+# at a time (their lines then come in the order they end), PT_VENV (default
+# .venv, made by `make venv`): the PyTorch suites (TORCH_SUITES) run a second
+# time, as torch2/..., with PT_PYTHON=$PT_VENV/bin/python.
 #
 # No suite may leave a process behind. Each suite runs with PT_TEST_TAG set
 # to a value of its own, which every process it starts inherits (through
@@ -155,8 +157,20 @@ e2e_scripts() {
 	done
 }
 
+# The suites that run PyTorch scripts: each runs under Debian's torch 1.13
+# (/usr/bin/python3) and again under the venv's torch 2.x. Heavy: they start first.
+TORCH_SUITES="test_torch2 test_torch_zero test_capture test_inject test_torch_data test_python"
+
 all_suites() {
-	local bin script
+	local bin script t venv_py=${PT_VENV:-.venv}/bin/python
+	for t in $TORCH_SUITES; do
+		[ -f "tests/e2e/$t.sh" ] || continue
+		if [ -x "$venv_py" ]; then
+			run_suite "torch2/e2e/$t.sh" env PT_PYTHON="$PWD/$venv_py" bash "tests/e2e/$t.sh"
+		else
+			run_suite "torch2/e2e/$t.sh" bash -c 'echo "ok 1 - PyTorch 2.x suite # SKIP no $1 (make venv)"; echo 1..1' _ "$venv_py"
+		fi
+	done
 	for script in $(e2e_scripts); do
 		run_suite "${script#tests/}" bash "$script"
 	done

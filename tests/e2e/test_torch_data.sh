@@ -14,7 +14,7 @@
 # lane per worker, no session of their own.
 . tests/e2e/lib.sh
 
-PY=${PY:-/usr/bin/python3}
+PY=${PT_PYTHON:-/usr/bin/python3}
 export PROFTOP_SESSION_DIR=$TMP/sessions
 mkdir -p "$PROFTOP_SESSION_DIR"
 chmod 700 "$PROFTOP_SESSION_DIR"
