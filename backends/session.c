@@ -618,6 +618,7 @@ struct session_backend {
 	struct pt_backend b;
 	struct pt_session *s;
 	int labelled;
+	int died_said; /* the note on an owner gone without its exit handlers */
 	struct pt_capture_follow cf;
 };
 
@@ -652,6 +653,32 @@ static int sb_open(struct pt_backend **out, const struct pt_backend_args *a, cha
 	return 0;
 }
 
+/* 1 when the session's name still leads to the segment read: an owner
+ * that exec'd another program left its name to the new image's segment
+ * (it did not die, it became another program). */
+static int still_named(const struct pt_session *s)
+{
+	struct stat a, n;
+	if (s->fd < 0 || fstat(s->fd, &a) != 0 || stat(s->path, &n) != 0)
+		return 0;
+	return a.st_dev == n.st_dev && a.st_ino == n.st_ino;
+}
+
+/* The note as an instant event on the process's main thread, at its last
+ * event: a recording keeps it (notes come from such events when read). */
+static void died_note(struct pt_session *s, struct pt_trace *t, const char *text)
+{
+	char buf[200];
+	int n = snprintf(buf, sizeof buf, "%s%s", PT_NOTE_PREFIX, text);
+	struct pt_track_key key = {s->pid, s->pid, 0, 0};
+	struct pt_event ev = {0};
+	ev.start_ns = t->last_ns;
+	ev.name_id = pt_trace_intern(t, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+	ev.track_id = pt_trace_track(t, &key);
+	ev.kind = PT_KIND_INSTANT;
+	pt_trace_add(t, &ev);
+}
+
 static int sb_poll(struct pt_backend *b, struct pt_trace *t, uint64_t now_ns)
 {
 	struct session_backend *sb = (struct session_backend *)b;
@@ -672,6 +699,25 @@ static int sb_poll(struct pt_backend *b, struct pt_trace *t, uint64_t now_ns)
 		pt_session_capture_follow(sb->s, t, &ctl, &sb->cf, exited, now_ns);
 	if (exited) {
 		snprintf(b->err, sizeof b->err, "process %d exited", (int)sb->s->pid);
+		/* gone without its exit handlers: killed (a rank torchrun ended
+		 * after another failed, the OOM killer) or os._exit */
+		if (!sb->died_said && LOAD_ACQ(&sb->s->h->state) != PT_SHM_EXITED &&
+		    still_named(sb->s)) {
+			char note[160];
+			int32_t rank = sb->s->h->rank;
+			if (rank >= 0)
+				snprintf(note, sizeof note,
+					 "rank %d (pid %d) died: it ended without running its exit "
+					 "handlers (killed, or os._exit); its last step may be missing",
+					 (int)rank, (int)sb->s->pid);
+			else
+				snprintf(note, sizeof note,
+					 "pid %d died: it ended without running its exit handlers "
+					 "(killed, or os._exit); its last step may be missing",
+					 (int)sb->s->pid);
+			died_note(sb->s, t, note);
+			sb->died_said = 1;
+		}
 		return PT_ENOENT;
 	}
 	if (sb->s->shrunk) {

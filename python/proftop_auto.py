@@ -86,12 +86,13 @@ _activity = False      # any hooked call ran
 _steps = 0             # steps emitted
 _ctl = None            # proftop_capture, when the probe has the control word
 _rule = None           # "optimizer" / "forward": the rule of the last step emitted
+_comp = None           # proftop_compile, when torch has torch.compile
 
 
 class _TS(object):
     """One thread's state: module depth, open ranges, the step being built."""
     __slots__ = ("depth", "names", "root", "in_bwd", "in_opt", "in_fetch", "start", "pending", "soft",
-                 "loader_samples", "fwd_samples", "partial", "__weakref__")
+                 "loader_samples", "fwd_samples", "partial", "compiling", "__weakref__")
 
     def __init__(self):
         self.depth = 0            # nn.Module calls open on this thread
@@ -104,6 +105,7 @@ class _TS(object):
         self.loader_samples = 0
         self.fwd_samples = 0
         self.partial = _attach    # attached mid-step: the first step is not whole
+        self.compiling = 0        # torch.compile compiles on this thread (proftop_compile)
 
     def __del__(self):
         # The thread has ended (its thread-local data goes away while it still
@@ -230,7 +232,17 @@ def _build_labels(root):
     base = root
     if isinstance(root, _wrapper_roots) and hasattr(root, "module"):
         base = root.module  # DDP(model): label model's modules, no "module." prefix
-    m = {id(base): (0, 0)} if base is not root else {}
+    m = {}
+    comp = _compiled_of(base)
+    if comp is not None:
+        # torch.compile(model): the compiled region is one operator, named
+        # by the model's class; its modules run inside it, unseen
+        m[-1] = _name_id("(compiled %s)" % type(comp).__name__)
+        if comp is not base:
+            m[id(comp)] = (0, 0)
+        base = comp
+    if base is not root:
+        m[id(base)] = (0, 0)
     seen = set([id(base)])
     stack = [(base, "", 1)]
     while stack:
@@ -240,11 +252,29 @@ def _build_labels(root):
                 continue
             seen.add(id(child))
             qual = prefix + name
-            m[id(child)] = (_name_id("%s (%s)" % (qual, type(child).__name__))
-                            if depth <= _max_depth else 0, depth)
+            comp = _compiled_of(child)
+            if comp is not None:
+                # a compiled submodule: "encoder (compiled Encoder)"; the
+                # module it wraps takes its place, under the same name
+                m[id(child)] = (_name_id("%s (compiled %s)" % (qual, type(comp).__name__))
+                                if depth <= _max_depth else 0, depth)
+                if comp is not child:
+                    seen.add(id(comp))
+                    m[id(comp)] = (0, depth)
+                child = comp
+            else:
+                m[id(child)] = (_name_id("%s (%s)" % (qual, type(child).__name__))
+                                if depth <= _max_depth else 0, depth)
             stack.append((child, qual + ".", depth if isinstance(child, _containers)
                           else depth + 1))
     return m
+
+
+def _compiled_of(mod):
+    """The module a torch.compile wrapper runs, else None."""
+    if _comp is None:
+        return None
+    return _comp.compiled_label(mod)
 
 
 def _labels_of(root):
@@ -281,6 +311,8 @@ def _wrap_module_call(orig):
             ts = _tls.ts
         except AttributeError:
             ts = _ts()
+        if ts.compiling:
+            return orig(self, *args, **kwargs)  # the compiler running modules as it traces
         d = ts.depth
         try:
             if d == 0:
@@ -323,9 +355,13 @@ def _root_enter(ts, mod, args):
     _begin(ts)
     if not _batch_fixed and (_grad_enabled() or not _train):
         ts.fwd_samples += _batch_size(args)
-    ts.names = _labels_of(mod)
+    ts.names = names = _labels_of(mod)
     ts.root = mod
     _lib.proftop_phase_push(_FORWARD)
+    comp = names.get(-1)
+    if comp is not None:
+        _lib.proftop_op_push_id(comp)  # the compiled region
+        return 4
     return 2
 
 
@@ -341,13 +377,13 @@ def _loss_label(mod):
 
 
 def _root_exit(ts, code):
-    if code == 3:
+    if code >= 3:
         _lib.proftop_op_pop()
     _lib.proftop_phase_pop()
     root = ts.root
     ts.names = None
     ts.root = None
-    if code == 2 and not _train:
+    if code != 3 and not _train:
         # inference: a step per outermost forward. Without no_grad and in
         # training mode it may be the first forward of a training step (a
         # second model, the loss, then backward): a step only if a fetch
@@ -368,7 +404,7 @@ def _wrap_phase(orig, phase, flag, fetch=False, train=False, samples=False):
         if _off:
             return orig(*args, **kwargs)
         ts = _ts()
-        if getattr(ts, flag):
+        if getattr(ts, flag) or ts.compiling:
             return orig(*args, **kwargs)
         pushed = False
         try:
@@ -418,7 +454,7 @@ def _wrap_opt_method(orig, meth, role):
         if _off:
             return orig(self, *args, **kwargs)
         ts = _ts()
-        if ts.in_opt:
+        if ts.in_opt or ts.compiling:
             return orig(self, *args, **kwargs)  # super().step(), step() calling zero_grad()
         pushed = False
         try:
@@ -904,6 +940,21 @@ def _control_setup(lib, torch):
         return None
 
 
+def _compile_setup(lib, torch):
+    """proftop_compile when torch has torch.compile (2.x), else None."""
+    if getattr(torch, "compile", None) is None:
+        return None
+    try:
+        here = os.path.dirname(os.path.abspath(__file__))
+        if here not in sys.path:
+            sys.path.append(here)
+        import proftop_compile
+        return proftop_compile if proftop_compile.setup(lib, torch, _fail, _ts) else None
+    except Exception as e:  # noqa: BLE001
+        _fail(e)
+        return None
+
+
 _nvtx_ctx = None
 
 
@@ -911,7 +962,7 @@ def install(torch, attach=False):
     """Installs the hooks into torch (once); returns a one-line status."""
     global _off, _lib, _max_depth, _batch_fixed, _compiling, _grad_enabled, _loss_base
     global _wrapper_roots, _labels, _torch, _installed, _attach, _nvtx_ctx, _all_ts, _containers
-    global _ctl
+    global _ctl, _comp
     global _dp_on
     if _installed:
         return status()
@@ -985,6 +1036,7 @@ def install(torch, attach=False):
     _installed = True
     _off = False
     _ctl = _control_setup(lib, torch)
+    _comp = _compile_setup(lib, torch)
     _dp_on = True
     if os.environ.get("PROFTOP_TORCH_OPS", "") not in ("", "0"):
         _nvtx_ctx = _torch_ops(torch)

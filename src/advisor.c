@@ -27,6 +27,7 @@
 static const char *const key_names[PT_ADV__COUNT] = {
     "input_bound",     "gpu_starved", "sync",	     "comm_bound",
     "memcpy_pageable", "straggler",   "step_jitter", "data_pipeline",
+    "recompile",
 };
 
 const char *pt_advice_key_name(enum pt_advice_key k)
@@ -59,6 +60,8 @@ void pt_advisor_opts_init(struct pt_advisor_opts *o)
 	o->data_busy_pct = 80.0;
 	o->data_idle_pct = 50.0;
 	o->data_full_pct = 10.0;
+	o->recompile_step_pct = 10.0;
+	o->recompile_min = 2;
 	o->critical_factor = 2.0;
 }
 
@@ -487,6 +490,8 @@ static struct jitter jitter_of(const struct ctx *c, const struct pt_summary *s)
 	for (size_t i = from; i < s->nsteps; i++) {
 		if (!s->steps[i].dur_ns)
 			continue;
+		if (s->perf.compile_left_out && s->steps[i].compile_ns)
+			continue; /* torch.compile's steps: the recompile rule's */
 		if (slow == SIZE_MAX)
 			slow = i;
 		d[n++] = s->steps[i].dur_ns;
@@ -552,6 +557,50 @@ static void rule_jitter(struct ctx *c)
 	    "evaluation every N steps (make it asynchronous or time it apart), logging that "
 	    "synchronizes, host memory pressure, or other processes competing for the CPU "
 	    "(the step times of an overloaded machine scatter the same way).");
+}
+
+/* torch.compile recompiling again and again: each recompile stalls a step
+ * for the compiler's time. The compiled model is named from its operator
+ * ("(compiled Net)", "encoder (compiled Encoder)"). */
+static void rule_recompile(struct ctx *c)
+{
+	const struct pt_summary *s = c->s;
+	const struct pt_perf *p = &s->perf;
+	size_t steps_rc = 0;
+	const struct pt_step *last = NULL;
+	for (size_t i = 0; i < s->nsteps; i++)
+		if (s->steps[i].recompiles) {
+			steps_rc++;
+			last = &s->steps[i];
+		}
+	if (!s->nsteps || p->recompiles < c->o->recompile_min || steps_rc < c->o->recompile_min)
+		return;
+	double v = pct(steps_rc, s->nsteps);
+	double th = c->o->recompile_step_pct;
+	if (v < th)
+		return;
+	char model[NAME_COLS + 8] = "the compiled model";
+	for (size_t i = 0; i < s->operators.n; i++) {
+		const char *n = c->t ? pt_trace_str(c->t, s->operators.rows[i].name_id) : "";
+		if (strstr(n, "(compiled ")) {
+			name_of(c, s->operators.rows[i].name_id, model, sizeof model);
+			break;
+		}
+	}
+	struct pt_advice *a = emit(c, PT_ADV_RECOMPILE,
+				   "torch.compile recompiles again and again", v, th, "%",
+				   crit_high(c, v, th));
+	put(a->evidence,
+	    "model %s recompiled in %zu of %zu steps (%.1f%%, threshold %.0f%%): %" PRIu64
+	    " recompiles, %.2f s compiling in all; the last in step %" PRId64 " (%.2f ms)",
+	    model, steps_rc, s->nsteps, v, th, p->recompiles, (double)p->compile_ns / 1e9,
+	    last->number, ms(last->dur_ns));
+	put(a->suggestion,
+	    "Its guards keep failing: see why with TORCH_LOGS=recompiles. Shapes that change "
+	    "(the last batch, sequence lengths) want dynamic=True or padding to a few sizes; "
+	    "Python values read in forward (a step counter, a flag) become constants each "
+	    "compile: pass them as tensors. torch._dynamo.config.cache_size_limit caps the "
+	    "recompiles, after which the frame runs eagerly.");
 }
 
 /* The data pipeline: which part of making batches keeps the training waiting. */
@@ -680,6 +729,7 @@ void pt_advise(const struct pt_trace *t, const struct pt_summary *s, const struc
 	rule_straggler(&c);
 	rule_jitter(&c);
 	rule_data(&c);
+	rule_recompile(&c);
 	/* stable: critical first, rule order within a severity */
 	for (size_t i = 1; i < out->n; i++) {
 		struct pt_advice x = out->v[i];

@@ -49,6 +49,8 @@ struct pt_agg *pt_agg_new(const struct pt_trace *t, const struct pt_agg_opts *o)
 		a->o = *o;
 	else
 		pt_agg_opts_init(&a->o);
+	for (int i = 0; i < 3; i++)
+		a->compile_row[i] = AGG_NONE;
 	if (t) {
 		static const char *const vn[3] = {"Computing", "Communication",
 						  "Communication(Not Overlapped)"};
@@ -138,6 +140,30 @@ static int is_memory_name(struct pt_agg *a, uint32_t name_id)
 		*known = hit ? 1 : 2;
 	}
 	return *known == 1;
+}
+
+/* A new user-defined row: one of torch.compile's ranges (proftop's Python
+ * helper, proftop_compile.py) has its row remembered, so that each of its
+ * events costs a compare. */
+static void ud_row_new(struct pt_agg *a, uint32_t row, uint32_t name_id)
+{
+	static const char *const names[3] = {"torch.compile: compile", "torch.compile: recompile",
+					     "torch.compile: graph break"};
+	const char *s = a->t ? pt_trace_str(a->t, name_id) : "";
+	if (strncmp(s, "torch.compile: ", 15) != 0)
+		return;
+	for (int i = 0; i < 3; i++)
+		if (strcmp(s, names[i]) == 0)
+			a->compile_row[i] = row;
+}
+
+/* The user-defined row's AGG_PH_* code, 0 when it is not torch.compile's. */
+static inline uint8_t ud_compile_kind(const struct pt_agg *a, uint32_t row)
+{
+	for (int i = 0; i < 3; i++)
+		if (a->compile_row[i] == row)
+			return (uint8_t)(AGG_PH_COMPILE + i);
+	return 0;
 }
 
 static uint32_t row_for(struct rowvec *rv, struct idmap *m, uint32_t name_id, uint8_t kind,
@@ -557,9 +583,15 @@ static void host_event(struct pt_agg *a, struct track_state *ts, const struct pt
 		if (!(parent && parent->op_anc))
 			a->op_top_cpu_ns += f->clip_end - f->start_ns;
 	} else if (kind == PT_KIND_USER_DEFINED) {
+		size_t nud = a->ud.n;
 		f->row = row_for(&a->ud, &a->ud_by_name, ev->name_id, kind, 0);
+		if (a->ud.n != nud)
+			ud_row_new(a, f->row, ev->name_id);
 		pt_stat_add(&a->ud.v[f->row].cpu, ev->dur_ns);
 		ts->has_ud = 1;
+		uint8_t ck = ud_compile_kind(a, f->row);
+		if (ck)
+			add_phase(a, ev, ck);
 	} else if (kind == PT_KIND_CUDA_RUNTIME &&
 		   (is_memory_name(a, ev->name_id) || ev->kind == PT_KIND_MEMCPY ||
 		    ev->kind == PT_KIND_MEMSET)) {

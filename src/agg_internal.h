@@ -269,12 +269,17 @@ struct step_rec {
 	uint32_t name_id, track;
 };
 
-/* An outermost (of its kind) phase event. */
+/* An outermost (of its kind) phase event. kind: a phase's event kind,
+ * or one of AGG_PH_* (torch.compile's ranges, which mark a step as
+ * compiling and count in it). */
 struct phase_rec {
 	uint64_t start_ns, end_ns;
 	uint32_t track;
 	uint8_t kind;
 };
+#define AGG_PH_COMPILE 0xf0     /* "torch.compile: compile" */
+#define AGG_PH_RECOMPILE 0xf1   /* "torch.compile: recompile" */
+#define AGG_PH_GRAPH_BREAK 0xf2 /* "torch.compile: graph break" */
 
 /* A device activity with no launch (no corr, or one never launched). */
 struct orphan {
@@ -317,7 +322,6 @@ struct agg_folded {
 	/* a copy's (agg_clone): steps is the original's, read only, never
 	 * freed here (the copy is finished before the original folds again) */
 	int steps_borrowed;
-	uint64_t bwd_busy;
 	/* correlation ids of the launches and activities folded: a partner
 	 * arriving later (a violation) means the figures would differ */
 	struct corr_range *corrs;
@@ -408,6 +412,10 @@ struct pt_agg {
 	uint32_t child_prev_fid;
 	struct phase_rec *phases;
 	size_t nphases, phases_cap;
+	/* the user rows of torch.compile's ranges, by AGG_PH_* - AGG_PH_COMPILE
+	 * (AGG_NONE until seen): a user-defined row is looked at once, when
+	 * it is made */
+	uint32_t compile_row[3];
 
 	struct dev_acc *devs;
 	size_t ndevs, devs_cap;

@@ -74,6 +74,8 @@ struct sacc {
 	uint64_t cpu[PT_MS__COUNT], gpu[PT_MS__COUNT];
 	uint64_t data_end, bwd_start, bwd_min, bwd_max, opt_after;
 	uint64_t bwd_busy, bwd_cur_end; /* union of the backward events */
+	uint64_t compile_ns, compile_end; /* union of torch.compile's compilations */
+	uint32_t compiles, recompiles, graph_breaks;
 	int has_dl, has_fwd, has_bwd, has_opt_after;
 };
 
@@ -160,6 +162,22 @@ static void settle_phases(struct pt_agg *a, struct steps_ctx *c, struct sacc *ac
 		struct sacc *sa = &acc[si];
 		uint64_t cs = u64_max(p->start_ns, c->ss[si].start_ns);
 		uint64_t ce = u64_min(p->end_ns, c->ss[si].end_ns);
+		if (p->kind >= AGG_PH_COMPILE && p->kind <= AGG_PH_GRAPH_BREAK) {
+			if (p->kind == AGG_PH_GRAPH_BREAK) {
+				sa->graph_breaks++;
+				continue;
+			}
+			sa->compiles++;
+			sa->recompiles += p->kind == AGG_PH_RECOMPILE;
+			uint64_t bs = u64_max(cs, sa->compile_end);
+			if (ce > bs) {
+				sa->compile_ns += ce - bs;
+				sa->compile_end = ce;
+			} else if (!sa->compile_ns) {
+				sa->compile_ns = 1; /* a compilation, however short, marks the step */
+			}
+			continue;
+		}
 		int row = phase_row(p->kind);
 		if (row < 0)
 			continue;
@@ -353,6 +371,31 @@ static void settle_acc(struct pt_agg *a, struct steps_ctx *c, struct sacc *acc)
 	free(gj.gpu);
 }
 
+/* Compiling steps (torch.compile) are counted; they are left out of the
+ * Model and Perf Summaries unless asked for (with_compile) or every step
+ * compiled (then nothing would be left). */
+static void settle_compile(struct pt_summary *s, int with_compile)
+{
+	struct pt_perf *p = &s->perf;
+	for (size_t i = 0; i < s->nsteps; i++) {
+		const struct pt_step *st = &s->steps[i];
+		p->compiles += st->compiles;
+		p->recompiles += st->recompiles;
+		p->graph_breaks += st->graph_breaks;
+		p->compile_ns += st->compile_ns;
+		if (st->compile_ns) {
+			p->compile_steps++;
+			p->compile_step_ns += st->dur_ns;
+		}
+	}
+	p->compile_left_out = !with_compile && p->compile_steps && p->compile_steps < s->nsteps;
+}
+
+static int step_left_out(const struct pt_summary *s, const struct pt_step *st)
+{
+	return s->perf.compile_left_out && st->compile_ns;
+}
+
 static void settle_model(struct pt_summary *s)
 {
 	for (int r = 0; r < PT_MS__COUNT; r++) {
@@ -361,6 +404,9 @@ static void settle_model(struct pt_summary *s)
 	}
 	for (size_t i = 0; i < s->nsteps; i++) {
 		const struct pt_step *st = &s->steps[i];
+		if (step_left_out(s, st))
+			continue;
+		s->backward_busy_ns += st->bwd_busy_ns;
 		for (int r = 0; r < PT_MS__COUNT; r++) {
 			/* ProfileStep and Others count every step; a phase
 			 * counts (and is averaged over) the steps where it took
@@ -379,8 +425,8 @@ static void settle_perf(struct pt_summary *s)
 {
 	struct pt_perf *p = &s->perf;
 	p->reader.min_ns = p->batch.min_ns = UINT64_MAX;
-	p->steps = s->nsteps;
-	if (!s->nsteps)
+	p->steps = s->nsteps - (p->compile_left_out ? p->compile_steps : 0);
+	if (!p->steps)
 		return;
 	/* no step loaded data (no Dataloader event): the reader figures are
 	 * not applicable, not zero */
@@ -388,12 +434,14 @@ static void settle_perf(struct pt_summary *s)
 	/* ips in samples/s only when every step knows its sample count. */
 	p->ips_samples = 1;
 	for (size_t i = 0; i < s->nsteps; i++)
-		if (!s->steps[i].samples)
+		if (!s->steps[i].samples && !step_left_out(s, &s->steps[i]))
 			p->ips_samples = 0;
 	uint64_t work = 0;
 	int first = 1;
 	for (size_t i = 0; i < s->nsteps; i++) {
 		const struct pt_step *st = &s->steps[i];
+		if (step_left_out(s, st))
+			continue;
 		/* reader_cost = the step's Dataloader time, batch_cost = its
 		 * duration. */
 		pt_stat_add(&p->reader, st->cpu_ns[PT_MS_DATALOADER]);
@@ -446,6 +494,11 @@ static void step_out(const struct pt_agg *a, const struct step_rec *r, const str
 	st->track = r->track;
 	memcpy(st->cpu_ns, acc->cpu, sizeof st->cpu_ns);
 	memcpy(st->gpu_ns, acc->gpu, sizeof st->gpu_ns);
+	st->bwd_busy_ns = acc->bwd_busy;
+	st->compile_ns = acc->compile_ns;
+	st->compiles = acc->compiles;
+	st->recompiles = acc->recompiles;
+	st->graph_breaks = acc->graph_breaks;
 }
 
 void agg_settle_steps(struct pt_agg *a, struct pt_summary *s)
@@ -460,7 +513,6 @@ void agg_settle_steps(struct pt_agg *a, struct pt_summary *s)
 	s->steps = s->nsteps ? pt_xcalloc(s->nsteps, sizeof *s->steps) : NULL;
 	for (size_t i = 0; i < c.n; i++) {
 		step_out(a, &a->steps[c.ss[i].fid], &acc[i], &s->steps[i]);
-		s->backward_busy_ns += acc[i].bwd_busy;
 	}
 	if (nf) { /* the steps folded already (agg_fold_steps, sorted), merged in */
 		struct pt_step *m = pt_xmalloc(s->nsteps * sizeof *m);
@@ -485,7 +537,6 @@ void agg_settle_steps(struct pt_agg *a, struct pt_summary *s)
 		memcpy(m + k, f + j, (nf - j) * sizeof *m);
 		free(s->steps);
 		s->steps = m;
-		s->backward_busy_ns += a->fold.bwd_busy;
 	}
 	/* Without a number in the name: the ordinal among steps. */
 	for (size_t i = 0; i < s->nsteps; i++)
@@ -494,6 +545,7 @@ void agg_settle_steps(struct pt_agg *a, struct pt_summary *s)
 	free(acc);
 	free(c.ss);
 	free(c.pmax_end);
+	settle_compile(s, a->o.with_compile);
 	settle_model(s);
 	settle_perf(s);
 }
@@ -588,7 +640,6 @@ void agg_fold_steps(struct pt_agg *a, uint64_t upto)
 		struct agg_folded *f = &a->fold;
 		f->steps = agg_grow(f->steps, &f->steps_cap, f->nsteps, sizeof *f->steps);
 		step_out(a, &a->steps[c.ss[i].fid], &acc[i], &f->steps[f->nsteps++]);
-		f->bwd_busy += acc[i].bwd_busy;
 	}
 	/* kept in order: a step of another thread that began before the last
 	 * fold's latest may end after it */

@@ -160,6 +160,10 @@ int cli_load_opt(struct cli_load_opts *o, int c, const char *arg)
 	case CLI_OPT_STEPS:
 		rc = cli_opt_steps(o, arg);
 		break;
+	case CLI_OPT_WITH_COMPILE:
+		o->with_compile = 1;
+		rc = 0;
+		break;
 	case CLI_OPT_MAXMEM:
 		rc = cli_opt_max_mem(o, arg);
 		break;
@@ -249,6 +253,7 @@ int cli_summarize_spare(struct pt_trace *t, const struct cli_load_opts *o,
 		ao.step_first = o->step_first;
 		ao.step_last = o->step_last;
 	}
+	ao.with_compile = o->with_compile;
 	ao.spare = spare;
 	ao.spare_arg = arg;
 	struct pt_summary *s = pt_summarize(t, &ao);

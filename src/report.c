@@ -567,11 +567,22 @@ static double stat_avg_s(const struct pt_stat *st)
 	return st->n ? sec_of(st->total_ns) / (double)st->n : 0.0;
 }
 
+/* torch.compile's steps: which compiled, what it cost, whether they are in
+ * the figures (one line under the Perf Summary). */
+static void put_compile(FILE *out, const struct pt_summary *s)
+{
+	char line[PT_COMPILE_LINE_MAX];
+	if (pt_compile_line(s, line, sizeof line))
+		fprintf(out, "%s\n", line);
+}
+
 static void put_perf(FILE *out, const struct pt_summary *s)
 {
 	const struct pt_perf *p = &s->perf;
 	if (!p->steps) {
-		fputs("Perf Summary: no steps found\n\n", out);
+		fputs("Perf Summary: no steps found\n", out);
+		put_compile(out, s);
+		putc('\n', out);
 		return;
 	}
 	double rr = p->reader_ratio_pct;
@@ -590,6 +601,7 @@ static void put_perf(FILE *out, const struct pt_summary *s)
 	put_perf_row(out, "batch_cost", stat_avg_s(&p->batch), sec_of(p->batch.max_ns),
 		     sec_of(pt_stat_min(&p->batch)));
 	put_perf_row(out, "ips", p->ips_avg, p->ips_max, p->ips_min);
+	put_compile(out, s);
 	putc('\n', out);
 }
 

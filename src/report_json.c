@@ -31,7 +31,11 @@
  *                              Backward adds "cpu_busy_ms" (its events' union)
  *   "perf_summary": {"reader_ratio_pct", "reader_cost_ms": {"avg","max","min"},
  *      "batch_cost_ms": {"avg","max","min"}, "ips": {"avg","max","min"},
- *      "ips_unit": "steps/s" | "samples/s"},
+ *      "ips_unit": "steps/s" | "samples/s",
+ *      "compile": {"steps", "steps_ms", "compile_ms", "compiles", "recompiles",
+ *         "graph_breaks", "left_out"}},  only when a step compiled
+ *                              (torch.compile) or a graph break was found;
+ *                              left_out: those steps are not in the figures
  *   "operators", "kernels", "user_defined", "memory": [
  *     {"name", "calls", "cpu_total_ms", "cpu_self_ms", "cpu_avg_ms", "cpu_max_ms",
  *      "cpu_min_ms", "cpu_ratio_pct", "gpu_total_ms", "gpu_avg_ms", "gpu_max_ms",
@@ -50,7 +54,8 @@
  *      "memsets", "memcpy_bytes"} ],  GPUs; sampled CPU rows come first as
  *      {"device": "CPU(Process)" | "CPU(System)", "utilization_pct", "samples"},
  *   "steps_detail": [ {"number", "start_ms" (from the span's start),
- *      "batch_cost_ms", "reader_cost_ms", "samples"} ],
+ *      "batch_cost_ms", "reader_cost_ms", "samples"} ],  a step that compiled
+ *      adds "compile_ms", "compiles", "recompiles", "graph_breaks"
  *   "advice": [ {"key", "severity": "warning" | "critical", "title", "evidence",
  *      "suggestion", "value", "threshold", "unit": "%" | "x"} ],  the advisor's
  *      findings (advisor.h), critical first; [] when none or --no-advice
@@ -255,6 +260,25 @@ static void j_minmax(struct pt_buf *b, int *first, const char *key, double avg, 
 	pt_buf_putc(b, '}');
 }
 
+/* torch.compile's steps (struct pt_perf), when there were any */
+static void j_compile(struct pt_buf *b, int *first, const struct pt_perf *p)
+{
+	if (!p->compile_steps && !p->graph_breaks)
+		return;
+	j_key(b, first, "compile");
+	int f = 1;
+	pt_buf_putc(b, '{');
+	kv_u64(b, &f, "steps", p->compile_steps);
+	kv_ms(b, &f, "steps_ms", p->compile_step_ns);
+	kv_ms(b, &f, "compile_ms", p->compile_ns);
+	kv_u64(b, &f, "compiles", p->compiles);
+	kv_u64(b, &f, "recompiles", p->recompiles);
+	kv_u64(b, &f, "graph_breaks", p->graph_breaks);
+	j_key(b, &f, "left_out");
+	pt_buf_printf(b, "%s", p->compile_left_out ? "true" : "false");
+	pt_buf_putc(b, '}');
+}
+
 static void j_perf(struct pt_buf *b, const struct pt_summary *s)
 {
 	const struct pt_perf *p = &s->perf;
@@ -281,6 +305,7 @@ static void j_perf(struct pt_buf *b, const struct pt_summary *s)
 	j_minmax(b, &first, "ips", p->ips_avg, p->ips_max, p->ips_min);
 	j_key(b, &first, "ips_unit");
 	pt_buf_printf(b, "\"%s\"", p->ips_samples ? "samples/s" : "steps/s");
+	j_compile(b, &first, p);
 	pt_buf_putc(b, '}');
 }
 
@@ -434,6 +459,12 @@ static void j_steps(struct pt_buf *b, const struct pt_summary *s)
 		kv_ms(b, &first, "batch_cost_ms", st->dur_ns);
 		kv_ms(b, &first, "reader_cost_ms", st->cpu_ns[PT_MS_DATALOADER]);
 		kv_u64(b, &first, "samples", st->samples);
+		if (st->compile_ns || st->graph_breaks) {
+			kv_ms(b, &first, "compile_ms", st->compile_ns);
+			kv_u64(b, &first, "compiles", st->compiles);
+			kv_u64(b, &first, "recompiles", st->recompiles);
+			kv_u64(b, &first, "graph_breaks", st->graph_breaks);
+		}
 		pt_buf_putc(b, '}');
 	}
 	list_close(b, s->nsteps);

@@ -261,9 +261,11 @@ static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rec
 	char rr[32] = "reader n/a"; /* no Dataloader events: not applicable */
 	if (s->perf.has_reader)
 		snprintf(rr, sizeof rr, "reader %.1f%%", s->perf.reader_ratio_pct);
-	snprintf(line, sizeof line, " %s%s %s | %llu steps | ips %.1f | %s", a->st.state,
-		 a->paused ? " [PAUSED]" : "", el, (unsigned long long)s->perf.steps,
-		 s->perf.ips_avg, rr);
+	char comp[40] = ""; /* torch.compile's steps, not in ips and reader */
+	if (s->perf.compile_steps)
+		snprintf(comp, sizeof comp, " (%llu compiling)", (unsigned long long)s->perf.compile_steps);
+	snprintf(line, sizeof line, " %s%s %s | %zu steps%s | ips %.1f | %s", a->st.state,
+		 a->paused ? " [PAUSED]" : "", el, s->nsteps, comp, s->perf.ips_avg, rr);
 	x = tui_put_str(c, x, r.y, r.x + r.w, line, tui_st(TUI_C_DEFAULT, 0));
 	/* both kinds; the cap's count includes a re-read export's earlier drops.
 	 * What the job recorded before proftop attached and had overwritten (a

@@ -161,10 +161,10 @@ static int draw_steps(struct tui_app *a, struct tui_canvas *c, int x, int y, int
 	struct tui_steps *sv = &a->steps;
 	steps_order(a, s);
 	char title[160];
-	snprintf(title, sizeof title, "Steps, %s (%zu)   D dataloader F forward B backward O optimizer . others",
+	snprintf(title, sizeof title, "Steps, %s (%zu)   D dataloader F forward B backward O optimizer . others%s",
 		 sv->by_dur ? (sv->invert ? "fastest first" : "slowest first")
 			    : (sv->invert ? "newest first" : "in order"),
-		 s->nsteps);
+		 s->nsteps, s->perf.compile_steps ? " C compiling" : "");
 	y = section(c, x, y, w, title);
 	int rows = room - 1;
 	if (rows <= 0)
@@ -188,6 +188,8 @@ static int draw_steps(struct tui_app *a, struct tui_canvas *c, int x, int y, int
 		tui_fmt_ns(dur, sizeof dur, st->dur_ns);
 		struct tui_style ls = sel ? tui_st(TUI_C_SELECT, TUI_A_REVERSE) : tui_st(TUI_C_DIM, 0);
 		tui_printf(c, x, y, x + w, ls, "#%-8lld %10s ", (long long)st->number, dur);
+		if (st->compile_ns) /* torch.compile compiled in this step */
+			tui_put_ch(c, x + 20, y, 'C', tui_st(TUI_C_WARN, TUI_A_BOLD));
 		int bx = x + 21;
 		int over = st->dur_ns > maxdur;
 		int len = barw > 4 ? (int)((double)barw * (double)(over ? maxdur : st->dur_ns) / (double)maxdur) : 0;
@@ -315,6 +317,9 @@ void tui_summary_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 		nx = tui_put_str(c, x, y, x + w, "Note: ", tui_st(TUI_C_DIM, TUI_A_BOLD));
 		tui_put_name(c, nx, y++, x + w - nx, n, strlen(n), tui_st(TUI_C_DIM, 0));
 	}
+	/* torch.compile: which steps compiled, left out of the figures */
+	if (y < end && pt_compile_line(s, line, sizeof line))
+		tui_put_str(c, x, y++, x + w, line, tui_st(TUI_C_WARN, 0));
 	if (y >= end)
 		return;
 	/* Model Summary */

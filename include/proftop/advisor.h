@@ -82,10 +82,11 @@ enum pt_advice_key {
 	PT_ADV_STRAGGLER,
 	PT_ADV_STEP_JITTER,
 	PT_ADV_DATA_PIPELINE,
+	PT_ADV_RECOMPILE,
 	PT_ADV__COUNT
 };
 /* "input_bound", "gpu_starved", "sync", "comm_bound", "memcpy_pageable",
- * "straggler", "step_jitter", "data_pipeline" (stable: JSON keys). */
+ * "straggler", "step_jitter", "data_pipeline", "recompile" (stable: JSON keys). */
 const char *pt_advice_key_name(enum pt_advice_key k);
 
 enum pt_advice_severity { PT_ADV_WARNING = 1, PT_ADV_CRITICAL = 2 };
@@ -109,6 +110,8 @@ struct pt_advisor_opts {
 	double data_busy_pct;
 	double data_idle_pct;
 	double data_full_pct;
+	double recompile_step_pct; /* steps that recompiled (torch.compile), of all */
+	unsigned recompile_min;    /* recompiles before the rule speaks */
 	double critical_factor;
 };
 void pt_advisor_opts_init(struct pt_advisor_opts *o);

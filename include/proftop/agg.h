@@ -56,6 +56,13 @@ enum pt_ms_row {
 };
 const char *pt_ms_row_name(enum pt_ms_row r); /* "ProfileStep", ..., "Others" */
 
+/* torch.compile in a summary, in one line ("torch.compile: 2 of 30 steps
+ * compiled (#1 #4: ...)"): 1 and the line in buf when some step compiled or
+ * a graph break was found, else 0 and "". */
+#define PT_COMPILE_LINE_MAX 320
+struct pt_summary;
+int pt_compile_line(const struct pt_summary *s, char *buf, size_t cap);
+
 struct pt_model_row {
 	uint64_t calls;      /* steps in which the phase occurred (ProfileStep, Others: steps) */
 	struct pt_stat cpu;  /* per-step CPU time of the phase */
@@ -70,6 +77,12 @@ struct pt_step {
 	uint32_t track;
 	uint64_t cpu_ns[PT_MS__COUNT]; /* per phase (PT_MS_STEP = whole step) */
 	uint64_t gpu_ns[PT_MS__COUNT];
+	/* torch.compile in the step (the Python helper's "torch.compile: ..."
+	 * user ranges): time compiling (compile_ns > 0: a compiling step),
+	 * compilations begun (recompiles among them), graph breaks found */
+	uint64_t compile_ns;
+	uint32_t compiles, recompiles, graph_breaks;
+	uint64_t bwd_busy_ns; /* the union of its backward events (Backward busy) */
 };
 
 struct pt_perf {
@@ -80,6 +93,14 @@ struct pt_perf {
 	struct pt_stat batch;    /* per-step step time */
 	double ips_avg, ips_max, ips_min;
 	int ips_samples;         /* 1: samples/s (every step had a sample count), 0: steps/s */
+	/* Compiling steps (struct pt_step.compile_ns > 0): left out of every
+	 * figure above and of the Model Summary (steps counts the others),
+	 * unless pt_agg_opts.with_compile, or when every step compiled. */
+	uint64_t compile_steps;     /* compiling steps in the summary */
+	int compile_left_out;       /* 1: they are not in the figures */
+	uint64_t compile_step_ns;   /* their duration */
+	uint64_t compile_ns;        /* time spent compiling, in all steps */
+	uint64_t compiles, recompiles, graph_breaks; /* over all steps */
 };
 
 /* A table row: operators, kernels, memory, user-defined, and op detail. */
@@ -202,6 +223,9 @@ struct pt_agg_opts {
 	 * without that thread. NULL (the default): nothing. */
 	void (*spare)(void *spare_arg, uint64_t t0_ns, uint64_t t1_ns);
 	void *spare_arg;
+	/* 1: steps that compiled (torch.compile) count in the Perf and Model
+	 * Summaries like any other; 0 (the default): they are left out. */
+	int with_compile;
 };
 #define PT_SUMMARIZE_PIPE_EVENTS 65536
 void pt_agg_opts_init(struct pt_agg_opts *o);

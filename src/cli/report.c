@@ -62,6 +62,7 @@ void cli_usage_report(FILE *f)
 	      "      --top N         rows per table (default: all)\n"
 	      "      --sort KEY      order rows by total (default), avg, max, calls, gpu or name\n"
 	      "      --steps A:B     only steps A to B, inclusive (also A:, :B, A)\n"
+	      CLI_WITH_COMPILE_HELP
 	      "      --detail        show inner ops and the kernels under each operator\n"
 	      "      --no-advice     leave out the Advice section (the bottleneck advisor)\n"
 	      CLI_PEAK_HELP
@@ -112,6 +113,7 @@ int cli_report(int argc, char **argv)
 		{"top", required_argument, NULL, OPT_TOP},
 		{"sort", required_argument, NULL, OPT_SORT},
 		CLI_STEPS_LONGOPT,
+		CLI_WITH_COMPILE_LONGOPT,
 		{"detail", no_argument, NULL, OPT_DETAIL},
 		{"no-advice", no_argument, NULL, OPT_NO_ADVICE},
 		CLI_PEAK_LONGOPTS,
@@ -208,6 +210,7 @@ int cli_report(int argc, char **argv)
 			rj.ao.step_first = lo.step_first;
 			rj.ao.step_last = lo.step_last;
 		}
+		rj.ao.with_compile = lo.with_compile;
 		pt_store_sort(t->store);
 		rj_thread = pthread_create(&rj_th, NULL, rank_job_main, &rj) == 0;
 		if (!rj_thread)

@@ -23,57 +23,7 @@ if [ ! -x "$PY" ] || ! "$PY" -c 'import torch' >/dev/null 2>&1; then
 fi
 S=tests/torch
 
-# record NAME CMD... : proftop record -o $TMP/NAME.json; the report's JSON in $TMP/NAME.rep
-record() {
-	local name=$1
-	shift
-	"$PROFTOP" record -o "$TMP/$name.json" --log "$TMP/$name.log" -- "$@" >"$TMP/$name.out" 2>&1
-	local rc=$?
-	"$PROFTOP" report "$TMP/$name.json" --json >"$TMP/$name.rep" 2>>"$TMP/$name.out"
-	return $rc
-}
-
-# compare NAME DESC: the script's RESULT line against the report
-compare() {
-	local name=$1 desc=$2 verdict
-	verdict=$("$PY" - "$TMP/$name.log" "$TMP/$name.rep" <<'PYEOF'
-import json, sys
-res = None
-for line in open(sys.argv[1]):
-    if line.startswith("RESULT "):
-        res = dict(kv.split("=", 1) for kv in line.split()[1:])
-if res is None:
-    print("FAIL no RESULT line from the script"); sys.exit()
-rep = json.load(open(sys.argv[2]))
-rows = {r["name"]: r for r in rep["model_summary"]}
-step_ms = rows["ProfileStep"]["cpu_total_ms"]
-loop = float(res["loop_s"])
-errs, info = [], []
-if rep["steps"] != int(res["steps"]):
-    errs.append("steps %d != script's %s" % (rep["steps"], res["steps"]))
-info.append("steps %d" % rep["steps"])
-for phase, key in (("Dataloader", "data_s"), ("Forward", "fwd_s"), ("Backward", "bwd_s"),
-                   ("Optimization", "opt_s")):
-    mine = 100.0 * rows[phase]["cpu_total_ms"] / step_ms if step_ms else 0
-    theirs = 100.0 * float(res[key]) / loop
-    info.append("%s %.1f%%/%.1f%%" % (phase, mine, theirs))
-    if abs(mine - theirs) > 5.0:
-        errs.append("%s %.1f%% vs the script's %.1f%%" % (phase, mine, theirs))
-ips = rep["perf_summary"]["ips"]["avg"]
-want = int(res["samples"]) / loop
-info.append("ips %.1f/%.1f" % (ips, want))
-if rep["perf_summary"].get("ips_unit") != "samples/s":
-    errs.append("ips unit %s" % rep["perf_summary"].get("ips_unit"))
-if abs(ips - want) > 0.08 * want:
-    errs.append("ips %.1f vs the script's %.1f" % (ips, want))
-print(("FAIL " + "; ".join(errs) + " | " if errs else "OK ") + ", ".join(info))
-PYEOF
-)
-	case "$verdict" in
-	OK*) ok "$desc: ${verdict#OK }" ;;
-	*) not_ok "$desc" "$verdict" "$(tail -n 3 "$TMP/$name.out")" ;;
-	esac
-}
+. tests/e2e/torch_lib.sh
 
 # --- the five shapes, each against its own timing
 record cnn0 "$PY" $S/cnn_loader.py --steps 60 --workers 0

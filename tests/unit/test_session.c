@@ -888,7 +888,10 @@ static void test_exit_detection(void **state)
 	assert_int_equal(pt_backend_session.open(&b, &a, err, sizeof err), 0);
 	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
 	assert_int_equal(b->ops->poll(b, t, 1), PT_ENOENT);
-	assert_int_equal(pt_store_count(t->store), 2);
+	/* its two events, and a note that it died (no exit handlers ran) */
+	assert_int_equal(pt_store_count(t->store), 3);
+	assert_int_equal(t->nnotes, 1);
+	assert_non_null(strstr(pt_trace_note_text(t, 0), " died: it ended without running its exit"));
 	char desc[256];
 	b->ops->describe(b, desc, sizeof desc);
 	assert_non_null(strstr(desc, "[exited]"));

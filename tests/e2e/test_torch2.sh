@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# san: skip  (Python and torch dominate; the report paths it uses run under ASan in test_agg and test_live)
+# tests/e2e/test_torch2.sh - what PyTorch 2.x brought, on unmodified scripts
+# (tests/torch/), each against the script's own clock as test_torch_zero
+# does (steps exactly, phases within 5 points, IPS within 8 %):
+# - a model wrapped in torch.compile (inductor on the CPU): its compiling
+#   steps found (the script tells them by TorchDynamo's own frame counter),
+#   shown and left out of the figures, the compiled region an operator,
+#   recompiles and graph breaks counted, the advisor naming a model that
+#   recompiles every few steps;
+# - torchrun with two ranks (gloo): both ranks' sessions with their rank
+#   numbers and steps, the job's exit code back, a rank that dies noted and
+#   the other's session still read;
+# - DataLoader workers started with spawn and forkserver.
+# It runs under Debian's torch 1.13 too (tests/run.sh runs it under both):
+# there the torch.compile and torchrun parts are skipped, with the reason.
+. tests/e2e/lib.sh
+
+PY=${PT_PYTHON:-/usr/bin/python3}
+export PROFTOP_SESSION_DIR=$TMP/sessions
+mkdir -p "$PROFTOP_SESSION_DIR"
+chmod 700 "$PROFTOP_SESSION_DIR"
+unset PROFTOP_LIB PROFTOP_DISABLE PROFTOP_TORCH PROFTOP_TORCH_DEPTH PROFTOP_BATCH PROFTOP_TORCH_OPS
+if [ ! -x "$PY" ] || ! "$PY" -c 'import torch' >/dev/null 2>&1; then
+	skip "PyTorch 2.x shapes" "torch is not importable by $PY"
+	done_testing
+	exit 0
+fi
+S=tests/torch
+. tests/e2e/torch_lib.sh
+ver=$("$PY" -c 'import torch; print(torch.__version__)')
+jq_py() { "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$TMP/$1.rep"; }
+
+# --- DataLoader workers started with spawn and forkserver (every torch)
+for m in spawn forkserver; do
+	record "w$m" "$PY" $S/cnn_loader.py --steps 40 --workers 2 --read-ms 2 --start-method $m
+	compare "w$m" "CNN + DataLoader (2 $m workers)"
+done
+
+# --- torch.compile
+if ! "$PY" -c 'import sys, torch; sys.exit(not hasattr(torch, "compile"))'; then
+	skip "torch.compile" "torch $ver has no torch.compile (2.0 and later)"
+elif ! "$PY" -c 'import sys, torch._dynamo; sys.exit(not hasattr(torch._dynamo, "callback_handler"))'; then
+	skip "torch.compile" "torch $ver has no compile callbacks (2.5 and later)"
+else
+	record comp "$PY" $S/compiled.py --steps 40 --reshape-at 20 --graph-break
+	compare comp "torch.compile'd MLP, steady state (compiling steps left out by both)"
+	want=$(sed -n 's/^RESULT .* compiled=\([0-9,]*\) .*/\1/p' "$TMP/comp.log")
+	# proftop numbers steps from 0, the script from 1
+	got=$(jq_py comp '",".join(str(s["number"] + 1) for s in d["steps_detail"] if s.get("compile_ms"))')
+	if [ -n "$want" ] && [ "$want" = "$got" ]; then
+		ok "the compiling steps are the script's own ($want)"
+	else
+		not_ok "compiling steps" "script: $want" "proftop: $got"
+	fi
+	c=$(jq_py comp 'd["perf_summary"]["compile"]')
+	"$PY" - "$TMP/comp.rep" <<'PYEOF' && ok "compile figures: 2 steps left out, recompiles and graph breaks counted ($c)" || not_ok "compile figures" "$c"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["perf_summary"]["compile"]
+assert c["steps"] == 2 and c["left_out"] is True, c
+assert c["recompiles"] >= 1 and c["compiles"] > c["recompiles"], c
+assert c["graph_breaks"] >= 2, c          # one per compile of the forward, at least
+rows = {r["name"]: r for r in d["model_summary"]}
+assert rows["ProfileStep"]["calls"] == d["steps"] - 2, rows["ProfileStep"]
+PYEOF
+	ops=$(jq_py comp '"\n".join(r["name"] for r in d["operators"])')
+	printf '%s\n' "$ops" | grep -qxF "(compiled Net)" && ok "the compiled region is the operator '(compiled Net)'" ||
+		not_ok "compiled operator" "$ops"
+	printf '%s\n' "$ops" | grep -q "^body" && not_ok "modules inside the compiled region are not operators" "$ops" ||
+		ok "modules inside the compiled region are not operators"
+	"$PROFTOP" report "$TMP/comp.json" >"$TMP/comp.txt"
+	grep -q '^torch.compile: 2 of 40 steps compiled (#0 #19, .*left out of the figures' "$TMP/comp.txt" &&
+		ok "the report says which steps compiled" || not_ok "compile line" "$(grep -i compile "$TMP/comp.txt")"
+	grep -q '^Note: torch.compile is compiling' "$TMP/comp.txt" && ok "the note that it compiles" ||
+		not_ok "compiling note" "$(grep '^Note' "$TMP/comp.txt")"
+	"$PROFTOP" report --json --with-compile "$TMP/comp.json" >"$TMP/compw.rep"
+	n=$(jq_py compw 'd["model_summary"][0]["calls"], d["perf_summary"]["compile"]["left_out"]')
+	[ "$n" = "40 False" ] && ok "--with-compile counts them in" || not_ok "--with-compile" "$n"
+	# the same job, unchanged: same loss with and without proftop
+	if cmp -s <(grep '^RESULT' "$TMP/comp.log" | sed 's/.* loss=/loss=/') \
+		<("$PY" $S/compiled.py --steps 40 --reshape-at 20 --graph-break | grep '^RESULT' | sed 's/.* loss=/loss=/'); then
+		ok "the compiled script computes the same under proftop (same loss)"
+	else
+		not_ok "same loss with and without proftop"
+	fi
+	# a model that recompiles every few steps: the advisor names it
+	record recomp "$PY" $S/compiled.py --steps 24 --recompile-every 4
+	adv=$(jq_py recomp '[a["evidence"] for a in d["advice"] if a["key"] == "recompile"]')
+	case "$adv" in
+	*"model (compiled Net) recompiled in 5 of 24 steps"*) ok "advice: $adv" ;;
+	*) not_ok "recompile advice" "$adv" ;;
+	esac
+	# the screen: compiling steps marked, the line under the verdict
+	if command -v tmux >/dev/null; then
+		sock=pt-t2-$$
+		tmux -L "$sock" -f /dev/null new-session -d -s s -x 120 -y 40 \
+			"env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $PROFTOP view $TMP/comp.json; sleep 30"
+		pane=""
+		for _ in $(seq 100); do
+			pane=$(tmux -L "$sock" capture-pane -p -t s 2>/dev/null)
+			printf '%s' "$pane" | grep -q "Verdict" && break
+			sleep 0.1
+		done
+		tmux -L "$sock" kill-server 2>/dev/null
+		if printf '%s\n' "$pane" | grep -q "^torch.compile: 2 of 40 steps compiled" &&
+			printf '%s\n' "$pane" | grep -q "40 steps (2 compiling)"; then
+			ok "the Summary screen shows the compiling steps"
+		else
+			not_ok "compile on the screen" "$pane"
+		fi
+	else
+		skip "compile on the screen" "no tmux"
+	fi
+fi
+
+# --- torchrun: two ranks
+TR=$(dirname "$PY")/torchrun
+if [ ! -x "$TR" ]; then
+	skip "torchrun" "no torchrun beside $PY (Debian's torch $ver ships none that works)"
+else
+	port=$((20000 + ($$ * 7) % 20000))
+	record trun "$TR" --nproc_per_node=2 --master_port=$port $S/ddp.py --steps 30
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q 'recorded 2 sessions.*rank 0\.\.1' "$TMP/trun.out" &&
+		[ "$(jq_py trun 'sorted((r["name"], r["steps"]) for r in d["ranks"])')" = "[('rank 0', 30), ('rank 1', 30)]" ]; then
+		ok "torchrun --nproc_per_node=2: rank 0 and 1, 30 steps each, exit 0"
+	else
+		not_ok "torchrun" "rc $rc" "$(cat "$TMP/trun.out")" "$(jq_py trun 'd.get("ranks")')"
+	fi
+	record tdie "$TR" --nproc_per_node=2 --master_port=$((port + 1)) $S/ddp.py --steps 100000 --die-at 20
+	rc=$?
+	steps1=$(jq_py tdie '[r["steps"] for r in d["ranks"] if r["name"] == "rank 1"]')
+	if [ $rc -ne 0 ] && grep -q "^Note: rank 1 (pid [0-9]*) died" <("$PROFTOP" report "$TMP/tdie.json") &&
+		[ "$steps1" = "[19]" ]; then
+		ok "a rank that dies: exit $rc back, rank 1 noted as died, its 19 closed steps kept (the 20th never ended)"
+	else
+		not_ok "a rank that dies" "rc $rc steps $steps1" "$(grep '^Note' <("$PROFTOP" report "$TMP/tdie.json"))"
+	fi
+fi
+done_testing
