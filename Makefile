@@ -17,6 +17,9 @@ DESTDIR ?=
 CC ?= cc
 PKG_CONFIG ?= pkg-config
 CUDA_HOME ?= /usr/local/cuda
+VENV ?= .venv
+VENV_PYTHON ?= /usr/bin/python3
+VENV_STAMP := $(VENV)/.proftop-requirements
 
 SAN ?=
 ifeq ($(SAN),)
@@ -156,6 +159,27 @@ $(BUILD)/tests/test_probe_cupti_old: tests/unit/test_probe_cupti.c $(PROBE_OLD_O
 # `make cupti-old`: only the probe against the older headers (what CI needs at least).
 cupti-old: $(PROBE_OLD_OBJ)
 
+# A third CUPTI header set: CUPTI 12 as PyPI's wheels ship it to a torch built
+# for CUDA 12 (nvidia-cuda-cupti-cu12, with cuda.h from nvidia-cuda-runtime-cu12;
+# both in .venv, tests/requirements.txt). The probe is compiled against it and
+# the CUPTI unit test runs built against it (test_probe_cupti_12), as for 11.8.
+CUPTI12_NV := $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/nvidia))
+CUPTI12_OK := $(if $(CUPTI12_NV),$(wildcard $(CUPTI12_NV)/cuda_cupti/include/cupti.h))
+CUPTI12_INC := -I$(abspath $(CUPTI12_NV))/cuda_cupti/include -I$(abspath $(CUPTI12_NV))/cuda_runtime/include
+CUPTI12_DIR := $(BUILD)/cupti-12
+PROBE_12_OBJ := $(PROBE_SRC:%.c=$(CUPTI12_DIR)/pic/%.o)
+CUPTI12_BIN := $(if $(CUPTI12_OK),$(BUILD)/tests/test_probe_cupti_12)
+
+$(CUPTI12_DIR)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out $(CUDA_CFLAGS),$(PROBE_CFLAGS)) -DPT_HAVE_CUDA_HEADERS $(CUPTI12_INC) -MMD -MP -c $< -o $@
+
+$(BUILD)/tests/test_probe_cupti_12: tests/unit/test_probe_cupti.c $(PROBE_12_OBJ) $(BUILD)/libproftop_core.a tests/unit/testutil.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DPT_HAVE_CUDA_HEADERS $(CUPTI12_INC) -Itests/unit \
+		-DPT_TEST_CUPTI_INC='"$(CUPTI12_INC)"' \
+		-o $@ $< $(PROBE_12_OBJ) $(BUILD)/libproftop_core.a $(CMOCKA_LIBS) $(LDLIBS) -lrt
+
 $(BUILD)/libproftop.so: $(PROBE_OBJ)
 	$(CC) -shared -pthread -Wl,-soname,libproftop.so -Wl,-z,nodelete -o $@ $(PROBE_OBJ) -ldl -lrt
 
@@ -203,7 +227,7 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libproftop_core.a $(BACKEND_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libproftop_core.a $(LDLIBS)
 
-tests: $(UNIT_BIN) $(CUPTI_OLD_BIN) $(PROG_BIN) all
+tests: $(UNIT_BIN) $(CUPTI_OLD_BIN) $(CUPTI12_BIN) $(PROG_BIN) all
 
 # libFuzzer targets (clang): the core built with -fsanitize=fuzzer,address,undefined.
 FUZZ_CC ?= clang
@@ -222,9 +246,6 @@ fuzz: $(FUZZ_BIN)
 # tests/requirements.txt; the stamp is rewritten when that file changes, and
 # pip's cache keeps the wheels, so a second environment downloads nothing.
 # VENV_PYTHON is Debian's interpreter (python3-venv), the one python3-torch is for.
-VENV ?= .venv
-VENV_PYTHON ?= /usr/bin/python3
-VENV_STAMP := $(VENV)/.proftop-requirements
 
 # A plain `make check` also builds the sanitizer tree and runs the suites again
 # under ASan+UBSan (PT_CHECK_FAST=1 skips that second pass). It builds with a
@@ -311,4 +332,4 @@ clean:
 .PHONY: all tests check valgrind golden bench install deps venv format clean fuzz docs cupti-old
 .DELETE_ON_ERROR:
 
--include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(PROBE_OBJ:.o=.d) $(PROBE_OLD_OBJ:.o=.d)
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(PROBE_OBJ:.o=.d) $(PROBE_OLD_OBJ:.o=.d) $(PROBE_12_OBJ:.o=.d)

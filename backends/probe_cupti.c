@@ -258,11 +258,13 @@ static const CUpti_CallbackId g_quiet[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v2_v11030,
     CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020,
     CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020,
+    /* by number: CUDA 12's headers call these ..._v2_v12000 and
+     * ..._v3_v12030, CUDA 13's ..._v12000 and ..._v12030 (same ids) */
 #if CUPTI_API_VERSION >= 19
-    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceProperties_v12000,
+    (CUpti_CallbackId)440, /* cudaGetDeviceProperties (12.0) */
 #endif
 #if CUPTI_API_VERSION >= 21
-    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v12030,
+    (CUpti_CallbackId)461, /* cudaStreamGetCaptureInfo (12.3) */
 #endif
 };
 
@@ -434,8 +436,11 @@ static int start(const char *lib, int check_driver, char *why, size_t len)
 			    "compute-sanitizer); continuing with NVTX and the C API",
 			    other[0] ? " (" : "", other, other[0] ? ")" : "");
 	if (r != CUPTI_SUCCESS)
-		return fail(why, len, "cuptiSubscribe: %s (%d)%s", pt_cupti_result_text(r), (int)r,
-			    r == CUPTI_ERROR_UNKNOWN ? "; is the NVIDIA driver installed?" : "");
+		return fail(why, len, "%s (CUPTI %s): cuptiSubscribe: %s (%d)%s", C.path, vt,
+			    pt_cupti_result_text(r), (int)r,
+			    r == CUPTI_ERROR_UNKNOWN || r == CUPTI_ERROR_NOT_INITIALIZED
+				? "; is the NVIDIA driver installed and a GPU visible?"
+				: "");
 	C.pid = getpid();
 	C.launches = calloc(PT_CUPTI_LAUNCHES, sizeof *C.launches);
 	/* The clock first: it must be in place before any kind is enabled. */

@@ -7,12 +7,17 @@
 #include "probe_cupti_find.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <dlfcn.h>
+#include <glob.h>
 #include <limits.h>
 #include <link.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "proftop/backend.h"
@@ -248,6 +253,24 @@ int pt_cupti_candidates(struct pt_cupti_cand *out, int max, int driver_cuda)
 		snprintf(d, sizeof d, "%s/../extras/CUPTI/lib64", l.cudart_dir);
 		add_dir(c, d, "the toolkit of libcudart");
 	}
+	/* the Python environment in use ($VIRTUAL_ENV, $CONDA_PREFIX): the CUDA
+	 * wheels `pip install torch` brings (nvidia/cu13/lib,
+	 * nvidia/cuda_cupti/lib), for a job that has not loaded torch yet and
+	 * for `proftop backends` */
+	static const char *const envs[2] = {"VIRTUAL_ENV", "CONDA_PREFIX"};
+	for (size_t i = 0; i < 2; i++) {
+		const char *e = getenv(envs[i]);
+		glob_t g;
+		if (!e || !*e)
+			continue;
+		snprintf(d, sizeof d, "%s/lib/python3*/site-packages/nvidia/*/lib", e);
+		if (glob(d, GLOB_ONLYDIR, NULL, &g) != 0)
+			continue;
+		for (size_t j = 0; j < g.gl_pathc; j++)
+			add_dir(c, g.gl_pathv[j], i == 0 ? "the CUDA wheels of $VIRTUAL_ENV"
+							 : "the CUDA wheels of $CONDA_PREFIX");
+		globfree(&g);
+	}
 	/* the loader path, newest first, then each toolkit folder */
 	for (size_t i = 0; i < NMAJORS; i++) {
 		char n[32];
@@ -273,6 +296,48 @@ out:;
 }
 
 /* ---- the report of `proftop backends` ---- */
+
+/* cuptiGetVersion in a child process: some CUPTI releases crash in it when
+ * no driver is there (13.2 recurses until its stack is gone), and `proftop
+ * backends` must still answer. 0 with *api set (0 when it failed), the
+ * signal that ended the child, or -1 when it did not answer in 10 s. */
+static int version_in_child(int (*get)(uint32_t *), uint32_t *api)
+{
+	*api = 0;
+	int fd[2];
+	if (pipe(fd) != 0)
+		return -1;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fd[0]);
+		close(fd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(fd[0]);
+		uint32_t v = 0;
+		if (get(&v) != 0)
+			v = 0;
+		ssize_t w = write(fd[1], &v, sizeof v);
+		_exit(w == (ssize_t)sizeof v ? 0 : 1);
+	}
+	close(fd[1]);
+	struct pollfd p = {fd[0], POLLIN, 0};
+	uint32_t v = 0;
+	int got = poll(&p, 1, 10000) == 1 && read(fd[0], &v, sizeof v) == (ssize_t)sizeof v;
+	close(fd[0]);
+	if (!got)
+		kill(pid, SIGKILL);
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (got) {
+		*api = v;
+		return 0;
+	}
+	return WIFSIGNALED(st) ? WTERMSIG(st) : -1;
+}
 
 void pt_cupti_report(struct pt_cupti_report *r)
 {
@@ -314,8 +379,16 @@ void pt_cupti_report(struct pt_cupti_report *r)
 			continue;
 		}
 		int (*get)(uint32_t *) = (int (*)(uint32_t *))dlsym(h, "cuptiGetVersion");
-		if (!get || get(&l->api) != 0) {
+		int sig = 0;
+		if (get && (sig = version_in_child(get, &l->api)) != 0) {
+			snprintf(l->why, sizeof l->why,
+				 sig > 0 ? "cuptiGetVersion crashed (signal %d) on this machine"
+					 : "cuptiGetVersion did not answer",
+				 sig);
+		} else if (!get) {
 			snprintf(l->why, sizeof l->why, "not a CUPTI library (no cuptiGetVersion)");
+		} else if (!l->api) {
+			snprintf(l->why, sizeof l->why, "cuptiGetVersion failed");
 		} else {
 			char vt[16];
 			pt_cupti_version_text(l->api, vt, sizeof vt);

@@ -24,7 +24,8 @@ struct pt_cupti_cand {
  * libcupti candidates in the probe's order: $PROFTOP_CUPTI alone when set;
  * else a libcupti this process has already loaded (PyTorch links one: a
  * second CUPTI in the same process would not work); else next to a loaded
- * libtorch/libcudart and in the pip wheels' nvidia/cuda_cupti/lib; then the
+ * libtorch/libcudart and in the pip wheels' nvidia/cuda_cupti/lib, then in
+ * those of $VIRTUAL_ENV and $CONDA_PREFIX; then the
  * loader path and $CUDA_HOME, $CUDA_PATH, /usr/local/cuda, newest major
  * first. driver_cuda (cuDriverGetVersion, 0 = unknown) leaves out majors the
  * driver cannot run. Returns the number written.

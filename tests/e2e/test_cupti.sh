@@ -10,7 +10,10 @@
 # kernels on its own clock while proftop keeps recording, the ends that skip
 # atexit (_exit, SIGTERM) lose nothing complete, kernels still running are
 # counted as dropped, CUPTI 11.8 records, a probe loaded after cuInit, a
-# driver too old for the CUPTI, and `proftop backends`.
+# driver too old for the CUPTI, and `proftop backends`. Then the real
+# CUPTI 12 of PyPI's nvidia-cuda-cupti-cu12 wheel (in .venv, `make venv`),
+# with no driver: it loads, says its version, refuses the subscription in
+# one line, and the job runs on.
 # san: skip (the fakes and the probe are built without the sanitizers)
 . tests/e2e/lib.sh
 BUILD=${BUILD:-build}
@@ -153,4 +156,32 @@ check_out "backends: a CUPTI the driver cannot run" \
 	"CUPTI 13.1 needs a driver for CUDA 13" \
 	env LD_LIBRARY_PATH="$LIB" FAKE_CUDA_VERSION=12040 FAKE_CUPTI_VERSION=130100 \
 	PROFTOP_CUPTI="$LIB/libcupti.so.12" "$PROFTOP" backends
+
+# 8. the real CUPTI of PyPI's wheel (what `pip install torch` for CUDA 12
+# brings), on the fake driver: no GPU behind it
+REAL=$(ls "${PT_VENV:-.venv}"/lib/python3*/site-packages/nvidia/cuda_cupti/lib/libcupti.so.12 2>/dev/null | head -n 1)
+if [ -z "$REAL" ]; then
+	skip "the real CUPTI 12 of the wheel" "no ${PT_VENV:-.venv} with nvidia-cuda-cupti-cu12 (make venv)"
+else
+	L2=$TMP/lib12
+	mkdir -p "$L2"
+	cp "$REAL" "$L2/libcupti.so.12"
+	cp "$LIB/libcuda.so.1" "$L2/"
+	"$PROFTOP" record -o "$TMP/g.json" --log "$TMP/g.log" -- \
+		"$BUILD/tests/progs/cupti_real" "$L2" 5 >/dev/null 2>&1
+	check "a job on the real CUPTI 12 without a GPU exits 0" test $? -eq 0
+	check_out "it loaded the real library: CUPTI API version 28 (12.9)" "^cupti version 2[0-9] \\(rc 0\\)" cat "$TMP/g.log"
+	n=$(grep -c 'GPU tracing off' "$TMP/g.log")
+	check_out "one line says why GPU tracing is off ($n)" \
+		"^proftop: GPU tracing off: .*libcupti.so.12 \\(CUPTI 12\\.[0-9]+\\): cuptiSubscribe: CUPTI_ERROR_[A-Z_]+ \\([0-9]+\\); is the NVIDIA driver installed" \
+		sh -c "[ $n -eq 1 ] && cat '$TMP/g.log'"
+	check_out "the job ran its 5 steps, recorded" "^5$" json_get "$TMP/g.json" "r['steps']"
+	check_out "backends: the wheel's CUPTI 12.9 by its version" \
+		"CUPTI 12\\.[0-9]+ +.*libcupti.so.12" env PROFTOP_CUPTI="$REAL" "$PROFTOP" backends
+	# an activated venv: its wheels' CUPTIs are found; one that crashes in
+	# cuptiGetVersion without a driver (13.2 does) is listed, not fatal
+	venv=${REAL%/lib/python3*}
+	check_out "backends with \$VIRTUAL_ENV: the wheels' CUPTIs listed" \
+		"^ +\\(the CUDA wheels of \\\$VIRTUAL_ENV" env -u PROFTOP_CUPTI VIRTUAL_ENV="$venv" "$PROFTOP" backends
+fi
 done_testing

@@ -117,7 +117,11 @@ fi
 # --- torchrun: two ranks
 TR=$(dirname "$PY")/torchrun
 if [ ! -x "$TR" ]; then
-	skip "torchrun" "no torchrun beside $PY (Debian's torch $ver ships none that works)"
+	skip "torchrun" "no torchrun beside $PY"
+elif [ "${ver%%.*}" -lt 2 ]; then
+	# its launcher fails on Python 3.11 before starting a rank (AttributeError
+	# in torch.distributed.elastic); launch2.sh stands in for it in test_torch_zero
+	skip "torchrun" "the torchrun of torch $ver does not start on this Python"
 else
 	port=$((20000 + ($$ * 7) % 20000))
 	record trun "$TR" --nproc_per_node=2 --master_port=$port $S/ddp.py --steps 30
