@@ -298,8 +298,7 @@ install: $(BUILD)/proftop $(BUILD)/libproftop.so $(EXAMPLE_BIN)
 	install -m 0644 include/proftop/proftop.h $(DESTDIR)$(PREFIX)/include/proftop/proftop.h
 	install -m 0644 docs/proftop.1 $(DESTDIR)$(PREFIX)/share/man/man1/proftop.1
 	install -d $(DESTDIR)$(PREFIX)/share/proftop/python/boot
-	install -m 0644 python/proftop.py python/proftop_torch.py python/proftop_auto.py \
-		python/proftop_inject.py $(DESTDIR)$(PREFIX)/share/proftop/python/
+	install -m 0644 $(wildcard python/*.py) $(DESTDIR)$(PREFIX)/share/proftop/python/
 	install -m 0644 python/boot/sitecustomize.py $(DESTDIR)$(PREFIX)/share/proftop/python/boot/
 
 DEB_PKGS := build-essential pkg-config libcjson-dev zlib1g-dev libncurses-dev libcmocka-dev \

@@ -68,5 +68,12 @@ echo
 echo "== bench_torch_zero (unmodified PyTorch scripts, a loader-bound one too, alone vs under proftop record: <= 3 % slower; ns per module call and per sample of the data hooks)"
 /usr/bin/python3 bench/bench_torch_zero.py --build "$BUILD"
 echo
+if [ -x .venv/bin/python ]; then
+	echo "== bench_torch_zero on torch 2.x (.venv, make venv): the same"
+	.venv/bin/python bench/bench_torch_zero.py --build "$BUILD"
+else
+	echo "== bench_torch_zero on torch 2.x: skipped (no .venv: make venv)"
+fi
+echo
 echo "== bench_capture (a deep capture of 5 steps: step time before, during and after it; start and stop pauses)"
 /usr/bin/python3 bench/bench_capture.py --build "$BUILD"

@@ -11,7 +11,10 @@
 # - torchrun with two ranks (gloo): both ranks' sessions with their rank
 #   numbers and steps, the job's exit code back, a rank that dies noted and
 #   the other's session still read;
-# - DataLoader workers started with spawn and forkserver.
+# - DataLoader workers started with spawn and forkserver;
+# - a real Kineto trace (torch.profiler in the script, torch's own export):
+#   every operator's calls and self time as torch's key_averages() gives
+#   them, within 1 %.
 # It runs under Debian's torch 1.13 too (tests/run.sh runs it under both):
 # there the torch.compile and torchrun parts are skipped, with the reason.
 . tests/e2e/lib.sh
@@ -36,6 +39,40 @@ for m in spawn forkserver; do
 	record "w$m" "$PY" $S/cnn_loader.py --steps 40 --workers 2 --read-ms 2 --start-method $m
 	compare "w$m" "CNN + DataLoader (2 $m workers)"
 done
+
+# --- a Kineto trace against torch's own key_averages()
+if ! "$PY" -c 'import sys, torch; sys.exit(not torch.autograd.kineto_available())' 2>/dev/null; then
+	skip "Kineto trace vs key_averages" "torch $ver has no Kineto"
+else
+	"$PY" $S/kineto_check.py "$TMP/kin" >"$TMP/kin.out" 2>&1
+	"$PROFTOP" report --json "$TMP/kin.json" >"$TMP/kin.rep" 2>>"$TMP/kin.out"
+	v=$("$PY" - "$TMP/kin.ops.json" "$TMP/kin.rep" <<'PYEOF'
+import json, sys
+ops = json.load(open(sys.argv[1]))
+rows = {r["name"]: r for r in json.load(open(sys.argv[2]))["operators"]}
+n = bad = 0
+errs = []
+for name, (calls, self_us, _) in ops.items():
+    r = rows.get(name)
+    if r is None:
+        # proftop shows these as the step's phases, not operators
+        if name.startswith(("Optimizer.", "autograd::engine::evaluate_function",
+                            "ProfilerStep#", "enumerate(DataLoader)")):
+            continue
+        errs.append("%s missing" % name)
+        continue
+    n += 1
+    mine = r["cpu_self_ms"] * 1000.0
+    if r["calls"] != calls or abs(mine - self_us) > 0.01 * max(self_us, 1.0):
+        errs.append("%s: calls %d/%d self %.1f/%.1f us" % (name, r["calls"], calls, mine, self_us))
+print(("FAIL " + "; ".join(errs[:5])) if errs or n < 20 else "OK %d operators" % n)
+PYEOF
+)
+	case "$v" in
+	OK*) ok "Kineto trace: ${v#OK } with key_averages()'s calls and self CPU time (within 1 %)" ;;
+	*) not_ok "Kineto trace vs key_averages" "$v" "$(tail -n 3 "$TMP/kin.out")" ;;
+	esac
+fi
 
 # --- torch.compile
 if ! "$PY" -c 'import sys, torch; sys.exit(not hasattr(torch, "compile"))'; then
@@ -83,6 +120,19 @@ PYEOF
 		ok "the compiled script computes the same under proftop (same loss)"
 	else
 		not_ok "same loss with and without proftop"
+	fi
+	# inductor with no C++ compiler: the job's own error, unchanged
+	PATH=/nonexistent TORCHINDUCTOR_CACHE_DIR=$TMP/ic1 "$PY" $S/compiled.py --steps 3 >"$TMP/nocc1.out" 2>&1
+	rc1=$?
+	PATH=/nonexistent TORCHINDUCTOR_CACHE_DIR=$TMP/ic2 "$PROFTOP" record -o "$TMP/nocc.json" \
+		--log "$TMP/nocc2.out" -- "$PY" $S/compiled.py --steps 3 >/dev/null 2>&1
+	rc2=$?
+	e1=$(grep -E '^[A-Za-z_.]+(Error|Exception)[A-Za-z_.]*: ' "$TMP/nocc1.out" | tail -n 1)
+	e2=$(grep -E '^[A-Za-z_.]+(Error|Exception)[A-Za-z_.]*: ' "$TMP/nocc2.out" | tail -n 1)
+	if [ $rc1 -ne 0 ] && [ $rc1 -eq $rc2 ] && [ -n "$e1" ] && [ "$e1" = "$e2" ]; then
+		ok "torch.compile failing in the job (no C++ compiler): its own error and exit $rc1, unchanged"
+	else
+		not_ok "failing compile" "alone: rc $rc1 $e1" "under proftop: rc $rc2 $e2"
 	fi
 	# a model that recompiles every few steps: the advisor names it
 	record recomp "$PY" $S/compiled.py --steps 24 --recompile-every 4
