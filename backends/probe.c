@@ -599,6 +599,122 @@ PT_EXPORT int proftop_worker_attach(const char *label)
 	return !PT_TS_SPECIAL(t);
 }
 
+/*
+ * A DataLoader worker started with spawn or forkserver is a new process (or
+ * a fork of the forkserver), not a fork of the training process: it maps
+ * the session of pid (the training process: the same user's, the same
+ * launch, running), stops using the segment it made at start (unlinked
+ * when none of its threads ever claimed a ring there, else left mapped for
+ * them), and records into pid's session as proftop_worker_attach() does.
+ * Its names are interned into that session's string area (lock-free, as
+ * any thread of pid does). Returns 1 when recording.
+ */
+static int map_session_of(int32_t pid, void **base_out, uint64_t *bytes_out, char *path,
+			  size_t pathlen)
+{
+	char dir[4000], err[512];
+	if (pt_shm_dir(dir, sizeof dir, 0, err, sizeof err) != 0)
+		return -1;
+	snprintf(path, pathlen, "%s/%d.session", dir, (int)pid);
+	int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (uint64_t)st.st_size < PT_SHM_HEADER_BYTES) {
+		close(fd);
+		return -1;
+	}
+	uint64_t bytes = (uint64_t)st.st_size;
+	void *base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (base == MAP_FAILED)
+		return -1;
+	/* the layout read once, checked against the file and the ABI */
+	const struct pt_shm_header *h = base;
+	uint32_t nrings = h->nrings, slots = h->ring_slots, sb = h->strings_bytes;
+	const char *lid = getenv("PROFTOP_LAUNCH_ID");
+	uint64_t launch = lid && *lid ? strtoull(lid, NULL, 16) : 0;
+	if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != PT_SHM_MAGIC || h->abi != PT_SHM_ABI ||
+	    h->header_bytes != PT_SHM_HEADER_BYTES || h->pid != pid || h->segment_bytes != bytes ||
+	    nrings == 0 || nrings > PT_SHM_MAX_RINGS || slots < 2 || (slots & (slots - 1)) ||
+	    pt_shm_segment_bytes(nrings, slots, sb) != bytes ||
+	    h->rings_offset != PT_SHM_HEADER_BYTES ||
+	    h->ring_stride != sizeof(struct pt_shm_ring) + (uint64_t)slots * sizeof(struct pt_shm_rec) ||
+	    h->strings_offset != h->rings_offset + (uint64_t)nrings * h->ring_stride ||
+	    h->launch_id != launch ||
+	    __atomic_load_n(&h->state, __ATOMIC_ACQUIRE) != PT_SHM_RUNNING) {
+		munmap(base, bytes);
+		return -1;
+	}
+	*base_out = base;
+	*bytes_out = bytes;
+	return 0;
+}
+
+PT_EXPORT int proftop_worker_attach_pid(int32_t pid, const char *label)
+{
+	if (G.child)
+		return __atomic_load_n(&G.state, __ATOMIC_ACQUIRE) == PT_PROBE_ON;
+	if (pid <= 0 || pid == (int32_t)getpid())
+		return 0;
+	void *base;
+	uint64_t bytes;
+	char path[sizeof G.path];
+	if (map_session_of(pid, &base, &bytes, path, sizeof path) != 0)
+		return 0;
+	struct pt_shm_header *h = base;
+	uint32_t cap = 1024;
+	while (cap < h->strings_bytes / 8 && cap < (1u << 27))
+		cap <<= 1;
+	uint64_t *names = calloc(cap, sizeof *names);
+	struct pt_tstate *ts = calloc(h->nrings, sizeof *ts);
+	if (!names || !ts) {
+		free(names);
+		free(ts);
+		munmap(base, bytes);
+		return 0;
+	}
+	/* this process records nothing more of its own */
+	__atomic_store_n(&G.state, PT_PROBE_OFF, __ATOMIC_RELEASE);
+	if (G.hdr && !G.forked) {
+		/* its own segment (a forked one is the forkserver's): gone for
+		 * readers; unmapped unless a thread of ours still points into it */
+		__atomic_store_n(&G.hdr->state, PT_SHM_EXITED, __ATOMIC_RELEASE);
+		unlink(G.path);
+		if (__atomic_load_n(&G.hdr->rings_claimed, __ATOMIC_ACQUIRE) == 0) {
+			munmap(G.base, G.bytes);
+			free(G.ts);
+			free(G.names);
+		}
+	}
+	G.base = base;
+	G.bytes = bytes;
+	G.hdr = h;
+	G.nrings = h->nrings;
+	G.slots = h->ring_slots;
+	G.strings = (char *)base + h->strings_offset;
+	G.strings_bytes = h->strings_bytes;
+	G.names = names;
+	G.names_mask = cap - 1;
+	G.ts = ts;
+	snprintf(G.path, sizeof G.path, "%s", path);
+	static const char *const phase[5] = {"ProfileStep", "Dataloader", "Forward", "Backward",
+					     "Optimization"};
+	for (int i = 0; i < 5; i++)
+		G.phase_name[i] = pt_probe_intern(phase[i], strlen(phase[i]));
+	pt_probe_nvtx_reset();
+	memset(G.child_label, 0, sizeof G.child_label);
+	if (label)
+		strncpy(G.child_label, label, sizeof G.child_label - 1);
+	G.child = 1;
+	G.forked = 0;
+	pt_probe_tls = PT_TS_UNCLAIMED;
+	__atomic_store_n(&G.state, PT_PROBE_ON, __ATOMIC_RELEASE);
+	struct pt_tstate *t = pt_probe_claim();
+	return !PT_TS_SPECIAL(t);
+}
+
 /* Gives the calling thread's ring back (marks it exited for the reader to
  * drain and free) and stops recording in this child. */
 PT_EXPORT void proftop_worker_detach(void)

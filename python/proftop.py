@@ -89,6 +89,7 @@ def _bind(lib):
         "proftop_capture_path": (ctypes.c_int, [u32, ctypes.c_char_p, u32]),
         "proftop_gpu_collector": (ctypes.c_int, []),
         "proftop_worker_attach": (ctypes.c_int, [cp]),
+        "proftop_worker_attach_pid": (ctypes.c_int, [ctypes.c_int32, cp]),
         "proftop_worker_detach": (vp, []),
     }
     try:

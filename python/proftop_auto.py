@@ -42,8 +42,9 @@ were measured slower (they switch every module call to torch's slow path and
 cost two Python calls) and, before torch 2.1, are not called when a forward
 raises. Inside torch.compile tracing the wrappers step aside. An exception of
 the helper's own is caught, counted and reported once as a note; it never
-reaches the script. DataLoader workers (fork or spawn) and torch's launchers
-record nothing. An explicit proftop.torch.instrument() in the script takes
+reaches the script. DataLoader workers (fork, spawn or forkserver) record
+their data stages only, into the training process's session; torch's
+launchers record nothing. An explicit proftop.torch.instrument() in the script takes
 over: the helper stands down, so nothing is counted twice.
 
 Switches: PROFTOP_TORCH=0 (off), PROFTOP_TORCH_DEPTH=N, PROFTOP_BATCH=N,
@@ -715,7 +716,10 @@ def _dp_prepare(loader):
     """When a loader's iterator starts (before its workers fork): wraps its
     dataset classes' __getitem__ and torchvision's Compose, interns the
     stage names."""
-    ds = getattr(loader, "dataset", None)
+    _dp_prepare_ds(getattr(loader, "dataset", None))
+
+
+def _dp_prepare_ds(ds):
     seen = 0
     while ds is not None and seen < 4:
         seen += 1
@@ -782,8 +786,10 @@ def _wrap_iter(inner):
 
 
 def _wrap_worker_loop(orig):
-    """A DataLoader worker's loop, in the worker: a forked one records its
-    stages into the main process's session as the lane "data worker N"."""
+    """A DataLoader worker's loop, in the worker: it records its stages into
+    the main process's session as the lane "data worker N" (a forked worker
+    through the session it shares, a spawn or forkserver one by the main
+    process's pid)."""
     def _worker_loop(*args, **kwargs):
         attached = False
         try:
@@ -791,6 +797,18 @@ def _wrap_worker_loop(orig):
             attached = _worker_attach(wid)
         except Exception:  # noqa: BLE001
             attached = False
+        if attached and not _forked:
+            # a new interpreter: the dataset's classes arrived unwrapped. The
+            # dataset is the second argument, in a one-item list on torch 2.x
+            # (the loop pops it)
+            try:
+                ds = kwargs.get("dataset", kwargs.get("dataset_holder",
+                                                      args[1] if len(args) > 1 else None))
+                if type(ds) is list:
+                    ds = ds[-1] if ds else None
+                _dp_prepare_ds(ds)
+            except Exception as e:  # noqa: BLE001
+                _fail(e)
         try:
             return orig(*args, **kwargs)
         finally:
@@ -801,12 +819,24 @@ def _wrap_worker_loop(orig):
 
 def _worker_attach(wid):
     global _dp_on
-    f = getattr(_lib, "proftop_worker_attach", None)
-    if f is None or not _forked:
+    if _lib is None:
         return False
-    label = "data worker" if not isinstance(wid, int) else "data worker %d" % wid
-    if f(label.encode()[:15]) != 1:
-        return False
+    label = ("data worker" if not isinstance(wid, int) else "data worker %d" % wid).encode()[:15]
+    if _forked:
+        f = getattr(_lib, "proftop_worker_attach", None)
+        if f is None or f(label) != 1:
+            return False
+    else:
+        # spawn / forkserver: the process that made the loader is the parent
+        # multiprocessing names (a forkserver's child's OS parent is the server)
+        f = getattr(_lib, "proftop_worker_attach_pid", None)
+        mp = sys.modules.get("multiprocessing")
+        parent = mp.parent_process() if mp is not None else None
+        if f is None or parent is None or not parent.pid or f(int(parent.pid), label) != 1:
+            return False
+        _dp_ids.clear()  # interned (if at all) in this process's own session
+        _dp_cls_ids.clear()
+        _dp_tf_ids.clear()
     _dp_on = True
     return True
 
@@ -968,11 +998,20 @@ def install(torch, attach=False):
         return status()
     if os.environ.get("PROFTOP_TORCH", "1") == "0":
         return "off (PROFTOP_TORCH=0)"
-    if _is_worker():
-        return "off (a multiprocessing child)"
+    worker = _is_worker()
     if not proftop.enabled():
         proftop.load()
     lib = proftop.lib()
+    if worker:
+        # a multiprocessing child marks no steps; a DataLoader worker started
+        # with spawn or forkserver records its data stages (_wrap_worker_loop)
+        if lib is not None and hasattr(lib, "proftop_worker_attach_pid"):
+            _lib = lib
+            _torch = torch
+            _install_data(torch)
+            _installed = True
+            return "data stages only (a multiprocessing child)"
+        return "off (a multiprocessing child)"
     if lib is None or not hasattr(lib, "proftop_step_span") or not hasattr(lib, "proftop_now"):
         return "off (libproftop.so is not loaded, or too old)"
     pt = sys.modules.get("proftop_torch")

@@ -133,6 +133,13 @@ PROFTOP_API void proftop_counter(const char *name, double value);
  * stops recording; without it (a killed worker) the ring stays claimed.
  */
 PROFTOP_API int proftop_worker_attach(const char *label);
+/*
+ * The same for a worker that is not a fork of the recording process (a
+ * DataLoader worker started with spawn or forkserver): its events go into
+ * the session of pid (the training process, of the same user and launch),
+ * as a lane named label. Returns 1 when recording; detach as above.
+ */
+PROFTOP_API int proftop_worker_attach_pid(int32_t pid, const char *label);
 PROFTOP_API void proftop_worker_detach(void);
 
 #if defined(PROFTOP_WEAK)

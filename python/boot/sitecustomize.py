@@ -98,12 +98,10 @@ def _proftop_boot():
             return spec
 
     # multiprocessing's children (DataLoader workers started with 'spawn'
-    # or 'forkserver', its resource tracker) record nothing; their argv is
-    # the parent's by the time torch is imported, so look now
-    argv = list(getattr(sys, "orig_argv", None) or sys.argv or [])
-    mp_child = "--multiprocessing-fork" in argv or \
-        any("from multiprocessing." in a for a in argv if isinstance(a, str))
-    off = mp_child or os.environ.get("PROFTOP_TORCH", "1") == "0" or \
+    # or 'forkserver', its resource tracker) mark no steps: the helper sees
+    # them as such (proftop_auto._is_worker) and only times a DataLoader
+    # worker's data stages, into the training process's session
+    off = os.environ.get("PROFTOP_TORCH", "1") == "0" or \
         os.environ.get("PROFTOP_DISABLE", "") not in ("", "0")
     if not off and sys.version_info >= (3, 7):
         if "torch" in sys.modules:

@@ -73,12 +73,12 @@ want("batch" in st and "collate_fn" in st, "batch and collate_fn stages (%s)" % 
 if compose:
     want("SlowA" in st and "SlowB" in st, "the Compose's transforms by class (%s)" % sorted(st))
 workers = sorted(l["name"] for l in dp["lanes"] if l["role"] == "worker")
-if case in ("workers", "iterable", "epochs"):
+if case in ("workers", "iterable", "epochs", "spawn", "forkserver"):
     want(workers == ["data worker 0", "data worker 1"], "two worker lanes (%s)" % workers)
     want(dp["workers"] == 2, "workers: 2 (%s)" % dp["workers"])
     want(dp["queue_samples"] >= int(res["steps"]), "a queue sample per fetch (%s for %s steps)" % (dp["queue_samples"], res["steps"]))
     want(dp["queue_capacity"] == 4, "capacity 2 workers x prefetch 2 (%s)" % dp["queue_capacity"])
-if case == "workers":
+if case in ("workers", "spawn", "forkserver"):
     near("Slow.__getitem__", "get_ms")
     if compose:
         near("SlowA", "a_ms")
@@ -120,6 +120,20 @@ check_out "no workers: the text says there is no queue" "Queue: none: the loader
 
 record iterable --iterable --batches 8 --get-ms 1 --a-ms 1 --b-ms 2 || true
 if out=$(judge iterable iterable 2>&1); then ok "an IterableDataset with 2 workers ($out)"; else not_ok "iterable" "$out"; fi
+
+# workers started with spawn and forkserver: new interpreters that map the
+# training process's session; the same stages, lanes and verdict, and no
+# session of their own left behind
+for m in spawn forkserver; do
+	before=$(ls "$PROFTOP_SESSION_DIR" | wc -l)
+	record $m --start-method $m --batches 16 --get-ms 1 --a-ms 3 --b-ms 30 || true
+	after=$(ls "$PROFTOP_SESSION_DIR" | wc -l)
+	if out=$(judge $m $m 2>&1) && [ $((after - before)) -eq 1 ]; then
+		ok "2 $m workers: their stages in the training process's lanes, no session of their own ($out)"
+	else
+		not_ok "2 $m workers" "$out" "sessions added: $((after - before))" "$(tail -n 5 "$TMP/$m.out" "$TMP/$m.log")"
+	fi
+done
 
 before=$(ls "$PROFTOP_SESSION_DIR" | wc -l)
 record epochs --epochs 3 --batches 4 --get-ms 1 --a-ms 1 --b-ms 2 || true

@@ -4,7 +4,8 @@ __getitem__ sleeps, then a torchvision Compose of two transforms that sleep
 per sample it saw (RESULT get_ms= a_ms= b_ms=), with the number of steps and
 the loop's time (loop_s).
 --workers N (default 2), --iterable (an IterableDataset instead), --epochs E
-(workers restart every epoch), --get-ms, --a-ms, --b-ms (the costs).
+(workers restart every epoch), --get-ms, --a-ms, --b-ms (the costs),
+--start-method fork|spawn|forkserver (how the workers start).
 Without torchvision the Compose is left out (RESULT compose=0)."""
 import argparse
 import time
@@ -80,6 +81,7 @@ class SlowStream(IterableDataset):
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--start-method", default=None)
     ap.add_argument("--iterable", action="store_true")
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--batches", type=int, default=24)
@@ -92,7 +94,8 @@ if __name__ == "__main__":
     tf = T.Compose([SlowA(a.a_ms), SlowB(a.b_ms)]) if T is not None else None
     n = a.batches * a.batch
     ds = (SlowStream if a.iterable else Slow)(n, a.get_ms, tf)
-    loader = DataLoader(ds, batch_size=a.batch, num_workers=a.workers)
+    loader = DataLoader(ds, batch_size=a.batch, num_workers=a.workers,
+                        multiprocessing_context=a.start_method if a.workers else None)
     model = nn.Linear(8, 2)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     steps, seen = 0, 0
