@@ -74,8 +74,8 @@ def _on_start(args):
             # said at once, while the first step still compiles (a step is
             # recorded only when it ends, and a first compile takes seconds)
             _said = True
-            _lib.proftop_mark(b"proftop: torch.compile is compiling (steps that compile are "
-                              b"marked C, left out of the figures)")
+            _lib.proftop_mark(b"proftop: torch.compile is compiling: its steps are marked C, "
+                              b"not in the figures")
         with _lock:
             if _open is not None:
                 return

@@ -26,7 +26,7 @@ static void add(char *buf, size_t cap, size_t *len, const char *fmt, ...)
 		*len = *len + (size_t)n < cap ? *len + (size_t)n : cap - 1;
 }
 
-int pt_compile_line(const struct pt_summary *s, char *buf, size_t cap)
+int pt_compile_line(const struct pt_summary *s, char *buf, size_t cap, int brief)
 {
 	const struct pt_perf *p = &s->perf;
 	if (!cap)
@@ -35,6 +35,13 @@ int pt_compile_line(const struct pt_summary *s, char *buf, size_t cap)
 	if (!p->compile_steps && !p->graph_breaks)
 		return 0;
 	size_t len = 0;
+	if (brief) {
+		add(buf, cap, &len, "compile: %" PRIu64 "/%zu steps compiling%s; %" PRIu64
+				    " recompiles, %" PRIu64 " graph breaks",
+		    p->compile_steps, s->nsteps, p->compile_left_out ? ", not in figures" : "",
+		    p->recompiles, p->graph_breaks);
+		return 1;
+	}
 	add(buf, cap, &len, "torch.compile: %" PRIu64 " of %zu steps compiled", p->compile_steps,
 	    s->nsteps);
 	if (p->compile_steps) {

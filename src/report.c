@@ -572,7 +572,7 @@ static double stat_avg_s(const struct pt_stat *st)
 static void put_compile(FILE *out, const struct pt_summary *s)
 {
 	char line[PT_COMPILE_LINE_MAX];
-	if (pt_compile_line(s, line, sizeof line))
+	if (pt_compile_line(s, line, sizeof line, 0))
 		fprintf(out, "%s\n", line);
 }
 

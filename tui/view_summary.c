@@ -318,8 +318,11 @@ void tui_summary_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 		tui_put_name(c, nx, y++, x + w - nx, n, strlen(n), tui_st(TUI_C_DIM, 0));
 	}
 	/* torch.compile: which steps compiled, left out of the figures */
-	if (y < end && pt_compile_line(s, line, sizeof line))
+	if (y < end && pt_compile_line(s, line, sizeof line, 0)) {
+		if ((int)strlen(line) > w)
+			pt_compile_line(s, line, sizeof line, 1);
 		tui_put_str(c, x, y++, x + w, line, tui_st(TUI_C_WARN, 0));
+	}
 	if (y >= end)
 		return;
 	/* Model Summary */

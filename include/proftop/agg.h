@@ -58,10 +58,11 @@ const char *pt_ms_row_name(enum pt_ms_row r); /* "ProfileStep", ..., "Others" */
 
 /* torch.compile in a summary, in one line ("torch.compile: 2 of 30 steps
  * compiled (#1 #4: ...)"): 1 and the line in buf when some step compiled or
- * a graph break was found, else 0 and "". */
+ * a graph break was found, else 0 and "". brief: the same in under 80
+ * columns ("compile: 2/30 steps compiling, ..."), for a narrow screen. */
 #define PT_COMPILE_LINE_MAX 320
 struct pt_summary;
-int pt_compile_line(const struct pt_summary *s, char *buf, size_t cap);
+int pt_compile_line(const struct pt_summary *s, char *buf, size_t cap, int brief);
 
 struct pt_model_row {
 	uint64_t calls;      /* steps in which the phase occurred (ProfileStep, Others: steps) */
