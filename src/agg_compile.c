@@ -26,6 +26,16 @@ static void add(char *buf, size_t cap, size_t *len, const char *fmt, ...)
 		*len = *len + (size_t)n < cap ? *len + (size_t)n : cap - 1;
 }
 
+/* seconds from 1 s on, else milliseconds */
+static const char *dur(char *buf, size_t cap, uint64_t ns)
+{
+	if (ns >= 1000000000ull)
+		snprintf(buf, cap, "%.3f s", (double)ns / 1e9);
+	else
+		snprintf(buf, cap, "%.1f ms", (double)ns / 1e6);
+	return buf;
+}
+
 int pt_compile_line(const struct pt_summary *s, char *buf, size_t cap, int brief)
 {
 	const struct pt_perf *p = &s->perf;
@@ -57,8 +67,9 @@ int pt_compile_line(const struct pt_summary *s, char *buf, size_t cap, int brief
 			add(buf, cap, &len, "%s#%" PRId64, shown ? " " : "", s->steps[i].number);
 			shown++;
 		}
-		add(buf, cap, &len, ", %.3f s; %.3f s compiling), %s", (double)p->compile_step_ns / 1e9,
-		    (double)p->compile_ns / 1e9,
+		char d1[32], d2[32];
+		add(buf, cap, &len, ", %s; %s compiling), %s", dur(d1, sizeof d1, p->compile_step_ns),
+		    dur(d2, sizeof d2, p->compile_ns),
 		    p->compile_left_out ? "left out of the figures"
 		    : p->compile_steps == s->nsteps ? "in the figures (every step compiled)"
 						    : "in the figures (--with-compile)");

@@ -9,6 +9,7 @@
  */
 #include "testutil.h"
 
+#include "proftop/advisor.h"
 #include "proftop/agg.h"
 
 static struct pt_trace *new_trace(void)
@@ -1135,6 +1136,107 @@ static void test_backward_span_and_busy(void **state)
 	pt_trace_free(t);
 }
 
+/* torch.compile (the Python helper's ranges): steps 0, 2 and 3 compile,
+ * step 1 does not, step 4 neither; the compiling steps are left out of the
+ * Model and Perf Summaries unless with_compile, counted per step; every step
+ * compiling leaves them in; the advisor names the model that recompiles. */
+static struct pt_trace *compile_trace(int all)
+{
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES);
+	uint32_t h = tu_track(t, 1, 1, -1);
+	ev_full(t, h, PT_KIND_PROFILE_STEP, "ProfileStep", 0, 1000, 0, 0, 10);
+	ev_full(t, h, PT_KIND_FORWARD, "Forward", 0, 950, 0, 0, 0);
+	ev_full(t, h, PT_KIND_OPERATOR, "(compiled Net)", 0, 950, 0, 0, 0);
+	ev_full(t, h, PT_KIND_USER_DEFINED, "torch.compile: compile", 10, 890, 0, 0, 0);
+	ev_full(t, h, PT_KIND_USER_DEFINED, "torch.compile: graph break", 900, 0, 0, 0, 0);
+	ev_full(t, h, PT_KIND_USER_DEFINED, "torch.compile: compile", 910, 30, 0, 0, 0);
+	ev_full(t, h, PT_KIND_PROFILE_STEP, "ProfileStep", 1000, 100, 0, 0, 10);
+	ev_full(t, h, PT_KIND_FORWARD, "Forward", 1000, 50, 0, 0, 0);
+	ev_full(t, h, PT_KIND_OPERATOR, "(compiled Net)", 1000, 50, 0, 0, 0);
+	if (all)
+		ev_full(t, h, PT_KIND_USER_DEFINED, "torch.compile: recompile", 1010, 10, 0, 0, 0);
+	ev_full(t, h, PT_KIND_USER_DEFINED, "data: batch", 1060, 10, 0, 0, 0); /* not compile's */
+	ev_full(t, h, PT_KIND_PROFILE_STEP, "ProfileStep", 1100, 200, 0, 0, 10);
+	ev_full(t, h, PT_KIND_USER_DEFINED, "torch.compile: recompile", 1110, 140, 0, 0, 0);
+	ev_full(t, h, PT_KIND_PROFILE_STEP, "ProfileStep", 1300, 150, 0, 0, 10);
+	ev_full(t, h, PT_KIND_USER_DEFINED, "torch.compile: recompile", 1310, 40, 0, 0, 0);
+	ev_full(t, h, PT_KIND_PROFILE_STEP, "ProfileStep", 1450, 100, 0, 0, 10);
+	if (all)
+		ev_full(t, h, PT_KIND_USER_DEFINED, "torch.compile: compile", 1460, 10, 0, 0, 0);
+	return t;
+}
+
+static void test_compile_steps(void **state)
+{
+	(void)state;
+	struct pt_trace *t = compile_trace(0);
+	struct pt_summary *s = summarize_all(t);
+	assert_int_equal(s->nsteps, 5);
+	const struct pt_step *st = s->steps;
+	assert_int_equal(st[0].compile_ns, US(920));
+	assert_int_equal(st[0].compiles, 2);
+	assert_int_equal(st[0].recompiles, 0);
+	assert_int_equal(st[0].graph_breaks, 1);
+	assert_int_equal(st[1].compile_ns, 0);
+	assert_int_equal(st[2].compile_ns, US(140));
+	assert_int_equal(st[2].recompiles, 1);
+	assert_int_equal(st[4].compile_ns, 0);
+	const struct pt_perf *p = &s->perf;
+	assert_int_equal(p->compile_steps, 3);
+	assert_int_equal(p->compile_left_out, 1);
+	assert_int_equal(p->compile_step_ns, US(1000 + 200 + 150));
+	assert_int_equal(p->compile_ns, US(920 + 140 + 40));
+	assert_int_equal(p->compiles, 4);
+	assert_int_equal(p->recompiles, 2);
+	assert_int_equal(p->graph_breaks, 1);
+	/* the figures: steps 1 and 4 only */
+	assert_int_equal(p->steps, 2);
+	assert_int_equal(p->batch.total_ns, US(200));
+	assert_int_equal(p->batch.max_ns, US(100));
+	assert_true(p->ips_avg > 99999.9 && p->ips_avg < 100000.1); /* 20 samples / 200 µs */
+	assert_int_equal(s->model[PT_MS_STEP].calls, 2);
+	assert_int_equal(s->model[PT_MS_FORWARD].cpu.total_ns, US(50));
+	char line[PT_COMPILE_LINE_MAX];
+	assert_int_equal(pt_compile_line(s, line, sizeof line, 0), 1);
+	assert_string_equal(line, "torch.compile: 3 of 5 steps compiled (#0 #2 #3, 1.4 ms; 1.1 ms "
+				  "compiling), left out of the figures; 4 compiles (2 recompiles), "
+				  "1 graph break");
+	assert_true(pt_compile_line(s, line, sizeof line, 1) && strlen(line) < 80);
+	/* the advisor: recompiles in 2 of 5 steps, naming the compiled model */
+	struct pt_advice_list adv;
+	pt_advise(t, s, NULL, NULL, NULL, &adv);
+	const struct pt_advice *rc = NULL;
+	for (size_t i = 0; i < adv.n; i++)
+		if (adv.v[i].key == PT_ADV_RECOMPILE)
+			rc = &adv.v[i];
+	assert_non_null(rc);
+	assert_non_null(strstr(rc->evidence, "model (compiled Net) recompiled in 2 of 5 steps"));
+	pt_summary_free(s);
+
+	/* --with-compile: every step counts */
+	struct pt_agg_opts o;
+	pt_agg_opts_init(&o);
+	o.with_compile = 1;
+	s = pt_summarize(t, &o);
+	assert_int_equal(s->perf.compile_steps, 3);
+	assert_int_equal(s->perf.compile_left_out, 0);
+	assert_int_equal(s->perf.steps, 5);
+	assert_int_equal(s->model[PT_MS_STEP].cpu.total_ns, US(1550));
+	pt_summary_free(s);
+	pt_trace_free(t);
+
+	/* every step compiled: nothing would be left, so they all count */
+	t = compile_trace(1);
+	s = summarize_all(t);
+	assert_int_equal(s->perf.compile_steps, 5);
+	assert_int_equal(s->perf.compile_left_out, 0);
+	assert_int_equal(s->perf.steps, 5);
+	assert_int_equal(pt_compile_line(s, line, sizeof line, 0), 1);
+	assert_non_null(strstr(line, "in the figures (every step compiled)"));
+	pt_summary_free(s);
+	pt_trace_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1163,6 +1265,7 @@ int main(void)
 	    cmocka_unit_test(test_outside_steps_consistent),
 	    cmocka_unit_test(test_backward_span_and_busy),
 	    cmocka_unit_test(test_step_ordinals),
+	    cmocka_unit_test(test_compile_steps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
