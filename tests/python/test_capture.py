@@ -244,8 +244,11 @@ class Capture(unittest.TestCase):
         self.assertEqual(len(convs), 3, "one conv per captured step")
         for c in convs:
             self.assertEqual(c["args"]["Input Dims"][:2], [[2, 3, 8, 8], [4, 3, 3, 3]])
-            # torch's own figure: 2 * 2*4*4*4 outputs * 3*3*3
-            self.assertEqual(c["args"]["flops"], 2 * 2 * 4 * 16 * 27)
+            # torch's own figure: 2 * 2*4*4*4 outputs * 3*3*3, where its export
+            # writes one (1.13's events through the helper; torch 2.15's Kineto
+            # export has none: proftop computes FLOPs from the shapes, test_capture.sh)
+            if "flops" in c["args"] or not res["kineto"]:
+                self.assertEqual(c["args"]["flops"], 2 * 2 * 4 * 16 * 27)
             self.assertEqual(c["tid"], res["tid"])
         self.assertFalse(any(n.startswith("ProfilerStep#") for n in names if n))
         test_auto.balanced(self, log)
