@@ -494,6 +494,50 @@ static void test_fork_worker_attach(void **state)
 	assert_int_not_equal(access(path, F_OK), 0);
 }
 
+/* A worker that is not a fork of the recording process (spawn, forkserver)
+ * attaches by the pid: here a fork stands in for it. It maps the parent's
+ * session, records on a ring of its own there with its names interned into
+ * the parent's string area, and gives the ring back. Refused: its own pid, a
+ * pid with no session, another launch's session. */
+static void test_worker_attach_pid(void **state)
+{
+	(void)state;
+	assert_int_equal(proftop_worker_attach_pid(getpid(), "self"), 0);
+	assert_int_equal(proftop_worker_attach_pid(0x7ffffff0, "none"), 0);
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid == 0) {
+		int bad = 0;
+		setenv("PROFTOP_LAUNCH_ID", "1234abcd", 1); /* not the parent's launch */
+		bad |= proftop_worker_attach_pid(parent, "x") != 0 ? 1 : 0;
+		unsetenv("PROFTOP_LAUNCH_ID");
+		bad |= proftop_worker_attach_pid(parent, "data worker 7") != 1 ? 2 : 0;
+		bad |= proftop_enabled() != 1 ? 4 : 0;
+		proftop_range_push("data: spawned stage");
+		proftop_range_pop();
+		proftop_worker_detach();
+		exit(bad);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(G.hdr->state, PT_SHM_RUNNING);
+	struct pt_shm_ring *w = NULL;
+	for (uint32_t i = 0; i < G.nrings; i++) {
+		struct pt_shm_ring *x = pt_shm_ring_at(G.base, G.hdr, i);
+		if (x->tid == (int32_t)pid)
+			w = x;
+	}
+	assert_non_null(w);
+	assert_string_equal(w->thread_name, "data worker 7");
+	struct pt_shm_rec rec[64];
+	int n = drain(w, rec, 64);
+	assert_int_equal(n, 1);
+	assert_string_equal(nm(rec[0].name), "data: spawned stage");
+	__atomic_store_n(&w->state, PT_SHM_RING_FREE, __ATOMIC_RELEASE);
+}
+
 /* clock_gettime, interposed: with g_slow_mono set, a CLOCK_MONOTONIC read
  * returns only after spinning 20 us, as if the thread had been preempted
  * right after reading the time (the probe's TSC bracket then comes late). */
@@ -792,6 +836,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_more_threads_than_rings),
 	    cmocka_unit_test(test_fork_child_disabled),
 	    cmocka_unit_test(test_fork_worker_attach),
+	    cmocka_unit_test(test_worker_attach_pid),
 	    cmocka_unit_test(test_clock),
 	    cmocka_unit_test(test_clock_preempted_anchor),
 	    cmocka_unit_test(test_disable_env),
