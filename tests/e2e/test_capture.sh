@@ -14,16 +14,8 @@
 # torch.profiler, a job that has exited.
 . tests/e2e/lib.sh
 
-PY=${PT_PYTHON:-/usr/bin/python3}
-export PROFTOP_SESSION_DIR=$TMP/sessions
-mkdir -p "$PROFTOP_SESSION_DIR"
-chmod 700 "$PROFTOP_SESSION_DIR"
-unset PROFTOP_LIB PROFTOP_DISABLE PROFTOP_TORCH PROFTOP_TORCH_DEPTH PROFTOP_BATCH PROFTOP_TORCH_OPS
-if [ ! -x "$PY" ] || ! "$PY" -c 'import torch' >/dev/null 2>&1; then
-	skip "deep capture" "torch is not importable by $PY (apt-get install python3-torch)"
-	done_testing
-	exit 0
-fi
+. tests/e2e/torch_lib.sh
+torch_setup "deep capture"
 S=tests/torch
 PIDS=()
 cleanup() {

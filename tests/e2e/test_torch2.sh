@@ -19,18 +19,9 @@
 # there the torch.compile and torchrun parts are skipped, with the reason.
 . tests/e2e/lib.sh
 
-PY=${PT_PYTHON:-/usr/bin/python3}
-export PROFTOP_SESSION_DIR=$TMP/sessions
-mkdir -p "$PROFTOP_SESSION_DIR"
-chmod 700 "$PROFTOP_SESSION_DIR"
-unset PROFTOP_LIB PROFTOP_DISABLE PROFTOP_TORCH PROFTOP_TORCH_DEPTH PROFTOP_BATCH PROFTOP_TORCH_OPS
-if [ ! -x "$PY" ] || ! "$PY" -c 'import torch' >/dev/null 2>&1; then
-	skip "PyTorch 2.x shapes" "torch is not importable by $PY"
-	done_testing
-	exit 0
-fi
-S=tests/torch
 . tests/e2e/torch_lib.sh
+torch_setup "PyTorch 2.x shapes"
+S=tests/torch
 ver=$("$PY" -c 'import torch; print(torch.__version__)')
 jq_py() { "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$TMP/$1.rep"; }
 

@@ -14,16 +14,8 @@
 # lane per worker, no session of their own.
 . tests/e2e/lib.sh
 
-PY=${PT_PYTHON:-/usr/bin/python3}
-export PROFTOP_SESSION_DIR=$TMP/sessions
-mkdir -p "$PROFTOP_SESSION_DIR"
-chmod 700 "$PROFTOP_SESSION_DIR"
-unset PROFTOP_LIB PROFTOP_DISABLE PROFTOP_TORCH PROFTOP_TORCH_DEPTH PROFTOP_BATCH PROFTOP_TORCH_OPS
-if [ ! -x "$PY" ] || ! "$PY" -c 'import torch' >/dev/null 2>&1; then
-	skip "data pipeline of a PyTorch script" "torch is not importable by $PY (apt-get install python3-torch)"
-	done_testing
-	exit 0
-fi
+. tests/e2e/torch_lib.sh
+torch_setup "data pipeline of a PyTorch script"
 S=tests/torch/data_stages.py
 
 # record NAME ARGS... : the script under proftop record; JSON report in NAME.rep, text in NAME.txt

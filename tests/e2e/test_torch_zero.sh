@@ -11,19 +11,10 @@
 # torch without a loop, PROFTOP_TORCH=0, and --every's lines.
 . tests/e2e/lib.sh
 
-PY=${PT_PYTHON:-/usr/bin/python3}
-export PROFTOP_SESSION_DIR=$TMP/sessions
-mkdir -p "$PROFTOP_SESSION_DIR"
-chmod 700 "$PROFTOP_SESSION_DIR"
-unset PROFTOP_LIB PROFTOP_DISABLE PROFTOP_TORCH PROFTOP_TORCH_DEPTH PROFTOP_BATCH PROFTOP_TORCH_OPS
-if [ ! -x "$PY" ] || ! "$PY" -c 'import torch' >/dev/null 2>&1; then
-	skip "zero-code PyTorch" "torch is not importable by $PY (apt-get install python3-torch)"
-	done_testing
-	exit 0
-fi
+. tests/e2e/torch_lib.sh
+torch_setup "zero-code PyTorch"
 S=tests/torch
 
-. tests/e2e/torch_lib.sh
 
 # --- the five shapes, each against its own timing
 record cnn0 "$PY" $S/cnn_loader.py --steps 60 --workers 0

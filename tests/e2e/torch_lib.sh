@@ -2,6 +2,22 @@
 # PY set to the interpreter under test): recording an unmodified script and
 # comparing its own clock with proftop's report.
 
+# torch_setup WHAT: PY (PT_PYTHON, else Debian's python3), a session
+# directory of the suite's own, none of the helper's switches from the
+# caller's environment; without torch under PY the suite is one skip.
+torch_setup() {
+	PY=${PT_PYTHON:-/usr/bin/python3}
+	export PROFTOP_SESSION_DIR=$TMP/sessions
+	mkdir -p "$PROFTOP_SESSION_DIR"
+	chmod 700 "$PROFTOP_SESSION_DIR"
+	unset PROFTOP_LIB PROFTOP_DISABLE PROFTOP_TORCH PROFTOP_TORCH_DEPTH PROFTOP_BATCH PROFTOP_TORCH_OPS
+	if [ ! -x "$PY" ] || ! "$PY" -c 'import torch' >/dev/null 2>&1; then
+		skip "$1" "torch is not importable by $PY (apt-get install python3-torch; make venv)"
+		done_testing
+		exit 0
+	fi
+}
+
 # record NAME CMD... : proftop record -o $TMP/NAME.json; the report's JSON in $TMP/NAME.rep
 record() {
 	local name=$1
