@@ -144,7 +144,8 @@ PYEOF
 			sleep 0.1
 		done
 		tmux -L "$sock" kill-server 2>/dev/null
-		if printf '%s\n' "$pane" | grep -q "^torch.compile: 2 of 40 steps compiled" &&
+		# the whole line, or its short form where it would not fit
+		if printf '%s\n' "$pane" | grep -Eq "^(torch.compile: 2 of 40 steps compiled|compile: 2/40 steps compiling)" &&
 			printf '%s\n' "$pane" | grep -q "40 steps (2 compiling)"; then
 			ok "the Summary screen shows the compiling steps"
 		else

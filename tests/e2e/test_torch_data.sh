@@ -116,14 +116,21 @@ if out=$(judge iterable iterable 2>&1); then ok "an IterableDataset with 2 worke
 # workers started with spawn and forkserver: new interpreters that map the
 # training process's session; the same stages, lanes and verdict, and no
 # session of their own left behind
+# (the forkserver process itself, no worker, may leave an empty one)
 for m in spawn forkserver; do
-	before=$(ls "$PROFTOP_SESSION_DIR" | wc -l)
 	record $m --start-method $m --batches 16 --get-ms 1 --a-ms 3 --b-ms 30 || true
-	after=$(ls "$PROFTOP_SESSION_DIR" | wc -l)
-	if out=$(judge $m $m 2>&1) && [ $((after - before)) -eq 1 ]; then
+	# the workers' pids: the thread ids of the lanes "data worker N"
+	wpids=$("$PY" -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+print(" ".join(sorted({str(e["tid"]) for e in ev if e.get("ph") == "M" and e.get("name") == "thread_name"
+                       and str(e.get("args", {}).get("name", "")).startswith("data worker")})))' "$TMP/$m.json")
+	left=""
+	for w in $wpids; do [ -e "$PROFTOP_SESSION_DIR/$w.session" ] && left="$left $w"; done
+	if out=$(judge $m $m 2>&1) && [ -n "$wpids" ] && [ -z "$left" ]; then
 		ok "2 $m workers: their stages in the training process's lanes, no session of their own ($out)"
 	else
-		not_ok "2 $m workers" "$out" "sessions added: $((after - before))" "$(tail -n 5 "$TMP/$m.out" "$TMP/$m.log")"
+		not_ok "2 $m workers" "$out" "worker pids: $wpids; with a session: $left" "$(tail -n 5 "$TMP/$m.out" "$TMP/$m.log")"
 	fi
 done
 
