@@ -322,6 +322,7 @@ struct agg_folded {
 	/* a copy's (agg_clone): steps is the original's, read only, never
 	 * freed here (the copy is finished before the original folds again) */
 	int steps_borrowed;
+	uint64_t bwd_busy[2]; /* Backward busy of the folded steps: [1] those that compiled */
 	/* correlation ids of the launches and activities folded: a partner
 	 * arriving later (a violation) means the figures would differ */
 	struct corr_range *corrs;

@@ -406,7 +406,6 @@ static void settle_model(struct pt_summary *s)
 		const struct pt_step *st = &s->steps[i];
 		if (step_left_out(s, st))
 			continue;
-		s->backward_busy_ns += st->bwd_busy_ns;
 		for (int r = 0; r < PT_MS__COUNT; r++) {
 			/* ProfileStep and Others count every step; a phase
 			 * counts (and is averaged over) the steps where it took
@@ -494,11 +493,10 @@ static void step_out(const struct pt_agg *a, const struct step_rec *r, const str
 	st->track = r->track;
 	memcpy(st->cpu_ns, acc->cpu, sizeof st->cpu_ns);
 	memcpy(st->gpu_ns, acc->gpu, sizeof st->gpu_ns);
-	st->bwd_busy_ns = acc->bwd_busy;
 	st->compile_ns = acc->compile_ns;
-	st->compiles = acc->compiles;
-	st->recompiles = acc->recompiles;
-	st->graph_breaks = acc->graph_breaks;
+	st->compiles = (uint8_t)(acc->compiles < 255 ? acc->compiles : 255);
+	st->recompiles = (uint8_t)(acc->recompiles < 255 ? acc->recompiles : 255);
+	st->graph_breaks = (uint16_t)(acc->graph_breaks < 65535 ? acc->graph_breaks : 65535);
 }
 
 void agg_settle_steps(struct pt_agg *a, struct pt_summary *s)
@@ -507,12 +505,14 @@ void agg_settle_steps(struct pt_agg *a, struct pt_summary *s)
 	steps_ctx_build(a, &c);
 	struct sacc *acc = pt_xcalloc(c.n ? c.n : 1, sizeof *acc);
 	settle_acc(a, &c, acc);
+	uint64_t busy[2] = {0, 0}; /* Backward busy of steps that did not / did compile */
 
 	size_t nf = a->fold.nsteps;
 	s->nsteps = c.n + nf;
 	s->steps = s->nsteps ? pt_xcalloc(s->nsteps, sizeof *s->steps) : NULL;
 	for (size_t i = 0; i < c.n; i++) {
 		step_out(a, &a->steps[c.ss[i].fid], &acc[i], &s->steps[i]);
+		busy[!!acc[i].compile_ns] += acc[i].bwd_busy;
 	}
 	if (nf) { /* the steps folded already (agg_fold_steps, sorted), merged in */
 		struct pt_step *m = pt_xmalloc(s->nsteps * sizeof *m);
@@ -546,6 +546,10 @@ void agg_settle_steps(struct pt_agg *a, struct pt_summary *s)
 	free(c.ss);
 	free(c.pmax_end);
 	settle_compile(s, a->o.with_compile);
+	/* Backward busy over the steps the Model Summary counts */
+	busy[0] += a->fold.bwd_busy[0];
+	busy[1] += a->fold.bwd_busy[1];
+	s->backward_busy_ns = busy[0] + (s->perf.compile_left_out ? 0 : busy[1]);
 	settle_model(s);
 	settle_perf(s);
 }
@@ -640,6 +644,7 @@ void agg_fold_steps(struct pt_agg *a, uint64_t upto)
 		struct agg_folded *f = &a->fold;
 		f->steps = agg_grow(f->steps, &f->steps_cap, f->nsteps, sizeof *f->steps);
 		step_out(a, &a->steps[c.ss[i].fid], &acc[i], &f->steps[f->nsteps++]);
+		f->bwd_busy[!!acc[i].compile_ns] += acc[i].bwd_busy;
 	}
 	/* kept in order: a step of another thread that began before the last
 	 * fold's latest may end after it */

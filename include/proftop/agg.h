@@ -76,14 +76,16 @@ struct pt_step {
 	uint64_t start_ns, dur_ns;
 	uint64_t samples;    /* 0 when unknown */
 	uint32_t track;
+	/* torch.compile in the step (the Python helper's "torch.compile: ..."
+	 * user ranges): compilations begun (recompiles among them) and graph
+	 * breaks found, saturating; time compiling below (compile_ns > 0: a
+	 * compiling step). Small, in what would be padding: live sessions keep
+	 * every step. */
+	uint8_t compiles, recompiles;
+	uint16_t graph_breaks;
 	uint64_t cpu_ns[PT_MS__COUNT]; /* per phase (PT_MS_STEP = whole step) */
 	uint64_t gpu_ns[PT_MS__COUNT];
-	/* torch.compile in the step (the Python helper's "torch.compile: ..."
-	 * user ranges): time compiling (compile_ns > 0: a compiling step),
-	 * compilations begun (recompiles among them), graph breaks found */
 	uint64_t compile_ns;
-	uint32_t compiles, recompiles, graph_breaks;
-	uint64_t bwd_busy_ns; /* the union of its backward events (Backward busy) */
 };
 
 struct pt_perf {
