@@ -93,7 +93,7 @@ _comp = None           # proftop_compile, when torch has torch.compile
 class _TS(object):
     """One thread's state: module depth, open ranges, the step being built."""
     __slots__ = ("depth", "names", "root", "in_bwd", "in_opt", "in_fetch", "start", "pending", "soft",
-                 "loader_samples", "fwd_samples", "partial", "compiling", "__weakref__")
+                 "loader_samples", "fwd_samples", "partial", "compiling", "hooked", "__weakref__")
 
     def __init__(self):
         self.depth = 0            # nn.Module calls open on this thread
@@ -107,6 +107,7 @@ class _TS(object):
         self.fwd_samples = 0
         self.partial = _attach    # attached mid-step: the first step is not whole
         self.compiling = 0        # torch.compile compiles on this thread (proftop_compile)
+        self.hooked = None        # the optimizer whose step the global step hooks opened
 
     def __del__(self):
         # The thread has ended (its thread-local data goes away while it still
@@ -501,6 +502,99 @@ def _wrap_class_methods(cls, names, role):
             setattr(cls, meth, _wrap_opt_method(f, meth, role))
         except (TypeError, AttributeError):
             pass
+
+
+# ---- torch 2.x's global optimizer step hooks: the steps the wrapper misses
+#
+# An LR scheduler made before the helper was injected has replaced its
+# optimizer's step on the instance with a function that calls the class's
+# step as it was then, unwrapped: the wrapper never runs. torch 2.x calls its
+# global step hooks inside every Optimizer.step, so they see those steps; a
+# step the wrapper already marks (ts.in_opt) is left to it, and so is one an
+# optimizer's step makes inside its own (a wrapping optimizer). A step that
+# raises runs no post hook: its phase is closed when that optimizer steps again.
+
+def _opt_pre_hook(opt, args, kwargs):
+    if _off:
+        return None
+    try:
+        ts = _ts()
+        if ts.in_opt or ts.compiling:
+            return None
+        if ts.hooked is not None:
+            if ts.hooked is not opt:
+                return None  # an optimizer stepping inside another's step
+            _hook_close(ts)  # its last step raised
+        global _activity
+        _activity = True
+        _set_train()
+        if ts.pending is None:
+            _begin(ts)
+        _lib.proftop_phase_push(_OPTIMIZATION)
+        _lib.proftop_op_push_id(_method_label(opt, "step"))
+        ts.hooked = opt
+    except Exception as e:  # noqa: BLE001
+        _fail(e)
+    return None
+
+
+def _hook_close(ts):
+    ts.hooked = None
+    _lib.proftop_op_pop()
+    _lib.proftop_phase_pop()
+    ts.pending = _now()
+
+
+def _opt_post_hook(opt, args, kwargs):
+    if _off:
+        return
+    try:
+        ts = _ts()
+        if ts.hooked is opt and not ts.in_opt:
+            _hook_close(ts)
+    except Exception as e:  # noqa: BLE001
+        _fail(e)
+
+
+def _install_opt_hooks(torch):
+    """The global step hooks, where torch has them (2.0 and later)."""
+    mod = sys.modules.get(getattr(torch.optim.Optimizer, "__module__", ""))
+    pre = getattr(mod, "register_optimizer_step_pre_hook", None)
+    post = getattr(mod, "register_optimizer_step_post_hook", None)
+    if pre is None or post is None:
+        return False
+    pre(_opt_pre_hook)
+    post(_opt_post_hook)
+    return True
+
+
+def _wrap_instance_steps(torch):
+    """Without the global hooks (torch 1.x): the optimizers alive now whose
+    step an LR scheduler replaced on the instance get the wrapper there (one
+    look over the garbage collector's objects, at the attach)."""
+    import gc
+    opt_cls = torch.optim.Optimizer
+    n = 0
+    for o in gc.get_objects():
+        try:
+            if not isinstance(o, opt_cls):
+                continue
+            f = vars(o).get("step")
+            if f is None or getattr(f, "_proftop_wrapped", False):
+                continue
+            w = _wrap_opt_method(lambda self, *a, _f=f, **k: _f(*a, **k), "step", "step")
+
+            def step(*a, _w=w, _o=o, **k):
+                return _w(_o, *a, **k)
+            for attr in ("_with_counter", "_wrapped_by_lr_sched", "__wrapped__"):
+                if hasattr(f, attr):  # what the schedulers look for on it
+                    setattr(step, attr, getattr(f, attr))
+            step._proftop_wrapped = True
+            o.step = step
+            n += 1
+        except Exception as e:  # noqa: BLE001
+            _fail(e)
+    return n
 
 
 def _wrap_opt_init(orig):
@@ -1055,6 +1149,11 @@ def install(torch, attach=False):
         todo.extend(cls.__subclasses__())
         _wrap_class_methods(cls, ("step",), "step")
         _wrap_class_methods(cls, ("zero_grad",), "extra")
+    if attach:
+        # optimizers made before this, whose step an LR scheduler may have
+        # replaced on the instance (the wrapper cannot reach those)
+        if not _install_opt_hooks(torch):
+            _wrap_instance_steps(torch)
     sched = getattr(torch.optim, "lr_scheduler", None)
     if sched is not None:
         for v in list(vars(sched).values()):

@@ -96,6 +96,43 @@ else
 	not_ok "the job after injection" "rc=$job_rc got '$got' alone '$alone'" "$(tail -n 5 "$TMP/job.out")"
 fi
 
+# --- a job with an LR scheduler, made with its optimizer before the attach:
+# the scheduler replaced optimizer.step on the instance, which the class's
+# wrapper never reaches (torch 2.x's global step hooks see it; on 1.x the
+# helper wraps the instance's step). Its steps are found and its loss is
+# the same as alone, with no warning from the scheduler.
+"$PY" tests/torch/steady.py --steps 1500 --sleep-ms 0 --sched >"$TMP/salone.out" 2>&1
+rm -f "$TMP/spid"
+"$PY" tests/torch/steady.py --steps 1500 --sleep-ms 2 --sched --pidfile "$TMP/spid" >"$TMP/sjob.out" 2>&1 &
+sjob=$!
+pids+=("$sjob")
+wait_file "$TMP/spid" || not_ok "the scheduler job started" "$(cat "$TMP/sjob.out")"
+"$PROFTOP" record -p "$sjob" --inject -o "$TMP/sinj.json" --duration 2 >"$TMP/sinj.out" 2>&1
+"$PROFTOP" report "$TMP/sinj.json" --json >"$TMP/sinj.rep" 2>&1
+wait "$sjob"
+sjob_rc=$?
+if "$PY" - "$TMP/sinj.rep" <<'PYEOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+rows = {r["name"]: r for r in j["model_summary"]}
+assert j["steps"] >= 10, j["steps"]
+assert rows["Optimization"]["calls"] == j["steps"], rows["Optimization"]
+names = [r["name"] for r in j["operators"]]
+assert "SGD.step" in names and "StepLR.step" in names, names
+PYEOF
+then
+	ok "an LR scheduler made before the attach: its optimizer's steps are found ($(grep -o '"steps": [0-9]*' "$TMP/sinj.rep"))"
+else
+	not_ok "attach with an LR scheduler" "$(head -c 600 "$TMP/sinj.rep")" "$(cat "$TMP/sinj.out")"
+fi
+want=$(sed -n 's/^RESULT steps=[0-9]* loss=\([0-9.]*\).*/\1/p' "$TMP/salone.out")
+got=$(sed -n 's/^RESULT steps=[0-9]* loss=\([0-9.]*\).*/\1/p' "$TMP/sjob.out")
+if [ $sjob_rc -eq 0 ] && [ -n "$want" ] && [ "$got" = "$want" ] && ! grep -q "overridden" "$TMP/sjob.out"; then
+	ok "the scheduler job finished with the same loss as alone ($want), no warning"
+else
+	not_ok "the scheduler job after injection" "rc=$sjob_rc got '$got' alone '$want'" "$(tail -n 5 "$TMP/sjob.out")"
+fi
+
 # --- refusals
 sleep 30 &
 sl=$!
