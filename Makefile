@@ -20,6 +20,10 @@ CUDA_HOME ?= /usr/local/cuda
 VENV ?= .venv
 VENV_PYTHON ?= /usr/bin/python3
 VENV_STAMP := $(VENV)/.proftop-requirements
+# the wheels `make venv` installs from, downloaded once (pip's own cache is
+# not relied on: a registry that forbids caching leaves it empty)
+WHEELS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/proftop/wheels
+VENV_PIP = $(VENV)/bin/python -m pip --disable-pip-version-check
 
 SAN ?=
 ifeq ($(SAN),)
@@ -243,8 +247,9 @@ fuzz: $(FUZZ_BIN)
 
 # .venv/: a current PyTorch from PyPI beside Debian's 1.13, for the tests only
 # (proftop needs no Python package). The versions are pinned in
-# tests/requirements.txt; the stamp is rewritten when that file changes, and
-# pip's cache keeps the wheels, so a second environment downloads nothing.
+# tests/requirements.txt; the stamp is rewritten when that file changes. The
+# wheels are downloaded once into WHEELS and installed from there, so a
+# second environment (another clone, CI on the same machine) downloads nothing.
 # VENV_PYTHON is Debian's interpreter (python3-venv), the one python3-torch is for.
 
 # A plain `make check` also builds the sanitizer tree and runs the suites again
@@ -268,8 +273,13 @@ endif
 venv: $(VENV_STAMP)
 $(VENV_STAMP): tests/requirements.txt
 	@test -x $(VENV)/bin/python || $(VENV_PYTHON) -m venv $(VENV)
-	$(VENV)/bin/python -m pip install --disable-pip-version-check --progress-bar off -q \
-		-r tests/requirements.txt
+	@mkdir -p "$(WHEELS)"
+	@$(VENV_PIP) install -q --no-index --find-links "$(WHEELS)" -r tests/requirements.txt \
+		>/dev/null 2>&1 || { \
+		echo "venv: downloading the wheels of tests/requirements.txt into $(WHEELS)" \
+			"(about 2.9 GB, once)"; \
+		$(VENV_PIP) download -q --progress-bar off -d "$(WHEELS)" -r tests/requirements.txt && \
+		$(VENV_PIP) install -q --no-index --find-links "$(WHEELS)" -r tests/requirements.txt; }
 	@$(VENV)/bin/python -c 'import torch; print("venv: torch", torch.__version__, "in $(VENV)")'
 	@cp tests/requirements.txt $@
 

@@ -609,6 +609,11 @@ PT_EXPORT int proftop_worker_attach(const char *label)
  * Its names are interned into that session's string area (lock-free, as
  * any thread of pid does). Returns 1 when recording.
  */
+/* the tables of a segment left behind by proftop_worker_attach_pid while
+ * a thread still pointed into them */
+static struct pt_tstate *g_retired_ts;
+static uint64_t *g_retired_names;
+
 static int map_session_of(int32_t pid, void **base_out, uint64_t *bytes_out, char *path,
 			  size_t pathlen)
 {
@@ -678,15 +683,23 @@ PT_EXPORT int proftop_worker_attach_pid(int32_t pid, const char *label)
 	/* this process records nothing more of its own */
 	__atomic_store_n(&G.state, PT_PROBE_OFF, __ATOMIC_RELEASE);
 	if (G.hdr && !G.forked) {
-		/* its own segment (a forked one is the forkserver's): gone for
-		 * readers; unmapped unless a thread of ours still points into it */
+		/* its own segment: gone for readers; unmapped unless a thread of
+		 * ours still points into it (then kept, and its tables with it) */
 		__atomic_store_n(&G.hdr->state, PT_SHM_EXITED, __ATOMIC_RELEASE);
 		unlink(G.path);
 		if (__atomic_load_n(&G.hdr->rings_claimed, __ATOMIC_ACQUIRE) == 0) {
 			munmap(G.base, G.bytes);
 			free(G.ts);
 			free(G.names);
+		} else {
+			g_retired_ts = G.ts;
+			g_retired_names = G.names;
 		}
+	} else if (G.forked) {
+		/* a fork's copies of the parent's tables (the forkserver's, or
+		 * the training process's): no other thread here uses them */
+		free(G.ts);
+		free(G.names);
 	}
 	G.base = base;
 	G.bytes = bytes;

@@ -165,16 +165,19 @@ elif [ "${ver%%.*}" -lt 2 ]; then
 	# in torch.distributed.elastic); launch2.sh stands in for it in test_torch_zero
 	skip "torchrun" "the torchrun of torch $ver does not start on this Python"
 else
-	port=$((20000 + ($$ * 7) % 20000))
+	# free ports, asked of the kernel (suites run side by side)
+	free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+	port=$(free_port)
 	record trun "$TR" --nproc_per_node=2 --master_port=$port $S/ddp.py --steps 30
 	rc=$?
 	if [ $rc -eq 0 ] && grep -q 'recorded 2 sessions.*rank 0\.\.1' "$TMP/trun.out" &&
 		[ "$(jq_py trun 'sorted((r["name"], r["steps"]) for r in d["ranks"])')" = "[('rank 0', 30), ('rank 1', 30)]" ]; then
 		ok "torchrun --nproc_per_node=2: rank 0 and 1, 30 steps each, exit 0"
 	else
-		not_ok "torchrun" "rc $rc" "$(cat "$TMP/trun.out")" "$(jq_py trun 'd.get("ranks")')"
+		not_ok "torchrun" "rc $rc" "$(cat "$TMP/trun.out")" "$(jq_py trun 'd.get("ranks")')" \
+			"$(grep -v '^W[0-9]' "$TMP/trun.log" | tail -n 15)"
 	fi
-	record tdie "$TR" --nproc_per_node=2 --master_port=$((port + 1)) $S/ddp.py --steps 100000 --die-at 20
+	record tdie "$TR" --nproc_per_node=2 --master_port=$(free_port) $S/ddp.py --steps 100000 --die-at 20
 	rc=$?
 	steps1=$(jq_py tdie '[r["steps"] for r in d["ranks"] if r["name"] == "rank 1"]')
 	if [ $rc -ne 0 ] && grep -q "^Note: rank 1 (pid [0-9]*) died" <("$PROFTOP" report "$TMP/tdie.json") &&

@@ -22,7 +22,7 @@ compare cnn0 "CNN + DataLoader (workers 0)"
 record cnn2 "$PY" $S/cnn_loader.py --steps 60 --workers 2 --read-ms 2
 compare cnn2 "CNN + DataLoader (2 fork workers)"
 record mlp "$PY" $S/mlp_accum.py --steps 40 --accum 4
-compare mlp "generator-fed MLP, 4 micro-batches per step, AdamW"
+compare mlp "generator-fed MLP, 4 micro-batches per step, AdamW" nodata
 record nested "$PY" $S/nested.py --steps 100
 compare nested "nested modules (ModuleList of blocks)"
 record infer "$PY" $S/inference.py --steps 150
@@ -133,7 +133,8 @@ PROFTOP_TORCH=0 record off "$PY" $S/nested.py --steps 10
 
 # --- two ranks started by a launcher script (as torchrun does): one process per rank,
 # the shell that started them is not one
-PYTHON=$PY MASTER_PORT=$((20000 + $$ % 20000)) record ddp $S/launch2.sh --steps 30
+port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PYTHON=$PY MASTER_PORT=$port record ddp $S/launch2.sh --steps 30
 if grep -q 'recorded 2 sessions.*rank 0\.\.1' "$TMP/ddp.out" && "$PY" - "$TMP/ddp.json" <<'PYEOF'
 import json, subprocess, sys, os
 rep = json.loads(subprocess.run([os.environ["PROFTOP"], "report", sys.argv[1], "--json"],
