@@ -310,6 +310,16 @@ static int set_nvtx_path(void)
 	return 1;
 }
 
+/* The phases' names in the session's string area (the steps' and phases'
+ * records name them by offset). */
+static void intern_phase_names(void)
+{
+	static const char *const phase[5] = {"ProfileStep", "Dataloader", "Forward", "Backward",
+					     "Optimization"};
+	for (int i = 0; i < 5; i++)
+		G.phase_name[i] = pt_probe_intern(phase[i], strlen(phase[i]));
+}
+
 __attribute__((constructor)) static void probe_init(void)
 {
 	const char *dis = getenv("PROFTOP_DISABLE");
@@ -326,10 +336,7 @@ __attribute__((constructor)) static void probe_init(void)
 		return;
 	pthread_atfork(NULL, NULL, on_fork_child);
 	pt_probe_phases_init();
-	static const char *const phase[5] = {"ProfileStep", "Dataloader", "Forward", "Backward",
-					     "Optimization"};
-	for (int i = 0; i < 5; i++)
-		G.phase_name[i] = pt_probe_intern(phase[i], strlen(phase[i]));
+	intern_phase_names();
 	__atomic_store_n(&G.hdr->state, PT_SHM_RUNNING, __ATOMIC_RELAXED);
 	/* The magic goes last: a reader that sees it sees a complete header
 	 * (one that mapped the file by its name sees it at once). */
@@ -581,13 +588,10 @@ int pt_probe_pop_inner(struct pt_tstate *t, uint16_t dom)
  * handlers): a killed worker's ring stays claimed, and once every ring is
  * claimed, further workers' events are counted as dropped (no ring).
  */
-PT_EXPORT int proftop_worker_attach(const char *label)
+/* This process records from now on as a worker into the session in G (its
+ * own events go on a ring labelled label there). */
+static int become_worker(const char *label)
 {
-	if (G.child)
-		return __atomic_load_n(&G.state, __ATOMIC_ACQUIRE) == PT_PROBE_ON;
-	if (!G.forked || !G.fork_on || !G.hdr ||
-	    __atomic_load_n(&G.hdr->state, __ATOMIC_ACQUIRE) != PT_SHM_RUNNING)
-		return 0;
 	memset(G.child_label, 0, sizeof G.child_label);
 	if (label)
 		strncpy(G.child_label, label, sizeof G.child_label - 1);
@@ -597,6 +601,16 @@ PT_EXPORT int proftop_worker_attach(const char *label)
 	__atomic_store_n(&G.state, PT_PROBE_ON, __ATOMIC_RELEASE);
 	struct pt_tstate *t = pt_probe_claim(); /* now, with the label */
 	return !PT_TS_SPECIAL(t);
+}
+
+PT_EXPORT int proftop_worker_attach(const char *label)
+{
+	if (G.child)
+		return __atomic_load_n(&G.state, __ATOMIC_ACQUIRE) == PT_PROBE_ON;
+	if (!G.forked || !G.fork_on || !G.hdr ||
+	    __atomic_load_n(&G.hdr->state, __ATOMIC_ACQUIRE) != PT_SHM_RUNNING)
+		return 0;
+	return become_worker(label);
 }
 
 /*
@@ -712,20 +726,9 @@ PT_EXPORT int proftop_worker_attach_pid(int32_t pid, const char *label)
 	G.names_mask = cap - 1;
 	G.ts = ts;
 	snprintf(G.path, sizeof G.path, "%s", path);
-	static const char *const phase[5] = {"ProfileStep", "Dataloader", "Forward", "Backward",
-					     "Optimization"};
-	for (int i = 0; i < 5; i++)
-		G.phase_name[i] = pt_probe_intern(phase[i], strlen(phase[i]));
+	intern_phase_names();
 	pt_probe_nvtx_reset();
-	memset(G.child_label, 0, sizeof G.child_label);
-	if (label)
-		strncpy(G.child_label, label, sizeof G.child_label - 1);
-	G.child = 1;
-	G.forked = 0;
-	pt_probe_tls = PT_TS_UNCLAIMED;
-	__atomic_store_n(&G.state, PT_PROBE_ON, __ATOMIC_RELEASE);
-	struct pt_tstate *t = pt_probe_claim();
-	return !PT_TS_SPECIAL(t);
+	return become_worker(label);
 }
 
 /* Gives the calling thread's ring back (marks it exited for the reader to

@@ -132,19 +132,10 @@ PYEOF
 	*"model (compiled Net) recompiled in 5 of 24 steps"*) ok "advice: $adv" ;;
 	*) not_ok "recompile advice" "$adv" ;;
 	esac
-	# the screen: compiling steps marked, the line under the verdict
+	# the screen: compiling steps marked, the line under the verdict (the
+	# whole line, or its short form where it would not fit)
 	if command -v tmux >/dev/null; then
-		sock=pt-t2-$$
-		tmux -L "$sock" -f /dev/null new-session -d -s s -x 120 -y 40 \
-			"env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $PROFTOP view $TMP/comp.json; sleep 30"
-		pane=""
-		for _ in $(seq 100); do
-			pane=$(tmux -L "$sock" capture-pane -p -t s 2>/dev/null)
-			printf '%s' "$pane" | grep -q "Verdict" && break
-			sleep 0.1
-		done
-		tmux -L "$sock" kill-server 2>/dev/null
-		# the whole line, or its short form where it would not fit
+		pane=$(view_pane "$TMP/comp.json" 120 40)
 		if printf '%s\n' "$pane" | grep -Eq "^(torch.compile: 2 of 40 steps compiled|compile: 2/40 steps compiling)" &&
 			printf '%s\n' "$pane" | grep -q "40 steps (2 compiling)"; then
 			ok "the Summary screen shows the compiling steps"

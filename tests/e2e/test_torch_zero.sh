@@ -70,16 +70,7 @@ fi
 
 # --- the screen says how steps were counted
 if command -v tmux >/dev/null; then
-	sock=pt-tz-$$
-	tmux -L "$sock" -f /dev/null new-session -d -s s -x 100 -y 30 \
-		"env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $PROFTOP view $TMP/cnn0.json; sleep 30"
-	pane=""
-	for _ in $(seq 100); do
-		pane=$(tmux -L "$sock" capture-pane -p -t s 2>/dev/null)
-		printf '%s' "$pane" | grep -q "Verdict" && break
-		sleep 0.1
-	done
-	tmux -L "$sock" kill-server 2>/dev/null
+	pane=$(view_pane "$TMP/cnn0.json" 100 30)
 	printf '%s\n' "$pane" | grep -q "^Note: steps: one per optimizer step (torch" &&
 		ok "the Summary screen shows the note under the verdict" ||
 		not_ok "note on the screen" "$pane"

@@ -76,3 +76,18 @@ PYEOF
 	esac
 }
 
+# view_pane FILE COLS ROWS: `proftop view FILE` in tmux at COLS x ROWS, the
+# pane once the Summary is drawn (10 s at most); "" without tmux
+view_pane() {
+	command -v tmux >/dev/null || return 0
+	local sock=pt-vp-$$-$RANDOM pane=""
+	tmux -L "$sock" -f /dev/null new-session -d -s s -x "$2" -y "$3" \
+		"env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $PROFTOP view $1; sleep 30"
+	for _ in $(seq 100); do
+		pane=$(tmux -L "$sock" capture-pane -p -t s 2>/dev/null)
+		printf '%s' "$pane" | grep -q "Verdict" && break
+		sleep 0.1
+	done
+	tmux -L "$sock" kill-server 2>/dev/null
+	printf '%s\n' "$pane"
+}
