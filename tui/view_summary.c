@@ -188,8 +188,8 @@ static int draw_steps(struct tui_app *a, struct tui_canvas *c, int x, int y, int
 		tui_fmt_ns(dur, sizeof dur, st->dur_ns);
 		struct tui_style ls = sel ? tui_st(TUI_C_SELECT, TUI_A_REVERSE) : tui_st(TUI_C_DIM, 0);
 		tui_printf(c, x, y, x + w, ls, "#%-8lld %10s ", (long long)st->number, dur);
-		if (st->compile_ns) /* torch.compile compiled in this step */
-			tui_put_ch(c, x + 20, y, 'C', tui_st(TUI_C_WARN, TUI_A_BOLD));
+		if (st->compile_ns) /* torch.compile compiled in this step: before its time */
+			tui_put_ch(c, x + 9, y, 'C', tui_st(TUI_C_WARN, TUI_A_BOLD));
 		int bx = x + 21;
 		int over = st->dur_ns > maxdur;
 		int len = barw > 4 ? (int)((double)barw * (double)(over ? maxdur : st->dur_ns) / (double)maxdur) : 0;
