@@ -204,7 +204,7 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
     proftop = os.path.join(args.build, "proftop")
-    traces = os.environ.get("PT_TRACES", "../shared/traces")
+    traces = os.environ.get("PT_TRACES", "fixtures/traces")
     tmp = tempfile.mkdtemp(prefix="proftop-bench.")
     try:
         print("== import + aggregate (proftop report --json) vs python json.load + operator table,")

@@ -4,7 +4,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-export PT_TRACES=${PT_TRACES:-../shared/traces}
+export PT_TRACES=${PT_TRACES:-fixtures/traces}
 python3 bench/bench.py --build "$BUILD"
 echo
 echo "== bench_harm (minitrain step time: alone vs proftop killed -9 / SIGSTOPped mid-run)"

@@ -3,7 +3,7 @@
 # scripts), each speaking TAP, and ends with one line "N passed, N failed".
 #
 # Environment: BUILD (build dir, default build), SAN (set for sanitizer runs),
-# PT_TRACES (shared real traces, default ../shared/traces), VERBOSE=1 to show
+# PT_TRACES (real traces, default fixtures/traces), VERBOSE=1 to show
 # every TAP line, ONLY=pattern to run matching suites only, SUITES="a.sh b.sh"
 # to run these scripts instead of the usual list, JOBS=N to run up to N suites
 # at a time (their lines then come in the order they end), PT_VENV (default
@@ -20,7 +20,7 @@
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-export PT_TRACES=${PT_TRACES:-../shared/traces}
+export PT_TRACES=${PT_TRACES:-fixtures/traces}
 export PT_FIXTURES=${PT_FIXTURES:-fixtures}
 export PROFTOP=${PROFTOP:-$PWD/$BUILD/proftop}
 export CMOCKA_MESSAGE_OUTPUT=TAP

@@ -9,7 +9,7 @@
 # binary under test; TMP is a scratch directory removed at exit.
 set -u
 PROFTOP=${PROFTOP:-build/proftop}
-PT_TRACES=${PT_TRACES:-../shared/traces}
+PT_TRACES=${PT_TRACES:-fixtures/traces}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/proftop-e2e.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 _n=0

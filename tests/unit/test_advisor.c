@@ -2,7 +2,7 @@
  * test_advisor.c - the bottleneck advisor: every rule fires on a trace that
  * has its problem and stays quiet on one that does not (no false alarms on
  * the healthy resnet50 num_workers=4 trace, on which no rule may fire).
- * Real traces from ../shared/traces where one shows the problem (resnet50
+ * Real traces from fixtures/traces where one shows the problem (resnet50
  * workers0: input-bound at 39.64 %; HTA's sampled NCCL rank: communication
  * 32 % with 15 % overlap; the legacy autograd trace: cudaEventSynchronize
  * inside cuDNN convolutions), hand-built ones elsewhere (times in µs).

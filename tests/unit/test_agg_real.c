@@ -1,7 +1,7 @@
 /*
  * test_agg_real.c - the aggregator on real traces read by pt_chrome_read:
  * the kineto tb_plugin ResNet50 reader-ratio pair (ground truth from
- * ../shared/traces/SOURCES.md: step avg 174,829 µs and DataLoader avg
+ * fixtures/traces/SOURCES.md: step avg 174,829 µs and DataLoader avg
  * 69,299 µs = 39.6% with num_workers=0; 139,692 µs and 1,420 µs = 1.02%
  * with num_workers=4, backward on an autograd thread), and HTA's trimmed
  * backward-thread trace whose phases are worked out by hand below. Each

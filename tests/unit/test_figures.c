@@ -1,7 +1,7 @@
 /*
  * test_figures.c - properties every report must have, on every trace there
  * is: each file under fixtures/ (the bad-input cases that load too) and
- * every trace under the shared real traces (../shared/traces). Each is read,
+ * every trace under the shared real traces (fixtures/traces). Each is read,
  * summarized (with per-rank figures when it has several ranks) and printed
  * as JSON and as text, and then:
  *

@@ -26,7 +26,7 @@ static inline const char *tu_fixtures(void)
 	return d && *d ? d : "fixtures";
 }
 
-/* Directory of the shared real traces (PT_TRACES, else "../shared/traces"). */
+/* Directory of the real traces other tools wrote (PT_TRACES, else "fixtures/traces"). */
 static inline const char *tu_traces(void)
 {
 	/* Under valgrind (50x slower) the shared real traces are left to the
@@ -34,7 +34,7 @@ static inline const char *tu_traces(void)
 	if (getenv("PT_UNDER_VALGRIND"))
 		return "/nonexistent/shared-traces-skipped-under-valgrind";
 	const char *d = getenv("PT_TRACES");
-	return d && *d ? d : "../shared/traces";
+	return d && *d ? d : "fixtures/traces";
 }
 
 static inline char *tu_path(const char *dir, const char *name)
