@@ -628,8 +628,15 @@ PT_EXPORT int proftop_worker_attach(const char *label)
 static struct pt_tstate *g_retired_ts;
 static uint64_t *g_retired_names;
 
-static int map_session_of(int32_t pid, void **base_out, uint64_t *bytes_out, char *path,
-			  size_t pathlen)
+/* The layout of a mapped session, read once and checked: what is used after
+ * (the owner could change its header under us). */
+struct mapped_layout {
+	uint32_t nrings, slots, strings_bytes;
+	uint64_t strings_offset;
+};
+
+static int map_session_of(int32_t pid, void **base_out, uint64_t *bytes_out,
+			  struct mapped_layout *lay, char *path, size_t pathlen)
 {
 	char dir[4000], err[512];
 	if (pt_shm_dir(dir, sizeof dir, 0, err, sizeof err) != 0)
@@ -652,6 +659,7 @@ static int map_session_of(int32_t pid, void **base_out, uint64_t *bytes_out, cha
 	/* the layout read once, checked against the file and the ABI */
 	const struct pt_shm_header *h = base;
 	uint32_t nrings = h->nrings, slots = h->ring_slots, sb = h->strings_bytes;
+	uint64_t stride = h->ring_stride, soff = h->strings_offset;
 	const char *lid = getenv("PROFTOP_LAUNCH_ID");
 	uint64_t launch = lid && *lid ? strtoull(lid, NULL, 16) : 0;
 	if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != PT_SHM_MAGIC || h->abi != PT_SHM_ABI ||
@@ -659,8 +667,8 @@ static int map_session_of(int32_t pid, void **base_out, uint64_t *bytes_out, cha
 	    nrings == 0 || nrings > PT_SHM_MAX_RINGS || slots < 2 || (slots & (slots - 1)) ||
 	    pt_shm_segment_bytes(nrings, slots, sb) != bytes ||
 	    h->rings_offset != PT_SHM_HEADER_BYTES ||
-	    h->ring_stride != sizeof(struct pt_shm_ring) + (uint64_t)slots * sizeof(struct pt_shm_rec) ||
-	    h->strings_offset != h->rings_offset + (uint64_t)nrings * h->ring_stride ||
+	    stride != sizeof(struct pt_shm_ring) + (uint64_t)slots * sizeof(struct pt_shm_rec) ||
+	    soff != PT_SHM_HEADER_BYTES + (uint64_t)nrings * stride || soff + sb > bytes ||
 	    h->launch_id != launch ||
 	    __atomic_load_n(&h->state, __ATOMIC_ACQUIRE) != PT_SHM_RUNNING) {
 		munmap(base, bytes);
@@ -668,6 +676,7 @@ static int map_session_of(int32_t pid, void **base_out, uint64_t *bytes_out, cha
 	}
 	*base_out = base;
 	*bytes_out = bytes;
+	*lay = (struct mapped_layout){nrings, slots, sb, soff};
 	return 0;
 }
 
@@ -680,14 +689,15 @@ PT_EXPORT int proftop_worker_attach_pid(int32_t pid, const char *label)
 	void *base;
 	uint64_t bytes;
 	char path[sizeof G.path];
-	if (map_session_of(pid, &base, &bytes, path, sizeof path) != 0)
+	struct mapped_layout lay;
+	if (map_session_of(pid, &base, &bytes, &lay, path, sizeof path) != 0)
 		return 0;
 	struct pt_shm_header *h = base;
 	uint32_t cap = 1024;
-	while (cap < h->strings_bytes / 8 && cap < (1u << 27))
+	while (cap < lay.strings_bytes / 8 && cap < (1u << 27))
 		cap <<= 1;
 	uint64_t *names = calloc(cap, sizeof *names);
-	struct pt_tstate *ts = calloc(h->nrings, sizeof *ts);
+	struct pt_tstate *ts = calloc(lay.nrings, sizeof *ts);
 	if (!names || !ts) {
 		free(names);
 		free(ts);
@@ -718,10 +728,10 @@ PT_EXPORT int proftop_worker_attach_pid(int32_t pid, const char *label)
 	G.base = base;
 	G.bytes = bytes;
 	G.hdr = h;
-	G.nrings = h->nrings;
-	G.slots = h->ring_slots;
-	G.strings = (char *)base + h->strings_offset;
-	G.strings_bytes = h->strings_bytes;
+	G.nrings = lay.nrings;
+	G.slots = lay.slots;
+	G.strings = (char *)base + lay.strings_offset;
+	G.strings_bytes = lay.strings_bytes;
 	G.names = names;
 	G.names_mask = cap - 1;
 	G.ts = ts;
