@@ -47,9 +47,10 @@ int pt_compile_line(const struct pt_summary *s, char *buf, size_t cap, int brief
 	size_t len = 0;
 	if (brief) {
 		add(buf, cap, &len, "compile: %" PRIu64 "/%zu steps compiling%s; %" PRIu64
-				    " recompiles, %" PRIu64 " graph breaks",
+				    " recompile%s, %" PRIu64 " graph break%s",
 		    p->compile_steps, s->nsteps, p->compile_left_out ? ", not in figures" : "",
-		    p->recompiles, p->graph_breaks);
+		    p->recompiles, p->recompiles == 1 ? "" : "s", p->graph_breaks,
+		    p->graph_breaks == 1 ? "" : "s");
 		return 1;
 	}
 	add(buf, cap, &len, "torch.compile: %" PRIu64 " of %zu steps compiled", p->compile_steps,
