@@ -55,7 +55,33 @@ def _proftop_inject(d):
             return
         auto = load("proftop_auto")
         torch = sys.modules.get("torch")
-        if torch is not None and hasattr(torch, "nn"):
+        if torch is not None and getattr(getattr(torch, "__spec__", None), "_initializing",
+                                         False):
+            # the job is importing torch right now (this runs between two of
+            # its bytecodes): installing would import torch's submodules in
+            # the middle of it, and another thread would race the main one's
+            # imports. A profile function of the main thread's waits for the
+            # first event after torch's import ended, installs, and goes.
+            if sys.getprofile() is not None:
+                answer("error: the job is importing torch and runs a profiler of its own; "
+                       "attach again once the import is done")
+                return
+
+            def prof(frame, event, arg):
+                if getattr(torch.__spec__, "_initializing", False):
+                    return
+                sys.setprofile(None)
+                try:
+                    auto.install(torch, attach=True)
+                except Exception as e:  # noqa: BLE001 - said where the user looks
+                    try:
+                        proftop.mark("proftop: the helper could not start after torch's "
+                                     "import: %s: %s" % (type(e).__name__, e))
+                    except Exception:  # noqa: BLE001
+                        pass
+            sys.setprofile(prof)
+            answer("ok: torch is being imported; the helper starts when the import is done")
+        elif torch is not None and hasattr(torch, "nn"):
             st = auto.install(torch, attach=True)
             answer("ok: zero-code helper %s; steps start at the next step boundary" % st)
         else:

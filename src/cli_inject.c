@@ -416,6 +416,10 @@ int cli_inject(int32_t pid)
 	snprintf(script, sizeof script, "%s/proftop_inject.py", boot);
 	if (access(script, R_OK) != 0)
 		return cli_fail("--inject: %s is missing", script);
+	/* the probe creates the directory when it is missing (after a reboot, on a
+	 * machine where proftop never ran), but this side names it first */
+	if (pt_shm_dir(sess, sizeof sess, 1, err, sizeof err) != 0)
+		return cli_fail("--inject: %s", err);
 	if (pt_session_path(pid, sess, sizeof sess, err, sizeof err) != 0)
 		return cli_fail("--inject: %s", err);
 	*strrchr(sess, '/') = 0; /* the session directory the probe must use */

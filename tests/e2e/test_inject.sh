@@ -96,6 +96,34 @@ else
 	not_ok "the job after injection" "rc=$job_rc got '$got' alone '$alone'" "$(tail -n 5 "$TMP/job.out")"
 fi
 
+# --- an attach while the job is importing torch (held in the middle of
+# torch/__init__ by tests/torch/slow_import.py), on a machine where proftop
+# never ran (no session directory yet): the directory is made (0700), the
+# helper waits for the import to end, and the steps are found.
+nd=$TMP/fresh/sessions
+mkdir -p "$TMP/fresh"
+chmod 700 "$TMP/fresh"
+rm -f "$TMP/held"
+PROFTOP_SESSION_DIR=$nd "$PY" tests/torch/slow_import.py --marker "$TMP/held" --hold 3 \
+	tests/torch/steady.py --steps 100000 --sleep-ms 2 --sched >"$TMP/ijob.out" 2>&1 &
+ijob=$!
+pids+=("$ijob")
+wait_file "$TMP/held" || not_ok "the job reached torch's import" "$(cat "$TMP/ijob.out")"
+PROFTOP_SESSION_DIR=$nd "$PROFTOP" record -p "$ijob" --inject -o "$TMP/iinj.json" --duration 6 >"$TMP/iinj.out" 2>&1
+irc=$?
+kill "$ijob" 2>/dev/null
+wait "$ijob" 2>/dev/null
+"$PROFTOP" report "$TMP/iinj.json" --json >"$TMP/iinj.rep" 2>&1
+mode=$(stat -c %a "$nd" 2>/dev/null)
+isteps=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"])' "$TMP/iinj.rep" 2>/dev/null)
+if [ $irc -eq 0 ] && [ "$mode" = 700 ] && grep -q "torch is being imported" "$TMP/iinj.out" &&
+	[ "${isteps:-0}" -ge 10 ]; then
+	ok "attach during torch's import, no session directory yet: made 0700, $isteps steps after the import"
+else
+	not_ok "attach during torch's import" "rc=$irc mode=$mode steps=$isteps" "$(cat "$TMP/iinj.out")" \
+		"$(tail -n 3 "$TMP/ijob.out")"
+fi
+
 # --- a job with an LR scheduler, made with its optimizer before the attach:
 # the scheduler replaced optimizer.step on the instance, which the class's
 # wrapper never reaches (torch 2.x's global step hooks see it; on 1.x the
