@@ -156,19 +156,33 @@ elif [ "${ver%%.*}" -lt 2 ]; then
 	# in torch.distributed.elastic); launch2.sh stands in for it in test_torch_zero
 	skip "torchrun" "the torchrun of torch $ver does not start on this Python"
 else
-	# free ports, asked of the kernel (suites run side by side)
+	# free ports, asked of the kernel
 	free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-	port=$(free_port)
-	record trun "$TR" --nproc_per_node=2 --master_port=$port $S/ddp.py --steps 30
+	# trun NAME ARGS...: torchrun under record on a free port, once more on
+	# another when a process of a suite beside took the port in between
+	trun() {
+		local name=$1 rc
+		shift
+		for _ in 1 2; do
+			record "$name" "$TR" --nproc_per_node=2 --master_port="$(free_port)" "$@"
+			rc=$?
+			grep -qi 'address already in use' "$TMP/$name.log" || break
+		done
+		return $rc
+	}
+	trun trun $S/ddp.py --steps 30
 	rc=$?
 	if [ $rc -eq 0 ] && grep -q 'recorded 2 sessions.*rank 0\.\.1' "$TMP/trun.out" &&
 		[ "$(jq_py trun 'sorted((r["name"], r["steps"]) for r in d["ranks"])')" = "[('rank 0', 30), ('rank 1', 30)]" ]; then
 		ok "torchrun --nproc_per_node=2: rank 0 and 1, 30 steps each, exit 0"
 	else
-		not_ok "torchrun" "rc $rc" "$(cat "$TMP/trun.out")" "$(jq_py trun 'd.get("ranks")')" \
+		# the run's summary keeps 3 lines of detail: the cause first
+		not_ok "torchrun" "rc $rc: $(grep -v '^W[0-9]' "$TMP/trun.log" |
+			grep -E 'Error|error|exitcode|Signal|failed|refused|in use' | tail -n 3 | tr '\n' ' ' | cut -c1-400)" \
+			"$(cat "$TMP/trun.out")" "$(jq_py trun 'd.get("ranks")')" \
 			"$(grep -v '^W[0-9]' "$TMP/trun.log" | tail -n 15)"
 	fi
-	record tdie "$TR" --nproc_per_node=2 --master_port=$(free_port) $S/ddp.py --steps 100000 --die-at 20
+	trun tdie $S/ddp.py --steps 100000 --die-at 20
 	rc=$?
 	steps1=$(jq_py tdie '[r["steps"] for r in d["ranks"] if r["name"] == "rank 1"]')
 	if [ $rc -ne 0 ] && grep -q "^Note: rank 1 (pid [0-9]*) died" <("$PROFTOP" report "$TMP/tdie.json") &&
