@@ -97,9 +97,10 @@ int cli_screen_wait(void *ctx, struct pt_trace *t, const struct pt_live_result *
 	if (cap)
 		s->ctl.capture_steps = cap;
 	if (quit) {
+		int how = tui_quit_how(s->u);
 		cli_screen_close(s);
 		s->failed = 1; /* closed: do not reopen */
-		return 1;
+		return how == TUI_QUIT_DETACH ? 2 : 1;
 	}
 	return 0;
 }

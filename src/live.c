@@ -464,10 +464,15 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 		if (due > after)
 			wait = due - after;
 		if (o->ui_wait && !res->ui_quit) {
-			if (o->ui_wait(o->ui_ctx, t, res, wait)) {
+			int q = o->ui_wait(o->ui_ctx, t, res, wait);
+			if (q) {
 				res->ui_quit = 1;
 				if (!o->child)
 					break;
+				if (q == 2) { /* leave the job running */
+					res->detached = 1;
+					break;
+				}
 				kill(o->child, SIGINT);
 			}
 			if (o->ctl && o->ctl->capture_steps) {

@@ -97,6 +97,8 @@ struct pt_live_opts {
 	 * polls for up to wait_ns; it reads t (no poll runs meanwhile). Returns 1
 	 * when the user quit: attach then ends; with a child the child gets one
 	 * SIGINT and the loop goes on quietly until it exits (the UI has closed).
+	 * Returns 2 when the user quit leaving the child running: the loop ends
+	 * at once (res->detached) and the child is not waited for.
 	 */
 	int (*ui_wait)(void *ctx, struct pt_trace *t, const struct pt_live_result *res,
 		       uint64_t wait_ns);
@@ -136,6 +138,7 @@ struct pt_live_result {
 	int child_status;        /* waitpid status */
 	int interrupted;         /* Ctrl-C / SIGTERM seen */
 	int ui_quit;             /* the screen was quit (q) */
+	int detached;            /* ... leaving the child running (ui_wait returned 2) */
 	int timed_out;           /* duration reached */
 	char describe[512];      /* the session, escaped, or ""; multi: e.g.
 				  * "4 sessions: rank 0..3 (pids 11,12,13,14)" */

@@ -710,6 +710,23 @@ int tui_app_key(struct tui_app *a, int key)
 		if (key != 'q' && key != TUI_KEY_F(10))
 			return 0;
 	}
+	if (a->quit_ask) { /* q or y: stop the job; d: leave it running; else stay */
+		a->quit_ask = 0;
+		a->msg[0] = 0;
+		a->msg_until_ns = 0;
+		if (key == 'q' || key == 'y' || key == 'Y' || key == TUI_KEY_F(10)) {
+			a->quit = 1;
+			a->quit_how = TUI_QUIT_STOP;
+			return 1;
+		}
+		if (key == 'd' || key == 'D') {
+			a->quit = 1;
+			a->quit_how = TUI_QUIT_DETACH;
+			return 1;
+		}
+		tui_app_message(a, "the job runs on; the screen stays");
+		return 0;
+	}
 	if (a->searching && search_key(a, key))
 		return 0;
 	if (a->view == TUI_V_TIMELINE && tui_tl_prompt_key(a, key))
@@ -721,7 +738,17 @@ int tui_app_key(struct tui_app *a, int key)
 		return 0;
 	switch (b->act) {
 	case TUI_ACT_QUIT:
+		if (a->o.ask_quit && a->st.live) {
+			/* never end the job on one key: ask, as htop's kill does */
+			a->quit_ask = 1;
+			snprintf(a->msg, sizeof a->msg,
+				 "Stop the job? q or y: stop it (SIGINT) | d: leave it running, "
+				 "close proftop | any other key: stay");
+			a->msg_until_ns = UINT64_MAX;
+			break;
+		}
 		a->quit = 1;
+		a->quit_how = TUI_QUIT_STOP;
 		return 1;
 	case TUI_ACT_HELP:
 		a->help = 1;

@@ -277,6 +277,8 @@ struct tui_app {
 	int rank_on;              /* filter every view to the rank of rank_pid */
 	int64_t rank_pid;         /* (by pid: indices move when ranks appear) */
 	int quit;
+	int quit_how;             /* TUI_QUIT_* once quit */
+	int quit_ask;             /* the stop / leave running / stay question is up */
 	struct tui_table tables[TUI_V__COUNT];
 	struct tui_tl tl;
 	struct tui_ranks_view rv;

@@ -442,12 +442,22 @@ static int budget_ok(struct tui *u, uint64_t now)
 	return u->tokens >= 0;
 }
 
+int tui_quit_how(const struct tui *u)
+{
+	return u && u->app.quit_how ? u->app.quit_how : TUI_QUIT_STOP;
+}
+
 int tui_wait(struct tui *u, const struct tui_status *st, uint64_t wait_ns)
 {
 	if (!u || !u->open)
 		return 1;
 	struct tui_app *a = &u->app;
 	a->st = *st;
+	if (a->quit_ask && !a->st.live) { /* the job ended while the question was up */
+		a->quit_ask = 0;
+		tui_app_message(a, "the job ended; q quits");
+		u->dirty = 1;
+	}
 	uint64_t start = pt_now_ns(), deadline = start + wait_ns;
 	for (;;) {
 		uint64_t now = pt_now_ns();
@@ -496,7 +506,8 @@ int tui_wait(struct tui *u, const struct tui_status *st, uint64_t wait_ns)
 		if (pr < 0 && errno == EINTR)
 			return 0; /* a signal: let the caller look */
 		if (pr > 0 && (pfd.revents & (POLLHUP | POLLERR | POLLNVAL))) {
-			a->quit = 1; /* the terminal went away */
+			a->quit = 1; /* the terminal went away: as SIGHUP does, the job gets SIGINT */
+			a->quit_how = TUI_QUIT_STOP;
 			continue;
 		}
 		int ch;

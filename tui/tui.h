@@ -22,6 +22,9 @@ struct tui_opts {
 	int no_color;            /* 1: monochrome (also when NO_COLOR is set) */
 	int mouse;               /* enable mouse reporting (off unless asked) */
 	int exit_on_end;         /* run / attach: close the screen when the job ends */
+	/* run: q while the job runs asks (stop it / leave it running / stay);
+	 * 0: q stops it at once (--kill-on-quit), or there is no job to stop */
+	int ask_quit;
 	uint64_t refresh_ns;     /* model/header refresh period (-d), default 1 s */
 	int refresh_auto;        /* no -d given: stretch the period so that rebuilding the
 	                            summary takes at most TUI_MODEL_BUDGET of a core */
@@ -71,6 +74,11 @@ struct tui *tui_open(struct pt_trace *t, const struct tui_opts *o);
  * 1 when the user quit (or -n was reached): the screen is closed by then.
  */
 int tui_wait(struct tui *u, const struct tui_status *st, uint64_t wait_ns);
+/* How the user quit: TUI_QUIT_STOP (q, or q/y at the question, or the
+ * terminal went away: stop the job), TUI_QUIT_DETACH (d at the question:
+ * leave the job running). Valid after tui_wait returned 1. */
+enum { TUI_QUIT_STOP = 1, TUI_QUIT_DETACH = 2 };
+int tui_quit_how(const struct tui *u);
 /* Steps of the capture the user asked for with T since the last call (0:
  * none); the caller passes it to the live loop (pt_live_ctl). */
 uint32_t tui_take_capture(struct tui *u);

@@ -24,9 +24,11 @@ void cli_usage_run(FILE *f)
 	      "Start CMD with the probe (libproftop.so) injected and show its summary while\n"
 	      "it runs: steps, phases, operators, CPU utilization. On a terminal the screen\n"
 	      "shows it live and stays when CMD ends (q quits); otherwise the summary is\n"
-	      "printed once at the end. q while CMD runs, or Ctrl-C, passes CMD one SIGINT;\n"
-	      "proftop waits for it and prints the final summary. The exit status is CMD's\n"
-	      "(128+N when a signal N ended it).\n"
+	      "printed once at the end. q while CMD runs asks: q or y stops CMD (one\n"
+	      "SIGINT; proftop waits for it and prints the final summary), d leaves it\n"
+	      "running and closes proftop (proftop -p PID watches it again), any other\n"
+	      "key stays. Ctrl-C passes CMD one SIGINT. The exit status is CMD's (128+N\n"
+	      "when a signal N ended it; 0 when it was left running).\n"
 	      "\n"
 	      "Options:\n"
 	      "  -d, --delay SECS    refresh period (default: the screen 0.15, longer\n"
@@ -35,6 +37,7 @@ void cli_usage_run(FILE *f)
 	      "  -o, --output FILE   also write a Chrome trace at the end\n"
 	      "      --no-screen     no screen: only the final summary (also off a terminal)\n"
 	      CLI_EVERY_HELP
+	      "      --kill-on-quit  q stops CMD at once, without asking\n"
 	      "      --torch-ops     also aten operators in a PyTorch job (CUDA builds of torch:\n"
 	      "                      through its NVTX emission; see docs/python.md)\n"
 	      "      --max-mem SIZE  memory for kept events (default 1G; see 'proftop --help')\n"
@@ -50,7 +53,7 @@ void cli_usage_run(FILE *f)
 	      f);
 }
 
-enum { OPT_LOG = 256, OPT_NOSCREEN, OPT_MAXMEM, OPT_TORCH_OPS };
+enum { OPT_LOG = 256, OPT_NOSCREEN, OPT_MAXMEM, OPT_TORCH_OPS, OPT_KILL_ON_QUIT };
 
 int cli_run(int argc, char **argv)
 {
@@ -63,6 +66,7 @@ int cli_run(int argc, char **argv)
 		{"baseline", required_argument, NULL, CLI_OPT_BASELINE},
 		{"help", no_argument, NULL, 'h'},
 		{"torch-ops", no_argument, NULL, OPT_TORCH_OPS},
+		{"kill-on-quit", no_argument, NULL, OPT_KILL_ON_QUIT},
 		CLI_EVERY_LONGOPT,
 		CLI_SCREEN_LONGOPTS,
 		CLI_CAPTURE_LONGOPT,
@@ -76,7 +80,7 @@ int cli_run(int argc, char **argv)
 	const char *log = NULL, *out = NULL, *baseline = NULL;
 	struct pt_diff_side *base = NULL;
 	int rc;
-	int no_screen = 0, c;
+	int no_screen = 0, kill_on_quit = 0, c;
 	struct cli_screen scr = {0};
 	struct cli_load_opts lopt;
 	cli_load_opts_init(&lopt);
@@ -116,6 +120,9 @@ int cli_run(int argc, char **argv)
 			if (cli_parse_secs(optarg, &every_ns))
 				return cli_usage_error("--every: '%s' is not a duration (10s, 1m)", optarg);
 			no_screen = 1;
+			break;
+		case OPT_KILL_ON_QUIT:
+			kill_on_quit = 1;
 			break;
 		case OPT_TORCH_OPS:
 			setenv("PROFTOP_TORCH_OPS", "1", 1); /* the child inherits it */
@@ -164,6 +171,7 @@ int cli_run(int argc, char **argv)
 		scr.o.refresh_auto = !delay_given;
 		scr.started_ns = pt_now_ns();
 		scr.o.can_capture = 1; /* key T: a deep capture (capture.h), saved here */
+		scr.o.ask_quit = !kill_on_quit;
 		lo.ui_wait = cli_screen_wait;
 		lo.ui_ctx = &scr;
 		lo.ctl = &scr.ctl;
@@ -176,7 +184,12 @@ int cli_run(int argc, char **argv)
 	pt_live_print(stdout, t, &res, 0, 0, NULL, NULL);
 	cli_anomaly_end(&an, t);
 	cli_say_launched(t, &res, child);
-	rc = pt_live_exit_code(res.child_status);
+	rc = res.detached ? CLI_OK : pt_live_exit_code(res.child_status);
+	if (res.detached)
+		fprintf(stderr,
+			"proftop: left pid %d running; its output goes to %s; 'proftop -p %d' "
+			"watches it again\n",
+			(int)child, esc, (int)child);
 	if (out && cli_write_trace_rescue(t, out) != CLI_OK && rc == 0)
 		rc = CLI_FAIL;
 	pt_trace_free(t);

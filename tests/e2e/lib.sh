@@ -83,7 +83,8 @@ mt_reader_ms() {
 }
 
 # tmux_quit SOCK TARGET: ends the proftop running in a tmux pane the way a
-# user does (Escape, q; again each second) and waits up to 10 s for it to
+# user does (Escape, q, and y when it asks whether to stop the job; again
+# each second) and waits up to 10 s for it to
 # exit, before the test kills the session. Killing a pane sends SIGHUP and
 # SIGCONT to what runs there: a sanitizer build that the SIGHUP sends into
 # its leak check at exit, and that the SIGCONT then reaches, spins forever
@@ -93,7 +94,7 @@ tmux_quit() {
 	tty=$(tmux -L "$1" display -p -t "$2" '#{pane_tty}' 2>/dev/null) || return 0
 	for i in $(seq 100); do
 		ps -o comm= -t "${tty#/dev/}" 2>/dev/null | grep -q '^proftop' || return 0
-		[ $((i % 10)) = 1 ] && tmux -L "$1" send-keys -t "$2" Escape q 2>/dev/null
+		[ $((i % 10)) = 1 ] && tmux -L "$1" send-keys -t "$2" Escape q y 2>/dev/null
 		sleep 0.1
 	done
 	return 1

@@ -10,7 +10,8 @@
 command -v tmux >/dev/null || { skip "tmux screen tests" "no tmux"; done_testing; exit 0; }
 SOCK="pt-e2e-$$"
 TM() { tmux -L "$SOCK" "$@"; }
-trap 'TM kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
+# the job a test leaves running on purpose (run, q, d) carries --seed $$
+trap 'TM kill-server 2>/dev/null; pkill -f "minitrain --steps 0 --seed $$\$"; rm -rf "$TMP"' EXIT
 TRACE="$PT_TRACES/kineto_tb_plugin/samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz"
 BIN=$(cd "$(dirname "$PROFTOP")" && pwd)/$(basename "$PROFTOP")
 ROOT=$(pwd)
@@ -132,8 +133,33 @@ if [ -x "$ROOT/build/examples/minitrain" ]; then
 	expect "run shows steps from minitrain" r "[1-9][0-9]* steps" 20
 	TM send-keys -t r 2
 	expect "run: operators view" r "Name .*Calls" 10
+	# q asks; any other key stays, the job running
 	TM send-keys -t r q
-	expect "run: q stops the command and prints the summary" r "EXIT=" 30
+	expect "run: q asks before it stops the job" r "Stop the job\? q or y: stop it" 10
+	mpid=$(pgrep -f "^$ROOT/build/examples/minitrain$" | head -n1)
+	TM send-keys -t r x
+	expect "run: another key stays" r "the job runs on; the screen stays" 10
+	sleep 0.5
+	if [ -n "$mpid" ] && kill -0 "$mpid" 2>/dev/null && ! pane r | grep -q "EXIT="; then
+		ok "run: after q and another key the job still runs (pid $mpid)"
+	else
+		not_ok "run: the job runs on after q, x" "pid '$mpid'" "$(pane r | tail -n 3)"
+	fi
+	TM send-keys -t r q q
+	expect "run: q, q stops the command and prints the summary" r "EXIT=" 30
+	# d leaves the job running; proftop exits 0 and says how to watch it again
+	start d 160 40 "PROFTOP_LIB=$ROOT/build/libproftop.so $BIN run -d 0.5 --log $TMP/d.log -- $ROOT/build/examples/minitrain --steps 0 --seed $$"
+	expect "run (to be left running) shows steps" d "[1-9][0-9]* steps" 20
+	TM send-keys -t d q d
+	expect "run: q, d closes proftop with exit 0" d "EXIT=0" 30
+	dpid=$(pane d | sed -n "s/.*left pid \([0-9]*\) running.*/\1/p" | head -n1)
+	if [ -n "$dpid" ] && kill -0 "$dpid" 2>/dev/null &&
+		[ "$(readlink "/proc/$dpid/exe")" = "$ROOT/build/examples/minitrain" ]; then
+		ok "run: q, d left the job running (pid $dpid), the way back named"
+		kill "$dpid"
+	else
+		not_ok "run: q, d leaves the job running" "pid '$dpid'" "$(pane d | tail -n 4)"
+	fi
 else
 	skip "run on minitrain" "no build/examples/minitrain"
 fi

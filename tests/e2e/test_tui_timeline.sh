@@ -173,7 +173,7 @@ if [ -x "$MT" ]; then
 	else
 		not_ok "the idle screen runs" "$(pane i | head -n 5)"
 	fi
-	TM send-keys -t i q
+	TM send-keys -t i q q # q asks while the job runs; the second q stops it
 	expect "the idle screen quits" i "EXIT=" 20
 	# --exit-on-end: the old behaviour
 	start k 120 40 "PROFTOP_LIB=$ROOT/build/libproftop.so $BIN run --exit-on-end --log $TMP/k.log -- $MT --steps 30 --log-every 0"

@@ -305,6 +305,57 @@ static void test_views(void **state)
 }
 
 /*
+ * q in run while the job runs: a question on the bottom line, never a
+ * quit on one key. q/y stop the job, d leaves it running, any other key
+ * stays; a job that ended, --kill-on-quit or an attach quit at once.
+ */
+static void test_quit_asks(void **state)
+{
+	(void)state;
+	struct pt_trace *t = load(tu_path(tu_traces(),
+					  "kineto_tb_plugin/samples__resnet50_num_workers_0__worker0."
+					  "1623143089861.pt.trace.json.gz"));
+	struct tui_opts o;
+	tui_opts_init(&o);
+	o.ask_quit = 1;
+	struct tui_app a;
+	tui_app_init(&a, t, &o);
+	a.st.live = 1;
+	struct tui_canvas c;
+	tui_canvas_init(&c, 120, 30, 0);
+	assert_int_equal(tui_app_key(&a, 'q'), 0);
+	const char *s = render(&a, &c);
+	assert_non_null(strstr(s, "Stop the job? q or y: stop it (SIGINT) | d: leave it running"));
+	assert_int_equal(tui_app_key(&a, '2'), 0); /* any other key: stay, in the view it was */
+	assert_int_equal(a.quit, 0);
+	s = render(&a, &c);
+	assert_null(strstr(s, "Stop the job?"));
+	assert_non_null(strstr(s, "the job runs on"));
+	assert_int_equal(tui_app_key(&a, 'q'), 0);
+	assert_int_equal(tui_app_key(&a, 'q'), 1);
+	assert_int_equal(a.quit_how, TUI_QUIT_STOP);
+	a.quit = a.quit_how = 0;
+	assert_int_equal(tui_app_key(&a, TUI_KEY_F(10)), 0);
+	assert_int_equal(tui_app_key(&a, 'y'), 1);
+	assert_int_equal(a.quit_how, TUI_QUIT_STOP);
+	a.quit = a.quit_how = 0;
+	assert_int_equal(tui_app_key(&a, 'q'), 0);
+	assert_int_equal(tui_app_key(&a, 'd'), 1);
+	assert_int_equal(a.quit_how, TUI_QUIT_DETACH);
+	a.quit = a.quit_how = 0;
+	a.st.live = 0; /* the job ended: nothing to stop */
+	assert_int_equal(tui_app_key(&a, 'q'), 1);
+	a.quit = a.quit_how = 0;
+	a.st.live = 1;
+	a.o.ask_quit = 0; /* --kill-on-quit, or an attach */
+	assert_int_equal(tui_app_key(&a, 'q'), 1);
+	assert_int_equal(a.quit_how, TUI_QUIT_STOP);
+	tui_canvas_free(&c);
+	tui_app_free(&a);
+	pt_trace_free(t);
+}
+
+/*
  * The windows of a session that grows for 100 s, refreshed every second:
  * at every refresh the screen's summary is pt_summarize's over the window
  * (at least the last 30 s from a multiple of 15 s, or at least the last 10
@@ -897,6 +948,7 @@ int main(void)
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_op_type),
 		cmocka_unit_test(test_views),
+		cmocka_unit_test(test_quit_asks),
 		cmocka_unit_test(test_window_secs_live),
 		cmocka_unit_test(test_window_steps_live),
 		cmocka_unit_test(test_hostile_names),
