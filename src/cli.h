@@ -107,14 +107,19 @@ int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, s
 /*
  * CMD's log (cli_log.c), opened in the child: path (--log) when it is new
  * or a regular file of ours with one link (then truncated), else (NULL)
- * ./proftop-run-<pid>.log created exclusively, or an unguessable
- * ./proftop-run-<pid>-XXXXXX.log when that name is taken; 0600. Returns the
+ * DIR/proftop-run-<pid>.log created exclusively (DIR: cli_log_dir), or an
+ * unguessable DIR/proftop-run-<pid>-XXXXXX.log when that name is taken;
+ * 0600. Returns the
  * fd (name in used) or -1 with the reason in err; cli_log_report sends
  * either to the parent. cli_log_wait, in the
  * parent, reads the child's report from the pipe rep (closing both ends):
  * 0 with the name in used, or -1 after reaping the child and printing why.
  */
 int cli_log_open(const char *path, int pid, char *used, size_t len, char *err, size_t errlen);
+/* The default logs' directory: $XDG_STATE_HOME/proftop, else
+ * ~/.local/state/proftop; made 0700 when missing, refused when it is a
+ * link, not ours or open to others. 0, or -1 with the reason in err. */
+int cli_log_dir(char *buf, size_t len, char *err, size_t errlen);
 /* In the child: what (L: the name used, E: why not) and text on the pipe fd. */
 void cli_log_report(int fd, char what, const char *text);
 int cli_log_wait(int rep[2], pid_t pid, char *used, size_t len);

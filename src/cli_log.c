@@ -1,10 +1,12 @@
 /*
  * cli_log.c - the file that takes a launched CMD's stdout and stderr (run,
- * record, serve). A log may hold training data and often sits in a shared
- * directory, so it is opened the way nobody else can plant or read it: the
- * default name ./proftop-run-PID.log is created exclusively (O_EXCL, no
- * link followed), and when that name is taken (another user's plant, or a
- * stale file of a recycled pid) an unpredictable ./proftop-run-PID-XXXXXX.log
+ * record, serve). A log may hold training data, so it is opened the way
+ * nobody else can plant or read it. By default it goes to a directory of
+ * the user's own, never the current one: $XDG_STATE_HOME/proftop (else
+ * ~/.local/state/proftop), made 0700 and refused when it is a link, not
+ * ours or open to others. There proftop-run-PID.log is created
+ * exclusively (O_EXCL, no link followed), and when that name is taken (a
+ * stale file of a recycled pid) an unpredictable proftop-run-PID-XXXXXX.log
  * is created instead; a --log FILE that exists is used only when it is a
  * regular file of ours with no other link, and is truncated. Either way the
  * file is 0600. The caller learns the name actually used.
@@ -13,6 +15,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +39,87 @@ static const char *not_ours(int fd)
 	if (sb.st_nlink != 1)
 		return "it has other hard links";
 	return NULL;
+}
+
+/* mkdir DIR (0700) when missing; 0, or -1 with err set. */
+static int make_dir(const char *dir, char *err, size_t errlen)
+{
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "log directory %s: cannot create: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* mkdir -p PATH: each missing directory made 0700, as XDG asks. */
+static int make_dirs(const char *path, char *err, size_t errlen)
+{
+	char p[PATH_MAX];
+	if ((size_t)snprintf(p, sizeof p, "%s", path) >= sizeof p) {
+		snprintf(err, errlen, "log directory path too long");
+		return -1;
+	}
+	for (char *q = p + 1; *q; q++) {
+		if (*q != '/')
+			continue;
+		*q = 0;
+		int rc = make_dir(p, err, errlen);
+		*q = '/';
+		if (rc)
+			return -1;
+	}
+	return make_dir(p, err, errlen);
+}
+
+int cli_log_dir(char *buf, size_t len, char *err, size_t errlen)
+{
+	const char *state = getenv("XDG_STATE_HOME");
+	char base[PATH_MAX];
+	if (state && state[0] == '/') {
+		snprintf(base, sizeof base, "%s", state);
+		if (make_dirs(base, err, errlen))
+			return -1;
+	} else {
+		const char *home = getenv("HOME");
+		if (!home || home[0] != '/') {
+			struct passwd *pw = getpwuid(geteuid());
+			home = pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
+		}
+		if (!home) {
+			snprintf(err, errlen, "no home directory for CMD's log ($HOME and "
+					      "$XDG_STATE_HOME unset); give --log FILE");
+			return -1;
+		}
+		snprintf(base, sizeof base, "%s/.local", home);
+		if (make_dir(base, err, errlen))
+			return -1;
+		snprintf(base, sizeof base, "%s/.local/state", home);
+		if (make_dir(base, err, errlen))
+			return -1;
+	}
+	if ((size_t)snprintf(buf, len, "%s/proftop", base) >= len) {
+		snprintf(err, errlen, "log directory path too long");
+		return -1;
+	}
+	if (make_dir(buf, err, errlen))
+		return -1;
+	struct stat st;
+	const char *why = NULL;
+	if (lstat(buf, &st) != 0)
+		why = strerror(errno);
+	else if (S_ISLNK(st.st_mode))
+		why = "a symbolic link";
+	else if (!S_ISDIR(st.st_mode))
+		why = "not a directory";
+	else if (st.st_uid != geteuid())
+		why = "owned by another user";
+	else if (st.st_mode & 077)
+		why = "open to other users (want mode 0700)";
+	if (why) {
+		snprintf(err, errlen, "log directory %s: %s; refusing it (give --log FILE)", buf, why);
+		return -1;
+	}
+	return 0;
 }
 
 int cli_log_open(const char *path, int pid, char *used, size_t len, char *err, size_t errlen)
@@ -62,11 +146,14 @@ int cli_log_open(const char *path, int pid, char *used, size_t len, char *err, s
 			return -1;
 		}
 	} else {
-		snprintf(used, len, "proftop-run-%d.log", pid);
+		char dir[PATH_MAX];
+		if (cli_log_dir(dir, sizeof dir, err, errlen))
+			return -1;
+		snprintf(used, len, "%s/proftop-run-%d.log", dir, pid);
 		fd = open(used, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0 && errno == EEXIST) {
 			/* taken: a name nobody can guess in advance */
-			snprintf(used, len, "proftop-run-%d-XXXXXX.log", pid);
+			snprintf(used, len, "%s/proftop-run-%d-XXXXXX.log", dir, pid);
 			fd = mkostemps(used, 4, O_CLOEXEC); /* O_EXCL, 0600 */
 		}
 		if (fd < 0) {

@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "app.h"
@@ -601,9 +602,14 @@ static void do_export(struct tui_app *a)
 		tui_app_message(a, "export failed: %s; data kept, press e to retry",
 				err[0] ? err : pt_strerror(rc));
 		a->msg_until_ns = pt_now_ns() + 20000000000ull; /* an error stays longer */
-	} else
-		tui_app_message(a, "exported %llu events to ./%s",
-				(unsigned long long)pt_store_count(a->t->store), path);
+	} else {
+		char cwd[160]; /* the full path: the user may not know where proftop was started */
+		if (!getcwd(cwd, sizeof cwd))
+			snprintf(cwd, sizeof cwd, ".");
+		tui_app_message(a, "exported %llu events to %s%s%s",
+				(unsigned long long)pt_store_count(a->t->store), cwd,
+				strcmp(cwd, "/") ? "/" : "", path);
+	}
 }
 
 /* Typing into the search line: printable bytes extend the pattern (the

@@ -33,7 +33,8 @@ void cli_usage_run(FILE *f)
 	      "Options:\n"
 	      "  -d, --delay SECS    refresh period (default: the screen 0.15, longer\n"
 	      "                      when the session grows; the text view 1)\n"
-	      "      --log FILE      CMD's stdout and stderr (default ./proftop-run-PID.log)\n"
+	      "      --log FILE      CMD's stdout and stderr (default proftop-run-PID.log in\n"
+	      "                      $XDG_STATE_HOME/proftop or ~/.local/state/proftop)\n"
 	      "  -o, --output FILE   also write a Chrome trace at the end\n"
 	      "      --no-screen     no screen: only the final summary (also off a terminal)\n"
 	      CLI_EVERY_HELP

@@ -12,6 +12,8 @@ PROFTOP=${PROFTOP:-build/proftop}
 PT_TRACES=${PT_TRACES:-fixtures/traces}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/proftop-e2e.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
+# run's default logs go there (cli_log_dir), not into the user's home
+export XDG_STATE_HOME=$TMP/state
 _n=0
 
 ok() { _n=$((_n + 1)); echo "ok $_n - $1"; }

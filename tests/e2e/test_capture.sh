@@ -286,7 +286,7 @@ else
 	not_ok "key T: the capture's progress, then its file and the step time's ratio" \
 		"after $((SECONDS - t0)) s the last line was: $last" "lines seen:$seen" \
 		"$(TM capture-pane -p -t s | head -n 30)" \
-		"$(tail -n 20 "$TMP"/scr/proftop-run-*.log 2>/dev/null)"
+		"$(tail -n 20 "$XDG_STATE_HOME"/proftop/proftop-run-*.log 2>/dev/null)"
 fi
 TM send-keys -t s 2 / c o n v 2 d
 expect "the Operators view has the captured aten::conv2d, with TFLOP/s" "aten::conv2d +[0-9]+ .*[0-9]\.[0-9]+ *$"

@@ -4,9 +4,11 @@
 #  - output paths: a FIFO, a device or a link to one at -o is refused (record
 #    refuses before CMD starts) and stays as it was; -o - and /dev/stdout
 #    write to stdout;
-#  - CMD's log: a planted proftop-run-PID.log (another user's, 0666) is never
-#    written to; a --log that is another user's file, a link or a FIFO is
-#    refused; our own --log is truncated and made 0600;
+#  - CMD's log: by default in a directory of the user's own (0700), never
+#    the current one; a taken name there is never reused; that directory
+#    open to others or another user's is refused; a --log that is another
+#    user's file, a link or a FIFO is refused; our own --log is truncated
+#    and made 0600;
 #  - memory: a trace of 2,000 processes stays within --max-mem (+ 64 MiB),
 #    per-rank figures that would not fit are refused with a note,
 #    and a name over 1 MiB is cut, and said;
@@ -86,23 +88,41 @@ fi
 
 # --- CMD's log
 mkdir "$TMP/logs"
+LOGD=$XDG_STATE_HOME/proftop
+# nothing in the current directory: the default log is in the state directory, made 0700
+(cd "$TMP/logs" && "$BIN" run --no-screen -- sh -c 'echo from-the-job' >"$TMP/run0.out" 2>&1)
+used=$(sed -n 's/.*its output goes to \(.*\.log\)$/\1/p' "$TMP/run0.out" | head -n 1)
+if [ -z "$(ls -A "$TMP/logs")" ] && [ "$(stat -c %a "$LOGD" 2>/dev/null)" = 700 ] &&
+	[ "${used%/*}" = "$LOGD" ] && grep -q from-the-job "$used"; then
+	ok "the default log: in \$XDG_STATE_HOME/proftop (0700), named on stderr, none in the current directory"
+else
+	not_ok "the default log's place" "used=$used" "$(cat "$TMP/run0.out")" "$(ls -la "$TMP/logs" "$LOGD")"
+fi
+rm -f "$LOGD"/*
 # our own file at the default name: never reused, a fresh unguessable one instead
 last=$(cat /proc/sys/kernel/ns_last_pid 2>/dev/null || echo 0)
-for i in $(seq 1 400); do : >"$TMP/logs/proftop-run-$((last + i)).log"; done
-(cd "$TMP/logs" && "$BIN" run --no-screen -- sh -c 'echo from-the-job' >"$TMP/run.out" 2>&1)
-used=$(sed -n 's/.*its output goes to \(proftop-run-[0-9A-Za-z-]*\.log\).*/\1/p' "$TMP/run.out" | head -n 1)
+for i in $(seq 1 400); do : >"$LOGD/proftop-run-$((last + i)).log"; done
+"$BIN" run --no-screen -- sh -c 'echo from-the-job' >"$TMP/run.out" 2>&1
+used=$(sed -n 's/.*its output goes to .*\/\(proftop-run-[0-9A-Za-z-]*\.log\).*/\1/p' "$TMP/run.out" | head -n 1)
 cpid=$(sed -n 's/.*pid \([0-9]*\).*/\1/p' "$TMP/run.out" | head -n 1)
-if [ -z "$used" ]; then
-	used=$(grep -D skip -l from-the-job "$TMP"/logs/* 2>/dev/null | head -n 1)
-	used=${used##*/}
-fi
-if [ -n "$used" ] && grep -q from-the-job "$TMP/logs/$used" && [ "$(stat -c %a "$TMP/logs/$used")" = 600 ] &&
-	[ -z "$(find "$TMP/logs" -name 'proftop-run-*.log' ! -name "$used" -size +0)" ]; then
+if [ -n "$used" ] && grep -q from-the-job "$LOGD/$used" && [ "$(stat -c %a "$LOGD/$used")" = 600 ] &&
+	[ -z "$(find "$LOGD" -name 'proftop-run-*.log' ! -name "$used" -size +0)" ]; then
 	ok "a taken proftop-run-PID.log is never reused (used $used)"
 else
-	not_ok "a taken proftop-run-PID.log is never reused" "used=$used" "$(cat "$TMP/run.out")" "$(find "$TMP/logs" -size +0)"
+	not_ok "a taken proftop-run-PID.log is never reused" "used=$used" "$(cat "$TMP/run.out")" "$(find "$LOGD" -size +0)"
 fi
 echo "# the job's pid $cpid was among the 400 planted names: $([ -n "$cpid" ] && [ "$cpid" -gt "$last" ] && [ "$cpid" -le $((last + 400)) ] && echo yes || echo no)"
+rm -f "$LOGD"/*
+# a log directory open to others, or a link: refused before CMD starts
+chmod 755 "$LOGD"
+out=$("$BIN" run --no-screen -- sh -c 'echo ran >"$0"' "$TMP/ran" 2>&1)
+rc=$?
+if [ $rc -eq 1 ] && grep -q "log directory $LOGD: open to other users" <<<"$out" && [ ! -e "$TMP/ran" ]; then
+	ok "a log directory open to others: refused in one line, CMD not started"
+else
+	not_ok "a log directory open to others" "rc=$rc" "$out"
+fi
+chmod 700 "$LOGD"
 rm -f "$TMP"/logs/*
 echo old-contents-of-a-longer-file >"$TMP/logs/mine.log"
 chmod 644 "$TMP/logs/mine.log"
@@ -119,44 +139,26 @@ mkfifo "$TMP/logs/fifo.log"
 check_fails "--log (a FIFO): refused at once" 1 timeout 20 "$BIN" run --no-screen --log "$TMP/logs/fifo.log" -- true
 rm -f "$TMP/logs/fifo.log" "$TMP/logs/link.log" "$TMP/logs/mine.log"
 if [ "$(id -u)" != 0 ]; then
-	skip "another user's planted logs" "not root: cannot create a user"
+	skip "another user's log directory" "not root: cannot create a user"
 	skip "--log (another user's file): refused" "not root"
 elif ! command -v useradd >/dev/null || ! command -v runuser >/dev/null ||
 	! useradd -M -d /nonexistent -s /usr/sbin/nologin "pt_plant_$$" >/dev/null 2>&1; then
-	skip "another user's planted logs" "useradd/runuser missing or failed"
+	skip "another user's log directory" "useradd/runuser missing or failed"
 	skip "--log (another user's file): refused" "no second user"
 else
 	OTHER=pt_plant_$$
 	chmod 711 "$TMP"
 	chmod 1777 "$TMP/logs" # a shared directory, like /tmp
-	# the other user plants 0666 logs for the next 2,000 pids (one process, so
-	# the planting itself uses no pid of the range); the job's pid must land
-	# in the range for the check to mean anything: up to 3 tries
-	for try in 1 2 3; do
-		rm -f "$TMP"/logs/proftop-run-*.log
-		runuser -u "$OTHER" -- python3 -c '
-import os, sys
-os.chdir(sys.argv[1])
-last = int(open("/proc/sys/kernel/ns_last_pid").read())
-for p in range(last + 1, last + 2001):
-    f = "proftop-run-%d.log" % p
-    open(f, "w").close()
-    os.chmod(f, 0o666)
-print(last)' "$TMP/logs" >"$TMP/plant.last"
-		(cd "$TMP/logs" && "$BIN" run --no-screen -- sh -c 'echo secret-training-output' >"$TMP/plant.out" 2>&1)
-		cpid=$(sed -n 's/.*started pid \([0-9]*\).*/\1/p' "$TMP/plant.out" | head -n 1)
-		last=$(cat "$TMP/plant.last")
-		[ -n "$cpid" ] && [ "$cpid" -gt "$last" ] && [ "$cpid" -le $((last + 2000)) ] && break
-	done
-	planted=$(find "$TMP/logs" -user "$OTHER" -perm 666 -name 'proftop-run-*.log' | wc -l)
-	leaked=$(grep -D skip -l secret-training-output "$TMP"/logs/* 2>/dev/null | while read -r f; do
-		[ "$(stat -c %U "$f")" = "$OTHER" ] && echo "$f"; done)
-	mine=$(find "$TMP/logs" -user "$(id -u)" -name 'proftop-run-*.log' -perm 600 | head -n 1)
-	if [ "$planted" = 2000 ] && [ -n "$cpid" ] && [ -f "$TMP/logs/proftop-run-$cpid.log" ] &&
-		[ -z "$leaked" ] && [ -n "$mine" ] && grep -q secret-training-output "$mine"; then
-		ok "another user's planted logs (0666, the job's pid $cpid among them) get nothing; ours is 0600"
+	# another user's proftop directory where ours would be (a shared
+	# XDG_STATE_HOME): refused, nothing of the job's written there
+	runuser -u "$OTHER" -- sh -c "mkdir -m 777 '$TMP/logs/proftop'"
+	out=$(XDG_STATE_HOME=$TMP/logs "$BIN" run --no-screen -- sh -c 'echo secret-training-output' 2>&1)
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "log directory $TMP/logs/proftop: owned by another user" <<<"$out" &&
+		[ -z "$(ls -A "$TMP/logs/proftop")" ]; then
+		ok "another user's log directory: refused in one line, nothing written there"
 	else
-		not_ok "another user's planted logs get nothing" "planted $planted, job pid $cpid (range from $last), leaked: $leaked mine: $mine" "$(cat "$TMP/plant.out")"
+		not_ok "another user's log directory" "rc=$rc" "$out" "$(ls -la "$TMP/logs/proftop")"
 	fi
 	runuser -u "$OTHER" -- sh -c "echo planted >'$TMP/logs/theirs.log'; chmod 666 '$TMP/logs/theirs.log'"
 	out=$("$BIN" run --no-screen --log "$TMP/logs/theirs.log" -- sh -c 'echo secret' 2>&1)

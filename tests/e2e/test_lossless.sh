@@ -282,7 +282,7 @@ else
 				not_ok "the session keeps running" "$(TM capture-pane -p -t f | head -n 5)"
 			mount -o remount,size=256m "$FULL"
 			TM send-keys -t f e
-			if wait_pane "exported [0-9]+ events to \./proftop-"; then
+			if wait_pane "exported [0-9]+ events to /[^ ]*/proftop-"; then
 				snap=$(ls "$FULL"/proftop-*.json | head -n1)
 				check_out "with room again, the next snapshot works and is whole" \
 					"Events: $N_BIG kept of $N_BIG seen, 0 dropped" "$BIN" report "$snap"

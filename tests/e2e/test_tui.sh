@@ -79,7 +79,7 @@ else
 	r4=$(pane v | grep -m1 '^span')
 	if [ "$r3" != "$r4" ]; then ok "a/d move the visible range"; else not_ok "a/d move the visible range" "$r3"; fi
 	TM send-keys -t v e
-	expect "e exports a snapshot and says where" v "exported [0-9]+ events to \./proftop-[0-9]{8}-[0-9]{6}\.json"
+	expect "e exports a snapshot and names its full path" v "exported [0-9]+ events to /[^ ]*/proftop-[0-9]{8}-[0-9]{6}\.json"
 	snap=$(ls "$TMP"/proftop-*.json 2>/dev/null | head -n1)
 	if [ -n "$snap" ]; then
 		a=$("$PROFTOP" report "$TRACE" 2>/dev/null | grep -E "^ *(ProfileStep|Dataloader|Backward)" | head -3)
