@@ -120,6 +120,16 @@ int cli_log_open(const char *path, int pid, char *used, size_t len, char *err, s
  * ~/.local/state/proftop; made 0700 when missing, refused when it is a
  * link, not ours or open to others. 0, or -1 with the reason in err. */
 int cli_log_dir(char *buf, size_t len, char *err, size_t errlen);
+/* The last nlines lines of the log at path (at most its last 4 KiB), raw:
+ * the caller escapes them. Returns the length (0: none, or unreadable). */
+size_t cli_log_tail(const char *path, int nlines, char *buf, size_t len);
+/* "proftop: CMD exited with code N; its output is in LOG, ending:" and the
+ * log's last lines, escaped, on f: for a CMD that failed on its own. */
+void cli_say_failed(FILE *f, const char *log, int status);
+/* CMD ended on its own with a failure (a non-zero code or a signal), not
+ * stopped by q or Ctrl-C. */
+struct pt_live_result;
+int cli_child_failed(const struct pt_live_result *res);
 /* In the child: what (L: the name used, E: why not) and text on the pipe fd. */
 void cli_log_report(int fd, char what, const char *text);
 int cli_log_wait(int rep[2], pid_t pid, char *used, size_t len);
@@ -277,6 +287,9 @@ struct cli_screen {
 	char state[48];          /* the session line's state ("exited (code 0)") */
 	char describe[512];      /* the session, without the " [exited]" the state says */
 	struct pt_live_ctl ctl;  /* the screen's requests to the live loop (key T) */
+	const char *log;         /* run: CMD's log, whose end shows when CMD fails */
+	int failure_read;        /* failure holds the log's end (read once) */
+	char failure[2048];
 };
 int cli_screen_wait(void *ctx, struct pt_trace *t, const struct pt_live_result *res,
 		    uint64_t wait_ns);

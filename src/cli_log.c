@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "live.h"
 #include "util.h"
 
 /* Refuses what another user could have planted at fd's name; 0 or an errno-like reason. */
@@ -208,4 +209,66 @@ int cli_log_wait(int rep[2], pid_t pid, char *used, size_t len)
 		snprintf(esc, sizeof esc, "the command did not start");
 	cli_fail("%s", esc);
 	return -1;
+}
+
+size_t cli_log_tail(const char *path, int nlines, char *buf, size_t len)
+{
+	if (!len)
+		return 0;
+	buf[0] = 0;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	struct stat st;
+	char tail[4096];
+	ssize_t n = 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		off_t from = st.st_size > (off_t)sizeof tail ? st.st_size - (off_t)sizeof tail : 0;
+		n = pread(fd, tail, sizeof tail, from);
+	}
+	close(fd);
+	if (n <= 0)
+		return 0;
+	size_t end = (size_t)n;
+	while (end && (tail[end - 1] == '\n' || tail[end - 1] == '\r'))
+		end--;
+	size_t start = end;
+	for (int k = 0; start > 0; start--)
+		if (tail[start - 1] == '\n' && ++k == nlines)
+			break;
+	size_t m = end - start < len - 1 ? end - start : len - 1;
+	memcpy(buf, tail + start, m);
+	buf[m] = 0;
+	return m;
+}
+
+void cli_say_failed(FILE *f, const char *log, int status)
+{
+	char tail[2048], esc[8192], lesc[PATH_MAX * 4];
+	pt_escape_term(lesc, sizeof lesc, log, strlen(log), 0, 0);
+	if (WIFSIGNALED(status))
+		fprintf(f, "proftop: CMD ended by signal %d; its output is in %s", WTERMSIG(status),
+			lesc);
+	else
+		fprintf(f, "proftop: CMD exited with code %d; its output is in %s",
+			WEXITSTATUS(status), lesc);
+	if (!cli_log_tail(log, 8, tail, sizeof tail)) {
+		fputs(" (empty)\n", f);
+		return;
+	}
+	fputs(", ending:\n", f);
+	for (char *line = tail, *nl; line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		size_t l = nl ? (size_t)(nl - line) : strlen(line);
+		pt_escape_term(esc, sizeof esc, line, l, 160, 0);
+		fprintf(f, "  | %s\n", esc);
+	}
+}
+
+int cli_child_failed(const struct pt_live_result *res)
+{
+	if (!res->child_done || res->interrupted || res->ui_quit)
+		return 0;
+	return WIFSIGNALED(res->child_status) ||
+	       (WIFEXITED(res->child_status) && WEXITSTATUS(res->child_status) != 0);
 }

@@ -75,7 +75,7 @@ int cli_screen_wait(void *ctx, struct pt_trace *t, const struct pt_live_result *
 		nanosleep(&ts, NULL);
 		return 0;
 	}
-	struct tui_status st;
+	struct tui_status st = {0};
 	snprintf(s->describe, sizeof s->describe, "%s", res->describe[0] ? res->describe : "live session");
 	size_t dl = strlen(s->describe);
 	if (dl > 9 && !strcmp(s->describe + dl - 9, " [exited]"))
@@ -91,6 +91,16 @@ int cli_screen_wait(void *ctx, struct pt_trace *t, const struct pt_live_result *
 			 !res->session_found ? "waiting" : res->session_exited ? "exited" : "running");
 	st.state = s->state;
 	st.started_ns = s->started_ns;
+	/* a CMD that failed on its own (not stopped by q or Ctrl-C): its last
+	 * lines where the empty tables would leave the user guessing */
+	int failed = cli_child_failed(res);
+	if (failed && s->log && !s->failure_read) {
+		s->failure_read = 1;
+		int n = snprintf(s->failure, sizeof s->failure, "%s\n", s->log);
+		if (n > 0 && (size_t)n < sizeof s->failure)
+			cli_log_tail(s->log, 8, s->failure + n, sizeof s->failure - (size_t)n);
+	}
+	st.failure = failed && s->failure_read ? s->failure : NULL;
 	st.live = !res->session_exited && !res->child_done;
 	int quit = tui_wait(s->u, &st, wait_ns);
 	uint32_t cap = tui_take_capture(s->u);

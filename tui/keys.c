@@ -103,7 +103,8 @@ const struct tui_binding tui_bindings[] = {
 	 "keep the figures now as a baseline: tables show deltas from here (B again: drop)", NULL},
 	{TUI_ACT_CANCEL, 0, TUI_VM_ALL, K(TUI_KEY_ESC), "clear search / close a popup", NULL},
 	{TUI_ACT_REDRAW, 0, TUI_VM_ALL, K(TUI_CTRL('l')), "redraw the screen", NULL},
-	{TUI_ACT_QUIT, 0, TUI_VM_ALL, K('q', TUI_KEY_F(10)), "quit", "Quit (in run: asks whether to stop the job or leave it running)"},
+	{TUI_ACT_QUIT, 0, TUI_VM_ALL, K('q', TUI_KEY_F(10)),
+	 "quit (in run, while the job runs: asks whether to stop it or leave it running)", "Quit"},
 };
 const size_t tui_nbindings = sizeof tui_bindings / sizeof tui_bindings[0];
 

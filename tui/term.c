@@ -559,7 +559,7 @@ int tui_view_file(struct pt_trace *t, const struct tui_opts *o, const char *desc
 	struct tui *u = tui_open(t, o);
 	if (!u)
 		return PT_EINVAL;
-	struct tui_status st = {describe, "file", 0, 0};
+	struct tui_status st = {describe, "file", 0, 0, NULL};
 	while (!view_stop && !tui_wait(u, &st, 250000000ull))
 		;
 	tui_close(u);

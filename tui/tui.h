@@ -63,6 +63,9 @@ struct tui_status {
 	const char *state;       /* "running", "exited (code 0)", "file", "waiting" */
 	uint64_t started_ns;     /* CLOCK_MONOTONIC at start (0: elapsed from the trace) */
 	int live;                /* 1: data may still grow */
+	/* run: CMD failed on its own: its log's path, a newline, and the log's
+	 * last lines (raw: the screen escapes them); NULL otherwise */
+	const char *failure;
 };
 
 struct tui;

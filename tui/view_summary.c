@@ -310,6 +310,26 @@ void tui_summary_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 	verdict(s, line, sizeof line, &vc);
 	int nx = tui_put_str(c, x, y, x + w, "Verdict: ", tui_st(TUI_C_DEFAULT, TUI_A_BOLD));
 	tui_put_str(c, nx, y++, x + w, line, tui_st(vc, TUI_A_BOLD));
+	/* run: the job failed on its own: the end of its output, before
+	 * anything else (its tables are often empty then) */
+	const char *fail = a->st.failure;
+	if (fail && y < end) {
+		const char *nl = strchr(fail, '\n');
+		size_t l = nl ? (size_t)(nl - fail) : strlen(fail);
+		nx = tui_put_str(c, x, y, x + w, "The job failed; the end of its output (",
+				 tui_st(TUI_C_WARN, TUI_A_BOLD));
+		nx = tui_put_name(c, nx, y, x + w - nx, fail, l, tui_st(TUI_C_WARN, 0));
+		tui_put_str(c, nx, y++, x + w, "):", tui_st(TUI_C_WARN, TUI_A_BOLD));
+		if (nl && !nl[1] && y < end)
+			tui_put_str(c, x + 2, y++, x + w, "(nothing)", tui_st(TUI_C_DIM, 0));
+		for (const char *p = nl ? nl + 1 : NULL; p && *p && y < end;) {
+			const char *e = strchr(p, '\n');
+			size_t pl = e ? (size_t)(e - p) : strlen(p);
+			nx = tui_put_str(c, x, y, x + w, "| ", tui_st(TUI_C_DIM, 0));
+			tui_put_name(c, nx, y++, x + w - nx, p, pl, tui_st(TUI_C_DEFAULT, 0));
+			p = e ? e + 1 : NULL;
+		}
+	}
 	/* what the sources said of themselves (how the Python helper counts
 	 * steps, or why there are none), escaped like every name */
 	for (uint32_t i = 0; a->t && i < a->t->nnotes && i < 3 && y < end; i++) {

@@ -19,6 +19,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -258,9 +259,10 @@ static int record(int argc, char **argv, const char *out, const char *log, uint6
 	}
 	int multi = lo.npids || lo.all_sessions || lo.launch_id;
 	pt_live_signals();
+	char log_used[PATH_MAX] = "";
 	if (have_cmd) {
 		pid_t child;
-		char log_used[PATH_MAX], esc[PATH_MAX];
+		char esc[PATH_MAX];
 		if ((rc = cli_launch(argv + optind, log, &child, log_used, sizeof log_used,
 				      &lo.launch_id)))
 			return rc;
@@ -283,6 +285,8 @@ static int record(int argc, char **argv, const char *out, const char *log, uint6
 	}
 	if (lo.launch_id)
 		cli_say_launched(t, &res, lo.child);
+	if (lo.child && cli_child_failed(&res))
+		cli_say_failed(stderr, log_used, res.child_status);
 	else if (multi && !res.session_found)
 		fprintf(stderr, "proftop: no session was found\n");
 	else if (multi)

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -177,6 +178,7 @@ int cli_run(int argc, char **argv)
 		lo.ui_ctx = &scr;
 		lo.ctl = &scr.ctl;
 		lo.capture_save = 1;
+		scr.log = log_used;
 	}
 	cli_anomaly_start(&an, &lo, &scr.o);
 	pt_live_run(t, &lo, &res);
@@ -185,6 +187,8 @@ int cli_run(int argc, char **argv)
 	pt_live_print(stdout, t, &res, 0, 0, NULL, NULL);
 	cli_anomaly_end(&an, t);
 	cli_say_launched(t, &res, child);
+	if (cli_child_failed(&res))
+		cli_say_failed(stderr, log_used, res.child_status);
 	rc = res.detached ? CLI_OK : pt_live_exit_code(res.child_status);
 	if (res.detached)
 		fprintf(stderr,

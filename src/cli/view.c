@@ -99,7 +99,7 @@ static int dir_wait(void *ctx, struct pt_trace *t, const struct pt_live_result *
 	pt_tracedir_status(ds->b, &ts);
 	snprintf(ds->describe, sizeof ds->describe, "%s:", ts.dir);
 	dir_state(ds, &ts);
-	struct tui_status st = {ds->describe, ds->state, s->started_ns, 1};
+	struct tui_status st = {ds->describe, ds->state, s->started_ns, 1, NULL};
 	if (tui_wait(s->u, &st, wait_ns)) {
 		cli_screen_close(s);
 		s->failed = 1;

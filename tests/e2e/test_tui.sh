@@ -126,6 +126,26 @@ expect "SIGTERM ends the screen" k "EXIT=0"
 if TM display-message -p -t k '#{alternate_on}' | grep -q 0; then ok "terminal left the alternate screen"
 else not_ok "terminal left the alternate screen"; fi
 
+# a job that fails at once: the screen shows the end of its output and
+# where the log is; the summary after q says it again
+start f 100 30 "$BIN run -- sh -c 'echo reading /data/train; echo \"ValueError: no such split\" >&2; exit 3'"
+expect "a failing job: the screen shows the end of its output" f "The job failed; the end of its output \(" 20
+if pane f | grep -q "| ValueError: no such split" && pane f | grep -q "| reading /data/train" &&
+	pane f | grep -q "exited (code 3)"; then
+	ok "a failing job: its last lines and exit code on the Summary"
+else
+	not_ok "a failing job's lines on the screen" "$(pane f | head -n 12)"
+fi
+TM send-keys -t f q
+expect "... and the exit status is CMD's" f "EXIT=3" 20
+# (-J: the lines as printed, not as wrapped at 100 columns)
+if TM capture-pane -p -J -t f | grep -Eq "^proftop: CMD exited with code 3; its output is in /.*/proftop-run-[0-9]+\.log, ending:$" &&
+	TM capture-pane -p -J -t f | grep -q "^  | ValueError: no such split$"; then
+	ok "a failing job: the summary after q names the log and its end"
+else
+	not_ok "a failing job: the summary after q" "$(TM capture-pane -p -J -t f | tail -n 8)"
+fi
+
 # the live screen on minitrain
 if [ -x "$ROOT/build/examples/minitrain" ]; then
 	start r 160 40 "PROFTOP_LIB=$ROOT/build/libproftop.so $BIN run -d 0.5 -- $ROOT/build/examples/minitrain"
