@@ -8,6 +8,7 @@
 #   make golden       regenerate tests/golden/*.txt (review the diff!)
 #   make docs         rewrite the key table of docs/tui.md from tui/keys.c
 #   make install      PREFIX=/usr/local DESTDIR=
+#   make installcheck install into a temporary prefix and run the installed proftop
 #   make deps         apt-get the Debian packages that are missing
 #   make venv         .venv/: the pinned PyTorch 2.x from PyPI the tests use (tests/requirements.txt)
 #   make clean
@@ -270,6 +271,11 @@ else
 	@BUILD=$(BUILD) SAN=$(SAN) JOBS=$(CHECK_JOBS) PT_VENV=$(VENV) tests/run.sh
 endif
 
+# make install into a temporary prefix, then the installed proftop run from
+# elsewhere (tests/e2e/test_install.sh; make check runs it too)
+installcheck: $(BUILD)/proftop $(BUILD)/libproftop.so
+	@BUILD=$(BUILD) SUITES=tests/e2e/test_install.sh tests/run.sh
+
 venv: $(VENV_STAMP)
 $(VENV_STAMP): tests/requirements.txt
 	@test -x $(VENV)/bin/python || $(VENV_PYTHON) -m venv $(VENV)
@@ -338,7 +344,7 @@ format:
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all tests check valgrind golden bench install deps venv format clean fuzz docs cupti-old
+.PHONY: all tests check installcheck valgrind golden bench install deps venv format clean fuzz docs cupti-old
 .DELETE_ON_ERROR:
 
 -include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(PROBE_OBJ:.o=.d) $(PROBE_OLD_OBJ:.o=.d) $(PROBE_12_OBJ:.o=.d)
