@@ -240,6 +240,49 @@ static void announce_notes(struct tui_app *a, const struct pt_trace *t)
 	}
 }
 
+/*
+ * The session's "PID (CMD ARGS)" for a narrow line: paths cut to their last
+ * part and the Python interpreter left out, so that the script's name shows
+ * ("4242 (/usr/bin/python3 /home/u/exp/train.py --lr 3)" -> "4242 (train.py
+ * --lr 3)"). Anything else is kept as it is.
+ */
+static const char *short_describe(const char *in, char *out, size_t len)
+{
+	const char *open = strstr(in, " (");
+	if (!open || len < 8)
+		return in;
+	size_t n = (size_t)(open - in) + 2, o = 0;
+	if (n >= len)
+		return in;
+	memcpy(out, in, n);
+	o = n;
+	const char *p = open + 2;
+	int first = 1;
+	while (*p && o + 1 < len) {
+		const char *e = p;
+		while (*e && *e != ' ')
+			e++;
+		const char *base = p;
+		for (const char *q = p; q < e; q++)
+			if (*q == '/' && q + 1 < e)
+				base = q + 1;
+		size_t bl = (size_t)(e - base);
+		int python = first && bl >= 6 && !strncmp(base, "python", 6) && *e == ' ';
+		if (!python) {
+			if (o + bl + 1 >= len)
+				bl = len - o - 1;
+			memcpy(out + o, base, bl);
+			o += bl;
+			if (*e == ' ' && o + 1 < len)
+				out[o++] = ' ';
+		}
+		first = 0;
+		p = *e ? e + 1 : e;
+	}
+	out[o] = 0;
+	return out;
+}
+
 static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 {
 	const struct pt_summary *s = tui_view_sum(a);
@@ -255,9 +298,25 @@ static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rec
 	tui_fmt_ns(el, sizeof el, elapsed >= 10000000000ull ? elapsed / 1000000000ull * 1000000000ull : elapsed);
 	/* the process gets a third of a wide line, a fifth of a narrow one:
 	 * the figures after it matter more */
-	int x = tui_put_name(c, r.x, r.y, r.w < 120 ? r.w / 5 : r.w / 3, a->st.describe,
-			     strlen(a->st.describe),
-			     tui_st(TUI_C_DEFAULT, TUI_A_BOLD));
+	int room = r.w < 120 ? r.w / 4 : r.w / 3;
+	char shorter[512];
+	const char *desc = a->st.describe;
+	int x;
+	if ((int)strlen(desc) > room && room > 8) {
+		/* the head is what names the job: cut at the end */
+		desc = short_describe(desc, shorter, sizeof shorter);
+		unsigned fl = c->ascii ? PT_ESC_ASCII : 0;
+		char esc[2048];
+		int cut = pt_escape_term_cols(desc, strlen(desc), fl) > (size_t)room;
+		pt_escape_term(esc, sizeof esc, desc, strlen(desc), 0, fl);
+		x = tui_put_str(c, r.x, r.y, r.x + (cut ? room - 1 : room), esc,
+				tui_st(TUI_C_DEFAULT, TUI_A_BOLD));
+		if (cut)
+			x = tui_put_str(c, x, r.y, x + 1, c->ascii ? "~" : "\xe2\x80\xa6",
+					tui_st(TUI_C_DEFAULT, TUI_A_BOLD));
+	} else {
+		x = tui_put_name(c, r.x, r.y, room, desc, strlen(desc), tui_st(TUI_C_DEFAULT, TUI_A_BOLD));
+	}
 	/* most important first: a narrow terminal cuts the line from the right */
 	char rr[32] = "reader n/a"; /* no Dataloader events: not applicable */
 	if (s->perf.has_reader)
@@ -275,9 +334,18 @@ static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rec
 	uint64_t before = pt_trace_lost_before_attach(t);
 	uint64_t lost = pt_trace_source_lost(t) - before;
 	uint64_t dropped = lost + t->warnings[PT_WARN_STORE_DROPPED];
+	/* how far back the data reaches once the cap (--max-mem) dropped the
+	 * oldest: complete for the last N before the newest event. Said right
+	 * after the count, before the causes (which a narrow line cuts) */
+	char back[32] = "";
+	uint64_t from = pt_store_complete_from_ns(t->store);
+	if (pt_store_dropped(t->store) && t->last_ns > from)
+		tui_fmt_ns(back, sizeof back, t->last_ns - from);
 	if (dropped) {
 		x = tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_WARN, TUI_A_BOLD), " | %llu dropped",
 			       (unsigned long long)dropped);
+		if (back[0])
+			x = tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_WARN, 0), " | since -%s", back);
 		if (lost) { /* the source's causes: rings full, overwritten, missed */
 			char causes[120];
 			pt_trace_loss_causes_attached(t, causes, sizeof causes, 1);
@@ -289,14 +357,6 @@ static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rec
 	if (before)
 		x = tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_DEFAULT, 0),
 			       " | %llu before attach", (unsigned long long)before);
-	/* how far back the data reaches once the cap (--max-mem) dropped the
-	 * oldest: complete for the last N before the newest event */
-	uint64_t from = pt_store_complete_from_ns(t->store);
-	if (pt_store_dropped(t->store) && t->last_ns > from) {
-		char back[32];
-		tui_fmt_ns(back, sizeof back, t->last_ns - from);
-		x = tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_WARN, 0), " | since -%s", back);
-	}
 	if (a->model.advice.n) /* the advisor found something: 9 shows it */
 		x = tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_WARN, TUI_A_BOLD), " | %zu advice [9]",
 			       a->model.advice.n);
@@ -510,6 +570,54 @@ static int help_lines(const struct tui_app *a, int *out, int max)
 	return n;
 }
 
+/* One row of the help: line k of help_lines, from byte off of its text, len bytes. */
+struct help_row {
+	int li;
+	int off, len;
+};
+
+/* The folded view keys' text: "the views: 1 Sum, 2 Ops, ..." */
+static const char *views_text(void)
+{
+	static char buf[200];
+	if (!buf[0]) {
+		size_t o = 0;
+		for (int v = 0; v < TUI_V__COUNT && o < sizeof buf; v++)
+			o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%d %s", v ? ", " : "the views: ",
+					      (v + 1) % 10, view_short(v));
+	}
+	return buf;
+}
+
+/* The help's rows with each key's text wrapped at words to width columns
+ * (from column 17); returns the count. */
+static int help_rows(const int *lines, int n, int width, struct help_row *out, int max)
+{
+	int m = 0;
+	int avail = width - 18 > 20 ? width - 18 : 20;
+	for (int k = 0; k < n && m < max; k++) {
+		if (lines[k] < 0 && lines[k] != -3) {
+			out[m++] = (struct help_row){lines[k], 0, 0};
+			continue;
+		}
+		const char *h = lines[k] == -3 ? views_text() : tui_bindings[lines[k]].help;
+		int len = (int)strlen(h), off = 0;
+		do {
+			int take = len - off;
+			if (take > avail) { /* at the last space that fits */
+				take = avail;
+				while (take > avail / 2 && h[off + take] != ' ')
+					take--;
+			}
+			out[m++] = (struct help_row){lines[k], off, take};
+			off += take;
+			while (off < len && h[off] == ' ')
+				off++;
+		} while (off < len && m < max);
+	}
+	return m;
+}
+
 static void draw_help(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 {
 	int y = r.y;
@@ -520,17 +628,27 @@ static void draw_help(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 	r.h -= draw_help_anomalies(a, c, r);
 	int lines[TUI_BIND_MAX + 8];
 	int n = help_lines(a, lines, (int)(sizeof lines / sizeof lines[0]));
-	int colw = r.w >= 120 ? r.w / 2 : r.w, cols = colw == r.w ? 1 : 2;
 	int per = r.y + r.h - y;
 	if (per < 1)
 		return;
-	int max_top = n - per * cols > 0 ? n - per * cols : 0;
+	/* the whole width when everything fits one below the other (or the
+	 * terminal is narrow); else two columns; long texts wrap, never cut */
+	static struct help_row rows[4 * (TUI_BIND_MAX + 8)];
+	int max = (int)(sizeof rows / sizeof rows[0]);
+	int nr = help_rows(lines, n, r.w, rows, max), cols = 1, colw = r.w;
+	if (nr > per && r.w >= 120) {
+		cols = 2;
+		colw = r.w / 2;
+		nr = help_rows(lines, n, colw, rows, max);
+	}
+	int max_top = nr - per * cols > 0 ? nr - per * cols : 0;
 	if (a->help_top > max_top)
 		a->help_top = max_top;
 	if (a->help_top < 0)
 		a->help_top = 0;
-	for (int k = 0; k < per * cols && a->help_top + k < n; k++) {
-		int li = lines[a->help_top + k];
+	for (int k = 0; k < per * cols && a->help_top + k < nr; k++) {
+		const struct help_row *hr = &rows[a->help_top + k];
+		int li = hr->li;
 		int x = r.x + (k / per) * colw, yy = y + k % per;
 		if (li == -1 || li == -2) {
 			tui_printf(c, x, yy, x + colw - 1, tui_st(TUI_C_HEADER, TUI_A_BOLD | TUI_A_UNDERLINE),
@@ -538,25 +656,28 @@ static void draw_help(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 			continue;
 		}
 		if (li == -3) {
-			tui_printf(c, x, yy, x + colw, tui_st(TUI_C_KEY, TUI_A_BOLD), "%-16s", "1 .. 9, 0");
-			int vx = x + 17;
-			for (int v = 0; v < TUI_V__COUNT; v++)
-				vx = tui_printf(c, vx, yy, x + colw - 1, tui_st(TUI_C_DEFAULT, 0), "%s%d %s",
-						v ? ", " : "the views: ", (v + 1) % 10, view_short(v));
+			if (hr->off == 0)
+				tui_printf(c, x, yy, x + colw, tui_st(TUI_C_KEY, TUI_A_BOLD), "%-16s",
+					   "1 .. 9, 0");
+			tui_printf(c, x + 17, yy, x + colw - 1, tui_st(TUI_C_DEFAULT, 0), "%.*s", hr->len,
+				   views_text() + hr->off);
 			continue;
 		}
 		const struct tui_binding *b = &tui_bindings[li];
-		char keys[48] = "", kn[16];
-		for (int j = 0; j < TUI_BIND_KEYS && b->keys[j]; j++) {
-			tui_key_name(b->keys[j], kn, sizeof kn);
-			if (j)
-				strncat(keys, " ", sizeof keys - strlen(keys) - 1);
-			strncat(keys, kn, sizeof keys - strlen(keys) - 1);
+		if (hr->off == 0) {
+			char keys[48] = "", kn[16];
+			for (int j = 0; j < TUI_BIND_KEYS && b->keys[j]; j++) {
+				tui_key_name(b->keys[j], kn, sizeof kn);
+				if (j)
+					strncat(keys, " ", sizeof keys - strlen(keys) - 1);
+				strncat(keys, kn, sizeof keys - strlen(keys) - 1);
+			}
+			tui_printf(c, x, yy, x + colw, tui_st(TUI_C_KEY, TUI_A_BOLD), "%-16s", keys);
 		}
-		tui_printf(c, x, yy, x + colw, tui_st(TUI_C_KEY, TUI_A_BOLD), "%-16s", keys);
-		tui_put_str(c, x + 17, yy, x + colw - 1, b->help, tui_st(TUI_C_DEFAULT, 0));
+		tui_printf(c, x + 17, yy, x + colw - 1, tui_st(TUI_C_DEFAULT, 0), "%.*s", hr->len,
+			   b->help + hr->off);
 	}
-	if (a->help_top + per * cols < n)
+	if (a->help_top + per * cols < nr)
 		tui_put_str(c, r.x + r.w - 10, r.y, r.x + r.w, "(more ...)", tui_st(TUI_C_DIM, 0));
 }
 

@@ -4,7 +4,9 @@
  * letters; the timeline's w/a/s/d (chrome://tracing, Perfetto) with layout-
  * independent aliases (+/- zoom, Shift+arrows and ,/. pan), arrows moving
  * the cursor between slices and rows; number keys 1-9 for the views;
- * r / R to filter every view to one rank (like htop's u for a user).
+ * r / R to filter every view to one rank (like htop's u for a user); one
+ * meaning per key in every view (0 is Data everywhere, < > sort wherever
+ * they are bound; the Timeline fits with F and changes depth with { }).
  * Bindings limited to some views come before the ones for every view, so a
  * key can mean something specific in one view and something general in the
  * others (Up moves a table's selection and the timeline's lane).
@@ -41,12 +43,12 @@ const struct tui_binding tui_bindings[] = {
 	{TUI_ACT_COLLAPSE, 0, TUI_VM_TL, K('c'), "collapse the cursor's lane to one row (again: expand)",
 	 NULL},
 	{TUI_ACT_COLLAPSE_ALL, 0, TUI_VM_TL, K('C'), "collapse every lane (again: expand all)", NULL},
-	{TUI_ACT_DEPTH_LESS, 0, TUI_VM_TL, K('<'), "show fewer nesting rows per lane", "Depth"},
-	{TUI_ACT_DEPTH_MORE, 0, TUI_VM_TL, K('>'), "show more nesting rows per lane", NULL},
+	{TUI_ACT_DEPTH_LESS, 0, TUI_VM_TL, K('{'), "show fewer nesting rows per lane", "Depth"},
+	{TUI_ACT_DEPTH_MORE, 0, TUI_VM_TL, K('}'), "show more nesting rows per lane", NULL},
 	{TUI_ACT_EMPTY_LANES, 0, TUI_VM_TL, K('H'), "hide / show lanes with nothing in view", NULL},
 	{TUI_ACT_FOLLOW, 0, TUI_VM_TL, K('f'), "follow the live edge (zoom keeps it; panning ends it)",
 	 "Follow"},
-	{TUI_ACT_FIT, 0, TUI_VM_TL, K('0'), "fit everything", "Fit"},
+	{TUI_ACT_FIT, 0, TUI_VM_TL, K('F'), "fit everything", "Fit"},
 	/* tables */
 	{TUI_ACT_SEARCH, 0, TUI_VM_TABLES, K('/', TUI_KEY_F(3)), "fuzzy search (Esc clears)",
 	 "Search"},

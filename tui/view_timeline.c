@@ -321,6 +321,31 @@ static int is_sel(const struct tui_tl *tl, uint32_t track, const struct pt_cell 
 	       tl->sel.dur_ns == ce->dur_ns;
 }
 
+/*
+ * A lane's label for cols columns: as it is when it fits, else what tells
+ * lanes apart kept and the words around it shortened ("data worker 1 (pid
+ * 4242)" -> "worker 1 4242"), so that cut lanes do not all read alike. A
+ * label still too long is cut in the middle by tui_put_name.
+ */
+static const char *fit_label(const char *lab, int cols, char *buf, size_t len)
+{
+	size_t n = strlen(lab);
+	if ((int)n <= cols)
+		return lab;
+	const char *pid = strstr(lab, " (pid ");
+	const char *from = lab;
+	if (!strncmp(from, "data worker", 11))
+		from += 5; /* "worker N" */
+	size_t head = pid ? (size_t)(pid - from) : strlen(from);
+	int w = snprintf(buf, len, "%.*s", (int)head, from);
+	if (pid && w >= 0 && (size_t)w < len) {
+		const char *p = pid + 6, *e = strchr(p, ')');
+		snprintf(buf + w, len - (size_t)w, " %.*s%s", (int)(e ? (size_t)(e - p) : strlen(p)), p,
+			 e ? e + 1 : "");
+	}
+	return buf;
+}
+
 static void draw_row(struct tui_app *a, struct tui_canvas *c, size_t i, int y, int gx, int gw,
 		     int label_w, int x0)
 {
@@ -357,6 +382,8 @@ static void draw_row(struct tui_app *a, struct tui_canvas *c, size_t i, int y, i
 		}
 		lx = tui_put_str(c, lx, y, x0 + label_w, " ", ls);
 		tui_put_ch(c, lx - 1, y, mark, ls);
+		char shorter[sizeof ln->label];
+		lab = fit_label(lab, x0 + label_w - lx, shorter, sizeof shorter);
 		tui_put_name(c, lx, y, x0 + label_w - lx, lab, strlen(lab), ls);
 		if (cur)
 			tui_restyle(c, x0, y, label_w, ls);

@@ -258,7 +258,7 @@ expect "timeline: details show an escaped name or track" v 'of thr\\e\]2;PWNEDT'
 layout_ok "timeline details"
 TM send-keys -t v Escape Down Enter
 sleep 0.3
-TM send-keys -t v Escape 0 ] ] [ s s ? 
+TM send-keys -t v Escape F ] ] [ s s ? 
 expect "help screen" v "any other key closes this help"
 TM send-keys -t v Escape W p
 sleep 0.3

@@ -99,6 +99,26 @@ static void test_keys(void **state)
 	assert_int_equal(tui_key_lookup(TUI_KEY_UP, TUI_V_OPERATORS)->act, TUI_ACT_UP);
 	assert_int_equal(tui_key_lookup(TUI_KEY_UP, TUI_V_TIMELINE)->act, TUI_ACT_LANE_UP);
 	assert_null(tui_key_lookup('w', TUI_V_OPERATORS));
+	/* one meaning per key: a key bound in several views does the same
+	 * there (moving up a table's rows or the Timeline's lanes is one) */
+	for (size_t i = 0; i < tui_nbindings; i++)
+		for (size_t j = i + 1; j < tui_nbindings; j++) {
+			const struct tui_binding *x = &tui_bindings[i], *y = &tui_bindings[j];
+			for (int k = 0; k < TUI_BIND_KEYS && x->keys[k]; k++)
+				for (int l = 0; l < TUI_BIND_KEYS && y->keys[l]; l++) {
+					if (x->keys[k] != y->keys[l])
+						continue;
+					int xa = x->act == TUI_ACT_LANE_UP ? TUI_ACT_UP
+						 : x->act == TUI_ACT_LANE_DOWN ? TUI_ACT_DOWN : (int)x->act;
+					int ya = y->act == TUI_ACT_LANE_UP ? TUI_ACT_UP
+						 : y->act == TUI_ACT_LANE_DOWN ? TUI_ACT_DOWN : (int)y->act;
+					if (xa != ya || x->arg != y->arg)
+						fail_msg("key %d: '%s' and '%s'", x->keys[k], x->help, y->help);
+				}
+		}
+	assert_int_equal(tui_key_lookup('0', TUI_V_TIMELINE)->act, TUI_ACT_VIEW);
+	assert_int_equal(tui_key_lookup('F', TUI_V_TIMELINE)->act, TUI_ACT_FIT);
+	assert_int_equal(tui_key_lookup('}', TUI_V_TIMELINE)->act, TUI_ACT_DEPTH_MORE);
 	/* every action but NONE is reachable */
 	for (int act = TUI_ACT_QUIT; act < TUI_ACT__COUNT; act++) {
 		int found = 0;
@@ -296,6 +316,9 @@ static void test_views(void **state)
 	s = render(&a, &c);
 	assert_non_null(strstr(s, "zoom in around the cursor"));
 	assert_non_null(strstr(s, "the views: 1 Sum, 2 Ops"));
+	/* long texts wrap at words, never cut (two columns at 120) */
+	assert_non_null(strstr(s, "proftop-capture-*.json"));
+	assert_non_null(strstr(s, "leave it running)"));
 	assert_true(tui_nbindings <= TUI_BIND_MAX);
 	assert_int_equal(tui_app_key(&a, 'x'), 0); /* closes help */
 	assert_int_equal(tui_app_key(&a, 'q'), 1);

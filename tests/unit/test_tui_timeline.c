@@ -223,7 +223,7 @@ static void test_goto_and_search(void **state)
 	s = render(&a, &c);
 	assert_non_null(strstr(s, "no step 99 here: the steps kept are 0 to 29"));
 	/* search: matches marked, Enter goes to the first after the cursor */
-	keys(&a, "0/slow");
+	keys(&a, "F/slow");
 	s = render(&a, &c);
 	assert_non_null(strstr(s, "Search: slow"));
 	int marked = 0;
@@ -302,12 +302,12 @@ static void test_lane_shape_and_follow(void **state)
 	keys(&a, "c");
 	render(&a, &c);
 	assert_true(a.tl.nrows < rows);
-	keys(&a, "c<<<<");
+	keys(&a, "c{{{{");
 	render(&a, &c);
 	assert_true(a.tl.nrows < rows);
 	const char *s = render(&a, &c);
 	assert_non_null(strstr(s, "deeper"));
-	keys(&a, ">>>>");
+	keys(&a, "}}}}");
 	/* zoomed into one step, the stream still has kernels in view; far
 	 * past the data nothing does, and the lanes go (H shows them) */
 	for (int i = 0; i < 8; i++)
@@ -319,7 +319,7 @@ static void test_lane_shape_and_follow(void **state)
 	render(&a, &c);
 	assert_true(a.tl.nrows > hidden);
 	/* follow mode: zoom keeps it, a pan ends it and says so */
-	keys(&a, "0f");
+	keys(&a, "Ff");
 	s = render(&a, &c);
 	assert_non_null(strstr(s, "[follow]"));
 	keys(&a, "ww");
@@ -330,6 +330,32 @@ static void test_lane_shape_and_follow(void **state)
 	s = render(&a, &c);
 	assert_null(strstr(s, "[follow]"));
 	assert_non_null(strstr(s, "follow off"));
+	close_app(&a, &c, t);
+}
+
+/* Lanes whose labels are cut at 80 columns still tell apart: two loader
+ * workers keep their numbers and pids ("worker 0 4242"), not "data wo…". */
+static void test_worker_labels_cut(void **state)
+{
+	(void)state;
+	struct pt_trace *t = job(1);
+	for (int w = 0; w < 2; w++) {
+		uint32_t tr = tu_track(t, 4242 + w, 4242 + w, -1);
+		struct pt_track_key k = {4242 + w, 4242 + w, 0, 0};
+		char lab[32];
+		snprintf(lab, sizeof lab, "data worker %d", w);
+		pt_trace_set_thread_label(t, &k, pt_trace_intern(t, lab, strlen(lab)));
+		for (int i = 0; i < 5; i++)
+			tu_ev(t, tr, PT_KIND_USER_DEFINED, "read_batch", 1000.0 + i * 20000, 5000, 0);
+	}
+	struct tui_app a;
+	struct tui_canvas c;
+	open_app(&a, t, &c, 80, 24);
+	keys(&a, "4");
+	const char *s = render(&a, &c);
+	assert_non_null(strstr(s, "worker 0 4242"));
+	assert_non_null(strstr(s, "worker 1 4243"));
+	assert_null(strstr(s, "data wo"));
 	close_app(&a, &c, t);
 }
 
@@ -498,14 +524,34 @@ static void test_ended_session(void **state)
 	struct tui_canvas c;
 	open_app(&a, t, &c, 160, 40);
 	uint64_t t0 = pt_now_ns();
-	a.st = (struct tui_status){"1234 (train)", "running", t0, 1};
+	a.st = (struct tui_status){"1234 (train)", "running", t0, 1, NULL};
 	a.now_ns = t0 + 5000000000ull;
 	assert_non_null(strstr(render(&a, &c), "running 5.000s"));
-	a.st = (struct tui_status){"1234 (train)", "exited (code 0)", t0, 0};
+	a.st = (struct tui_status){"1234 (train)", "exited (code 0)", t0, 0, NULL};
 	a.now_ns = t0 + 6000000000ull;
 	assert_non_null(strstr(render(&a, &c), "exited (code 0) 6.000s"));
 	a.now_ns = t0 + 30000000000ull; /* later: still the run's own time */
 	assert_non_null(strstr(render(&a, &c), "exited (code 0) 6.000s"));
+	close_app(&a, &c, t);
+}
+
+/* At 80 columns the session line keeps the script's name: paths cut to
+ * their last part, the interpreter left out, cut at the end. */
+static void test_session_line_narrow(void **state)
+{
+	(void)state;
+	struct pt_trace *t = job(1);
+	struct tui_app a;
+	struct tui_canvas c;
+	open_app(&a, t, &c, 80, 24);
+	a.st = (struct tui_status){"4242 (/usr/bin/python3 /home/user/experiments/imagenet/train.py "
+				   "--lr 0.1 --epochs 90)",
+				   "running", pt_now_ns(), 1, NULL};
+	const char *s = render(&a, &c);
+	assert_non_null(strstr(s, "4242 (train.py --lr"));
+	assert_non_null(strstr(s, "running"));
+	a.st.describe = "77 (sh)"; /* short: as it is */
+	assert_non_null(strstr(render(&a, &c), "77 (sh) running"));
 	close_app(&a, &c, t);
 }
 
@@ -606,8 +652,10 @@ int main(void)
 	    cmocka_unit_test(test_names_apart_and_wide),
 	    cmocka_unit_test(test_file_meter),
 	    cmocka_unit_test(test_ended_session),
+	    cmocka_unit_test(test_session_line_narrow),
 	    cmocka_unit_test(test_mouse),
 	    cmocka_unit_test(test_docs_keys),
+	    cmocka_unit_test(test_worker_labels_cut),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
