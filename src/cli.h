@@ -297,5 +297,8 @@ int cli_screen_wait(void *ctx, struct pt_trace *t, const struct pt_live_result *
  * (no --exit-on-end, not quit, no Ctrl-C), keeps it until q (or a signal). */
 void cli_screen_stay(struct cli_screen *s, struct pt_trace *t, const struct pt_live_result *res);
 void cli_screen_close(struct cli_screen *s);
+/* The summary once the live loop ended: on a terminal the one that fits it
+ * (pt_live_print_brief), unless full; else the full tables (pt_live_print). */
+void cli_final_summary(struct pt_trace *t, const struct pt_live_result *res, int full, int clear);
 
 #endif

@@ -9,8 +9,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "live.h"
@@ -142,4 +144,14 @@ void cli_screen_close(struct cli_screen *s)
 {
 	tui_close(s->u);
 	s->u = NULL;
+}
+
+void cli_final_summary(struct pt_trace *t, const struct pt_live_result *res, int full, int clear)
+{
+	struct winsize ws;
+	if (!full && isatty(1) && ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
+		pt_live_print_brief(stdout, t, res, ws.ws_col);
+		return;
+	}
+	pt_live_print(stdout, t, res, 0, clear, NULL, NULL);
 }

@@ -114,6 +114,27 @@ void pt_live_print(FILE *out, struct pt_trace *t, const struct pt_live_result *r
 	fflush(out);
 }
 
+void pt_live_print_brief(FILE *out, struct pt_trace *t, const struct pt_live_result *res,
+			 int cols)
+{
+	const char *state = !res->session_found ? "waiting for a session"
+			    : res->session_exited ? "exited"
+						  : "running";
+	char head[700];
+	snprintf(head, sizeof head, "proftop: %s %s", res->describe[0] ? res->describe : "session",
+		 state);
+	if (cols > 0 && (int)strlen(head) > cols)
+		head[cols] = 0; /* describe is escaped: bytes are columns but for a rare name */
+	fprintf(out, "%s\n", head);
+	struct pt_summary *s = pt_summarize(t, NULL);
+	struct pt_report_opts ro;
+	pt_report_opts_init(&ro);
+	pt_report_brief(out, t, s, &ro, cols);
+	pt_summary_free(s);
+	fputs("Full tables: --full, or -o FILE and 'proftop report FILE'.\n", out);
+	fflush(out);
+}
+
 void pt_live_line(FILE *out, struct pt_trace *t, struct pt_live_line_state *ls,
 		  uint64_t elapsed_ns)
 {

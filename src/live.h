@@ -155,6 +155,10 @@ void pt_live_signals(void);
  * (agg.h, ranks.h), or NULL for a full pt_summarize / pt_ranks_compute. */
 struct pt_agg_live;
 struct pt_ranks_live;
+/* The summary that fits a terminal of cols columns (pt_report_brief), after
+ * a status line: what run and attach print when their screen closes. */
+void pt_live_print_brief(FILE *out, struct pt_trace *t, const struct pt_live_result *res,
+			 int cols);
 void pt_live_print(FILE *out, struct pt_trace *t, const struct pt_live_result *res, int top,
 		   int clear, struct pt_agg_live *inc, struct pt_ranks_live *rinc);
 /*

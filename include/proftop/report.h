@@ -48,6 +48,12 @@ int pt_report_text(FILE *out, const struct pt_trace *t, const struct pt_summary 
 		   const struct pt_report_opts *o);
 int pt_report_json(FILE *out, const struct pt_trace *t, const struct pt_summary *s,
 		   const struct pt_report_opts *o);
+/* The summary in a dozen lines no wider than cols (50 to 160): steps and
+ * their figures, where a step goes, the costliest operators and kernels,
+ * advice and notes wrapped (report_brief.c). What a screen prints when it
+ * closes; pt_report_text has the full tables. */
+int pt_report_brief(FILE *out, const struct pt_trace *t, const struct pt_summary *s,
+		    const struct pt_report_opts *o, int cols);
 /* The summary as GitHub Markdown (headings, pipe tables; names escaped). */
 int pt_report_md(FILE *out, const struct pt_trace *t, const struct pt_summary *s,
 		 const struct pt_report_opts *o);

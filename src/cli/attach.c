@@ -43,6 +43,8 @@ void cli_usage_attach(FILE *f)
 	      "                      when the session grows; the text view 1)\n"
 	      "  -o, --output FILE   write a Chrome trace when done\n"
 	      "      --no-screen     no screen: only the final summary (also off a terminal)\n"
+	      "      --full          the final summary's full tables on a terminal too (by\n"
+	      "                      default one that fits it; off a terminal, the tables)\n"
 	      CLI_EVERY_HELP
 	      CLI_INJECT_HELP
 	      CLI_BASELINE_HELP
@@ -54,7 +56,7 @@ void cli_usage_attach(FILE *f)
 	      f);
 }
 
-enum { OPT_ATTACH_ALL = 256 };
+enum { OPT_ATTACH_ALL = 256, OPT_ATTACH_FULL };
 
 int cli_attach(int argc, char **argv)
 {
@@ -65,6 +67,7 @@ int cli_attach(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{"no-screen", no_argument, NULL, 'S'},
+		{"full", no_argument, NULL, OPT_ATTACH_FULL},
 		{"baseline", required_argument, NULL, CLI_OPT_BASELINE},
 		CLI_EVERY_LONGOPT,
 		CLI_INJECT_LONGOPT,
@@ -81,7 +84,7 @@ int cli_attach(int argc, char **argv)
 	int delay_given = 0, all = 0;
 	const char *out = NULL, *baseline = NULL;
 	struct pt_diff_side *base = NULL;
-	int c, rc = CLI_OK, no_screen = 0, inject = 0;
+	int c, rc = CLI_OK, no_screen = 0, inject = 0, full = 0;
 	struct cli_screen scr = {0};
 	tui_opts_init(&scr.o);
 	cli_anomaly_init(&an);
@@ -108,6 +111,9 @@ int cli_attach(int argc, char **argv)
 			break;
 		case OPT_ATTACH_ALL:
 			all = 1;
+			break;
+		case OPT_ATTACH_FULL:
+			full = 1;
 			break;
 		case 'd':
 			delay_given = 1;
@@ -216,7 +222,7 @@ int cli_attach(int argc, char **argv)
 	cli_screen_stay(&scr, t, &res);
 	cli_screen_close(&scr);
 	pt_trace_set_source(t, res.describe[0] ? res.describe : "live session");
-	pt_live_print(stdout, t, &res, 0, lo.screen, NULL, NULL);
+	cli_final_summary(t, &res, full, lo.screen);
 	cli_anomaly_end(&an, t);
 	if (res.error[0] && (lo.npids || lo.all_sessions)) {
 		char esc[300];

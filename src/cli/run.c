@@ -38,6 +38,8 @@ void cli_usage_run(FILE *f)
 	      "                      $XDG_STATE_HOME/proftop or ~/.local/state/proftop)\n"
 	      "  -o, --output FILE   also write a Chrome trace at the end\n"
 	      "      --no-screen     no screen: only the final summary (also off a terminal)\n"
+	      "      --full          the final summary's full tables on a terminal too (by\n"
+	      "                      default one that fits it; off a terminal, the tables)\n"
 	      CLI_EVERY_HELP
 	      "      --kill-on-quit  q stops CMD at once, without asking\n"
 	      "      --torch-ops     also aten operators in a PyTorch job (CUDA builds of torch:\n"
@@ -55,7 +57,7 @@ void cli_usage_run(FILE *f)
 	      f);
 }
 
-enum { OPT_LOG = 256, OPT_NOSCREEN, OPT_MAXMEM, OPT_TORCH_OPS, OPT_KILL_ON_QUIT };
+enum { OPT_LOG = 256, OPT_NOSCREEN, OPT_MAXMEM, OPT_TORCH_OPS, OPT_KILL_ON_QUIT, OPT_FULL };
 
 int cli_run(int argc, char **argv)
 {
@@ -69,6 +71,7 @@ int cli_run(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{"torch-ops", no_argument, NULL, OPT_TORCH_OPS},
 		{"kill-on-quit", no_argument, NULL, OPT_KILL_ON_QUIT},
+		{"full", no_argument, NULL, OPT_FULL},
 		CLI_EVERY_LONGOPT,
 		CLI_SCREEN_LONGOPTS,
 		CLI_CAPTURE_LONGOPT,
@@ -82,7 +85,7 @@ int cli_run(int argc, char **argv)
 	const char *log = NULL, *out = NULL, *baseline = NULL;
 	struct pt_diff_side *base = NULL;
 	int rc;
-	int no_screen = 0, kill_on_quit = 0, c;
+	int no_screen = 0, kill_on_quit = 0, full = 0, c;
 	struct cli_screen scr = {0};
 	struct cli_load_opts lopt;
 	cli_load_opts_init(&lopt);
@@ -122,6 +125,9 @@ int cli_run(int argc, char **argv)
 			if (cli_parse_secs(optarg, &every_ns))
 				return cli_usage_error("--every: '%s' is not a duration (10s, 1m)", optarg);
 			no_screen = 1;
+			break;
+		case OPT_FULL:
+			full = 1;
 			break;
 		case OPT_KILL_ON_QUIT:
 			kill_on_quit = 1;
@@ -184,7 +190,7 @@ int cli_run(int argc, char **argv)
 	pt_live_run(t, &lo, &res);
 	cli_screen_stay(&scr, t, &res);
 	cli_screen_close(&scr);
-	pt_live_print(stdout, t, &res, 0, 0, NULL, NULL);
+	cli_final_summary(t, &res, full, 0);
 	cli_anomaly_end(&an, t);
 	cli_say_launched(t, &res, child);
 	if (cli_child_failed(&res))

@@ -153,8 +153,17 @@ if [ -x "$MT" ]; then
 		else ok "no #0 in the last 10 steps"; fi
 		TM send-keys -t j q
 		expect "q prints the final summary and the job's status" j "EXIT=0" 20
-		if pane j | grep -q "Perf Summary"; then ok "the final summary is printed"
-		else not_ok "the final summary is printed" "$(pane j | tail -n 8)"; fi
+		# the summary that fits the terminal: no line wider than its 120 columns
+		# (-J: the lines as printed, before the pane wraps them)
+		wide=$(TM capture-pane -p -J -S -200 -t j | awk 'length > 120' | head -n 3)
+		if pane j | grep -q "^Summary: 60 steps" && pane j | grep -q "^Full tables: --full" &&
+			[ -z "$wide" ]; then
+			ok "the final summary is printed, no line wider than the terminal"
+		else not_ok "the final summary fits the terminal" "$(pane j | tail -n 8)" "wide: $wide"; fi
+		start k2 120 40 "PROFTOP_LIB=$ROOT/build/libproftop.so $BIN run --full --exit-on-end --log $TMP/k2.log -- $MT --steps 20 --log-every 0"
+		expect "--full: the Paddle-style tables at the end" k2 "EXIT=0" 30
+		TM capture-pane -p -J -S -300 -t k2 | grep -q "Perf Summary" && ok "--full prints the Perf Summary" ||
+			not_ok "--full prints the Perf Summary" "$(pane k2 | tail -n 5)"
 	else
 		not_ok "run: the session line says exited (code 0)" "$(pane j | head -n 5)"
 	fi

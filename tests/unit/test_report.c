@@ -395,6 +395,40 @@ static void check_schema(cJSON *j)
 		assert_true(cJSON_HasObjectItem(d, dk[i]));
 }
 
+/* The summary a closing screen prints: every line within the width asked
+ * for, the steps and the costliest operators there, names escaped. */
+static void test_brief_fits(void **state)
+{
+	(void)state;
+	struct pt_trace *t = sample_trace();
+	struct pt_summary *s = sample_summary(t);
+	const char evil[] = "evil\x1b]0;pwned\x07 name that is long enough to be cut somewhere here";
+	s->operators.rows[0].name_id = pt_trace_intern(t, evil, sizeof evil - 1);
+	for (int cols = 50; cols <= 130; cols += 40) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		assert_int_equal(pt_report_brief(f, t, s, NULL, cols), 0);
+		fclose(f);
+		assert_non_null(strstr(buf, "Summary: "));
+		assert_non_null(strstr(buf, "Costliest operators (CPU total):"));
+		assert_non_null(strstr(buf, "evil\\e]0;pwned"));
+		for (const char *l = buf; *l;) {
+			const char *e = strchr(l, '\n');
+			size_t n = e ? (size_t)(e - l) : strlen(l);
+			if (n > (size_t)cols)
+				fail_msg("line of %zu bytes at %d columns: %.*s", n, cols, (int)n, l);
+			for (size_t i = 0; i < n; i++)
+				if ((unsigned char)l[i] < 0x20)
+					fail_msg("raw control byte in the brief summary");
+			l = e ? e + 1 : l + n;
+		}
+		free(buf);
+	}
+	summary_free(s);
+	pt_trace_free(t);
+}
+
 static void test_json_schema(void **state)
 {
 	(void)state;
@@ -677,6 +711,7 @@ int main(void)
 		cmocka_unit_test(test_empty_summary),
 		cmocka_unit_test(test_dropped_header),
 		cmocka_unit_test(test_notes),
+		cmocka_unit_test(test_brief_fits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
