@@ -6,7 +6,7 @@
 #   make bench        benchmarks, each beside a reference run
 #   make valgrind     the unit tests under valgrind (also part of a full make check)
 #   make golden       regenerate tests/golden/*.txt (review the diff!)
-#   make docs         rewrite the key table of docs/tui.md from tui/keys.c
+#   make docs         rewrite docs/tui.md's key table (tui/keys.c) and README's screen (a run)
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make installcheck install into a temporary prefix and run the installed proftop
 #   make deps         apt-get the Debian packages that are missing
@@ -300,8 +300,9 @@ $(BUILD)/tools/keydoc: tools/keydoc.c $(BUILD)/tui/keys.o
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itui -o $@ $< $(BUILD)/tui/keys.o
 
-docs: $(BUILD)/tools/keydoc
+docs: $(BUILD)/tools/keydoc $(BUILD)/proftop
 	$(BUILD)/tools/keydoc docs/tui.md
+	PROFTOP=$(BUILD)/proftop tools/readme_screen.sh --update README.md
 
 bench: all $(BENCH_BIN)
 	@BUILD=$(BUILD) bench/run.sh

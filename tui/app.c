@@ -302,9 +302,10 @@ static void draw_session(struct tui_app *a, struct tui_canvas *c, struct tui_rec
 	char shorter[512];
 	const char *desc = a->st.describe;
 	int x;
-	if ((int)strlen(desc) > room && room > 8) {
-		/* the head is what names the job: cut at the end */
-		desc = short_describe(desc, shorter, sizeof shorter);
+	if ((int)strlen(desc) > room && room > 8 &&
+	    (desc = short_describe(desc, shorter, sizeof shorter)) == shorter) {
+		/* a job's "PID (CMD)": the head names it, cut at the end (a file's
+		 * name is cut in the middle, below, keeping its end) */
 		unsigned fl = c->ascii ? PT_ESC_ASCII : 0;
 		char esc[2048];
 		int cut = pt_escape_term_cols(desc, strlen(desc), fl) > (size_t)room;
