@@ -1049,6 +1049,41 @@ def _torch_ops(torch):
         return None
 
 
+ATTACH_NO_STEP_S = 30.0  # PROFTOP_ATTACH_NO_STEP_S overrides (tests)
+
+
+def _attach_watch():
+    """After an attach: when no step was found in ATTACH_NO_STEP_S, say why
+    on the screen and in the report (a note), once."""
+    try:
+        wait = float(os.environ.get("PROFTOP_ATTACH_NO_STEP_S", ATTACH_NO_STEP_S))
+    except ValueError:
+        wait = ATTACH_NO_STEP_S
+
+    def check():
+        if _steps or _off or _lib is None:
+            return
+        if _activity:
+            text = ("proftop: no steps %.0f s after the attach: the model ran, but no "
+                    "optimizer step did (steps are marked per torch.optim step; a "
+                    "hand-written update marks none)" % wait)
+        else:
+            text = ("proftop: no steps %.0f s after the attach: no model forward, backward "
+                    "or optimizer step ran since (between epochs, evaluating, or stuck?)"
+                    % wait)
+        try:
+            _lib.proftop_mark(text.encode())
+        except Exception:  # noqa: BLE001
+            pass
+    try:
+        import threading
+        t = threading.Timer(wait, check)
+        t.daemon = True
+        t.start()
+    except Exception as e:  # noqa: BLE001
+        _fail(e)
+
+
 def _control_setup(lib, torch):
     """The capture module when the probe has the control word (else None)."""
     if not hasattr(lib, "proftop_control"):
@@ -1175,6 +1210,8 @@ def install(torch, attach=False):
     _off = False
     _ctl = _control_setup(lib, torch)
     _comp = _compile_setup(lib, torch)
+    if attach:
+        _attach_watch()
     _dp_on = True
     if os.environ.get("PROFTOP_TORCH_OPS", "") not in ("", "0"):
         _nvtx_ctx = _torch_ops(torch)

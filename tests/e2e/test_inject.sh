@@ -124,6 +124,22 @@ else
 		"$(tail -n 3 "$TMP/ijob.out")"
 fi
 
+# --- an attach that finds no steps says why on the screen and in the report:
+# a loop that updates its weights by hand (no torch.optim step to mark)
+rm -f "$TMP/mpid"
+PROFTOP_ATTACH_NO_STEP_S=3 "$PY" tests/torch/manual_sgd.py --pidfile "$TMP/mpid" >"$TMP/mjob.out" 2>&1 &
+mjob=$!
+pids+=("$mjob")
+wait_file "$TMP/mpid" || not_ok "the hand-written loop started" "$(cat "$TMP/mjob.out")"
+"$PROFTOP" record -p "$mjob" --inject -o "$TMP/minj.json" --duration 6 >"$TMP/minj.out" 2>&1
+kill "$mjob" 2>/dev/null
+wait "$mjob" 2>/dev/null
+if "$PROFTOP" report "$TMP/minj.json" 2>&1 | grep -q "^Note: no steps 3 s after the attach: the model ran, but no optimizer step did"; then
+	ok "an attach that finds no steps says why (a hand-written update: no optimizer step)"
+else
+	not_ok "no steps after an attach: the reason" "$("$PROFTOP" report "$TMP/minj.json" 2>&1 | head -n 6)" "$(cat "$TMP/minj.out")"
+fi
+
 # --- a job with an LR scheduler, made with its optimizer before the attach:
 # the scheduler replaced optimizer.step on the instance, which the class's
 # wrapper never reaches (torch 2.x's global step hooks see it; on 1.x the
