@@ -39,6 +39,9 @@ def main():
         loss.backward()
         opt.step()
     print("RESULT rank=%d steps=%d" % (rank, a.steps), flush=True)
+    # leave together: a rank that exits while its peer still tears down
+    # gloo's connections can make the peer's teardown fail
+    dist.barrier()
     dist.destroy_process_group()
 
 
