@@ -86,14 +86,18 @@ _attach = False        # installed into a running job: skip the first partial st
 _activity = False      # any hooked call ran
 _steps = 0             # steps emitted
 _ctl = None            # proftop_capture, when the probe has the control word
-_rule = None           # "optimizer" / "forward": the rule of the last step emitted
+_rule = None           # "optimizer" / "backward" / "forward": the rule of the last step emitted
+_opt_seen = False      # an optimizer step ran: steps end at optimizer steps
+_bwd_rule = False      # no optimizer step in BWD_RULE_AFTER backwards: one step per backward
+BWD_RULE_AFTER = 32    # (gradient accumulation steps the optimizer after several backwards)
 _comp = None           # proftop_compile, when torch has torch.compile
 
 
 class _TS(object):
     """One thread's state: module depth, open ranges, the step being built."""
     __slots__ = ("depth", "names", "root", "in_bwd", "in_opt", "in_fetch", "start", "pending", "soft",
-                 "loader_samples", "fwd_samples", "partial", "compiling", "hooked", "__weakref__")
+                 "loader_samples", "fwd_samples", "partial", "compiling", "hooked", "bwd_end",
+                 "bwd_marks", "__weakref__")
 
     def __init__(self):
         self.depth = 0            # nn.Module calls open on this thread
@@ -108,6 +112,9 @@ class _TS(object):
         self.partial = _attach    # attached mid-step: the first step is not whole
         self.compiling = 0        # torch.compile compiles on this thread (proftop_compile)
         self.hooked = None        # the optimizer whose step the global step hooks opened
+        self.bwd_end = False      # a backward ended and no optimizer steps: the step ends
+                                  # where the next forward, backward or fetch begins
+        self.bwd_marks = []       # those ends, (ns, samples), until the backward rule holds
 
     def __del__(self):
         # The thread has ended (its thread-local data goes away while it still
@@ -115,6 +122,10 @@ class _TS(object):
         try:
             if self.pending is None:
                 self.pending = self.soft
+            if not _opt_seen and not _off:
+                _bwd_flush(self)
+            if self.pending is None and self.bwd_end and not _opt_seen:
+                self.pending = _now()
             if self.pending is not None and not _off:
                 _emit_step(self)
             if _ctl is not None:
@@ -171,12 +182,16 @@ def _emit_step(ts):
         if _ctl is not None:
             _control(ts)
         return
-    rule = "optimizer" if _train else "forward"
+    rule = "forward" if not _train else "optimizer" if _opt_seen else "backward"
     if rule != _rule:
         _rule = rule
         if rule == "optimizer":
             text = ("proftop: steps: one per optimizer step (torch %s, zero-code helper)"
                     % _torch.__version__)
+        elif rule == "backward":
+            text = ("proftop: steps: one per backward, each up to the next forward: no "
+                    "optimizer step seen (weights updated by hand?) (torch %s, zero-code "
+                    "helper)" % _torch.__version__)
         else:
             text = ("proftop: steps: one per outermost model forward: no optimizer step or "
                     "backward seen (torch %s, zero-code helper)" % _torch.__version__)
@@ -201,10 +216,54 @@ def _begin(ts, fetch=False):
     """A fetch, outermost forward, backward or optimizer step begins."""
     if fetch and ts.pending is None and ts.soft is not None:
         ts.pending = ts.soft  # forward, forward, fetch and no backward: inference
+    if ts.bwd_end:
+        ts.bwd_end = False
+        if ts.pending is None and not _opt_seen:
+            # backward, (a hand-written update), then this: a step's end once
+            # the backward rule holds; until then kept (an optimizer may
+            # still come: gradient accumulation)
+            if _bwd_rule:
+                ts.pending = _now()
+            else:
+                _bwd_mark(ts, _now())
     if ts.pending is not None:
         _emit_step(ts)
     if ts.start is None:
         ts.start = _now()
+
+
+def _saw_opt(ts):
+    """An optimizer steps: steps end at optimizer steps from now on (the
+    backward rule's kept ends are dropped: this step ends at this one)."""
+    global _opt_seen
+    if not _opt_seen:
+        _opt_seen = True
+        ts.bwd_end = False
+        ts.bwd_marks = []
+
+
+def _bwd_mark(ts, now):
+    """A backward-rule step end while it is not yet sure that no optimizer
+    comes; after BWD_RULE_AFTER of them the rule holds and they are steps."""
+    global _bwd_rule
+    ts.bwd_marks.append((now, _batch_fixed or ts.loader_samples or ts.fwd_samples))
+    ts.loader_samples = ts.fwd_samples = 0
+    if len(ts.bwd_marks) >= BWD_RULE_AFTER:
+        _bwd_rule = True
+        _bwd_flush(ts)
+
+
+def _bwd_flush(ts):
+    """The kept backward-rule ends become steps, in order."""
+    marks, ts.bwd_marks = ts.bwd_marks, []
+    if not marks:
+        return
+    keep = ts.loader_samples, ts.fwd_samples
+    for end, samples in marks:
+        ts.pending = end
+        ts.loader_samples, ts.fwd_samples = samples, 0
+        _emit_step(ts)
+    ts.loader_samples, ts.fwd_samples = keep
 
 
 def _set_train():
@@ -429,6 +488,8 @@ def _wrap_phase(orig, phase, flag, fetch=False, train=False, samples=False):
                     _lib.proftop_phase_pop()
                 except Exception as e:  # noqa: BLE001
                     _fail(e)
+                if train and not _opt_seen:
+                    ts.bwd_end = True
         if samples and not _batch_fixed:
             try:
                 ts.loader_samples += _batch_size(out)
@@ -464,6 +525,7 @@ def _wrap_opt_method(orig, meth, role):
             _activity = True
             if role == "step":
                 _set_train()
+                _saw_opt(ts)
                 if ts.pending is None:
                     _begin(ts)
                 pushed = True
@@ -528,6 +590,7 @@ def _opt_pre_hook(opt, args, kwargs):
         global _activity
         _activity = True
         _set_train()
+        _saw_opt(ts)
         if ts.pending is None:
             _begin(ts)
         _lib.proftop_phase_push(_OPTIMIZATION)
@@ -1008,12 +1071,17 @@ def _at_exit():
         if not _off and ts is not None:
             if ts.pending is None:
                 ts.pending = ts.soft
+            if not _opt_seen:
+                _bwd_flush(ts)
+            if ts.pending is None and ts.bwd_end and not _opt_seen:
+                ts.pending = _now()
             if ts.pending is not None:
                 _emit_step(ts)
         if _steps == 0 and not _is_launcher() and _lib is not None and _installed:
             if _activity:
-                text = ("proftop: no steps: the outermost forward never returned and no "
-                        "optimizer step ran")
+                text = ("proftop: no steps: the model ran, but no step ended (no optimizer "
+                        "step or backward; forward passes with gradients and no DataLoader "
+                        "fetch between them)")
             else:
                 text = ("proftop: no steps: torch %s was imported, but no model forward, "
                         "backward or optimizer step ran (no training loop seen)"
@@ -1064,9 +1132,9 @@ def _attach_watch():
         if _steps or _off or _lib is None:
             return
         if _activity:
-            text = ("proftop: no steps %.0f s after the attach: the model ran, but no "
-                    "optimizer step did (steps are marked per torch.optim step; a "
-                    "hand-written update marks none)" % wait)
+            text = ("proftop: no steps %.0f s after the attach: the model ran, but no step "
+                    "ended (no optimizer step or backward; forward passes with gradients "
+                    "and no DataLoader fetch between them)" % wait)
         else:
             text = ("proftop: no steps %.0f s after the attach: no model forward, backward "
                     "or optimizer step ran since (between epochs, evaluating, or stuck?)"

@@ -92,10 +92,15 @@ int pt_report_brief(FILE *out, const struct pt_trace *t, const struct pt_summary
 	char line[1024];
 	uint64_t by_source = pt_trace_source_lost(t), by_cap = t->warnings[PT_WARN_STORE_DROPPED];
 	uint64_t span = s->t1_ns > s->t0_ns ? s->t1_ns - s->t0_ns : 0;
-	snprintf(line, sizeof line,
-		 "Summary: %zu step%s, span %.2f s, %" PRIu64 " events, %" PRIu64 " dropped%s",
-		 s->nsteps, s->nsteps == 1 ? "" : "s", (double)span / 1e9, t->events_seen,
-		 by_source + by_cap, by_source + by_cap ? " (proftop report says why)" : "");
+	int hn = snprintf(line, sizeof line,
+			 "Summary: %zu step%s, span %.2f s, %" PRIu64 " events, %" PRIu64 " dropped",
+			 s->nsteps, s->nsteps == 1 ? "" : "s", (double)span / 1e9, t->events_seen,
+			 by_source + by_cap);
+	if (by_source + by_cap && hn > 0 && (size_t)hn < sizeof line)
+		snprintf(line + hn, sizeof line - (size_t)hn,
+			 " (%" PRIu64 " by the source; %" PRIu64
+			 " oldest events dropped by the memory cap)",
+			 by_source, by_cap);
 	wrapped(out, "", line, cols, 2);
 	const struct pt_perf *p = &s->perf;
 	if (s->nsteps) {

@@ -27,6 +27,14 @@ record nested "$PY" $S/nested.py --steps 100
 compare nested "nested modules (ModuleList of blocks)"
 record infer "$PY" $S/inference.py --steps 150
 compare infer "inference only (steps = forwards)"
+# weights updated by hand (no torch.optim), as word_language_model does: one
+# step per backward; more than BWD_RULE_AFTER (32) of them, so the rule is
+# taken mid-run, and the rule said in a note
+record manual "$PY" $S/manual_sgd.py --steps 80
+compare manual "weights updated by hand (steps = backwards)" nodata
+grep -q "^Note: steps: one per backward" <("$PROFTOP" report "$TMP/manual.json") &&
+	ok "a hand-written update: the report says the rule (one step per backward)" ||
+	not_ok "the backward rule's note" "$("$PROFTOP" report "$TMP/manual.json" | grep '^Note')"
 PYTHON=$PY record wrap $S/wrapper.sh --steps 60
 compare wrap "through a shell wrapper that forks python"
 
