@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "advisor_int.h"
+#include "report_int.h"
 
 #define BOX_W  100
 #define INDENT 15 /* "   Suggestion: " */
@@ -22,31 +23,9 @@ static void put_n(FILE *out, char c, int n)
 /* Writes text after a label, wrapped at BOX_W under INDENT columns. */
 static void put_wrapped(FILE *out, const char *label, const char *text)
 {
-	fprintf(out, "   %-*s", INDENT - 3, label);
-	int col = INDENT;
-	const char *p = text;
-	while (*p) {
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			break;
-		const char *e = p;
-		while (*e && *e != ' ')
-			e++;
-		int w = (int)(e - p); /* bytes: escaped text is mostly ASCII */
-		if (col > INDENT && col + 1 + w > BOX_W) {
-			putc('\n', out);
-			put_n(out, ' ', INDENT);
-			col = INDENT;
-		} else if (col > INDENT) {
-			putc(' ', out);
-			col++;
-		}
-		fwrite(p, 1, (size_t)w, out);
-		col += w;
-		p = e;
-	}
-	putc('\n', out);
+	char prefix[INDENT + 32];
+	snprintf(prefix, sizeof prefix, "   %-*s", INDENT - 3, label);
+	pt_put_wrapped(out, prefix, text, BOX_W, INDENT, 0);
 }
 
 void pt_advice_text(FILE *out, const struct pt_advice_list *l)

@@ -67,3 +67,33 @@ void pt_box_row(FILE *out, const int *w, int n, const char *const *cells, int co
 	}
 	putc('\n', out);
 }
+
+void pt_put_wrapped(FILE *out, const char *prefix, const char *text, int cols, int indent, int cut)
+{
+	int col = fprintf(out, "%s", prefix), first = 1;
+	const char *p = text;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		const char *e = p;
+		while (*e && *e != ' ')
+			e++;
+		int w = (int)(e - p); /* escaped text: a byte is a column but in a rare name */
+		if (col > indent && col + (first ? 0 : 1) + w > cols) {
+			fprintf(out, "\n%*s", indent, "");
+			col = indent;
+		} else if (!first) {
+			putc(' ', out);
+			col++;
+		}
+		first = 0;
+		if (cut && w > cols - indent)
+			w = cols - indent > 0 ? cols - indent : 1;
+		fwrite(p, 1, (size_t)w, out);
+		col += w;
+		p = e;
+	}
+	putc('\n', out);
+}

@@ -19,32 +19,7 @@
 /* text after a first-line label, wrapped at cols under an indent. */
 static void wrapped(FILE *out, const char *label, const char *text, int cols, int indent)
 {
-	int col = fprintf(out, "%s", label), first = 1;
-	const char *p = text;
-	while (*p) {
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			break;
-		const char *e = p;
-		while (*e && *e != ' ')
-			e++;
-		int w = (int)(e - p); /* escaped text: a byte is a column but in a rare name */
-		if (col > indent && col + (first ? 0 : 1) + w > cols) {
-			fprintf(out, "\n%*s", indent, "");
-			col = indent;
-		} else if (!first) {
-			putc(' ', out);
-			col++;
-		}
-		first = 0;
-		if (w > cols - indent)
-			w = cols - indent; /* a word wider than the line: cut */
-		fwrite(p, 1, (size_t)w, out);
-		col += w;
-		p = e;
-	}
-	putc('\n', out);
+	pt_put_wrapped(out, label, text, cols, indent, 1);
 }
 
 static double ms(uint64_t ns)

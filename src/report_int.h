@@ -75,6 +75,9 @@ void pt_box_sep(FILE *out, const int *w, int n);                         /* dash
 /* cells left aligned, two spaces apart, no trailing blanks; cols0: display
  * width of cells[0] (escaped names may be multi-byte), -1 = its length */
 void pt_box_row(FILE *out, const int *w, int n, const char *const *cells, int cols0);
+/* prefix, then text's words wrapped at cols under indent columns (a word
+ * wider than a line is cut when cut); the advice, the brief summary. */
+void pt_put_wrapped(FILE *out, const char *prefix, const char *text, int cols, int indent, int cut);
 
 /* report_flops.c: the FLOPs Summary (only when the trace has operators
  * with FLOPs) and the JSON's "flops" object (always). */
