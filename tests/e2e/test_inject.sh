@@ -105,7 +105,7 @@ mkdir -p "$TMP/fresh"
 chmod 700 "$TMP/fresh"
 rm -f "$TMP/held"
 PROFTOP_SESSION_DIR=$nd "$PY" tests/torch/slow_import.py --marker "$TMP/held" --hold 3 \
-	tests/torch/steady.py --steps 100000 --sleep-ms 2 --sched --pidfile "$TMP/ipid" >"$TMP/ijob.out" 2>&1 &
+	tests/torch/steady.py --steps 100000 --sleep-ms 2 --sched onecycle --pidfile "$TMP/ipid" >"$TMP/ijob.out" 2>&1 &
 ijob=$!
 pids+=("$ijob")
 wait_file "$TMP/held" || not_ok "the job reached torch's import" "$(cat "$TMP/ijob.out")"
@@ -125,7 +125,7 @@ mode=$(stat -c %a "$nd" 2>/dev/null)
 isteps=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"])' "$TMP/iinj.rep" 2>/dev/null)
 if [ $irc -eq 0 ] && [ "$mode" = 700 ] && grep -q "torch is being imported" "$TMP/iinj.out" &&
 	[ "${isteps:-0}" -ge 10 ]; then
-	ok "attach during torch's import, no session directory yet: made 0700, $isteps steps after the import"
+	ok "attach during torch's import (a OneCycleLR job), no session directory yet: made 0700, $isteps steps after the import"
 else
 	not_ok "attach during torch's import" "rc=$irc mode=$mode steps=$isteps" "$(cat "$TMP/iinj.out")" \
 		"$(tail -n 3 "$TMP/ijob.out")"
@@ -152,37 +152,42 @@ fi
 # wrapper never reaches (torch 2.x's global step hooks see it; on 1.x the
 # helper wraps the instance's step). Its steps are found and its loss is
 # the same as alone, with no warning from the scheduler.
-"$PY" tests/torch/steady.py --steps 1500 --sleep-ms 0 --sched >"$TMP/salone.out" 2>&1
-rm -f "$TMP/spid"
-"$PY" tests/torch/steady.py --steps 1500 --sleep-ms 2 --sched --pidfile "$TMP/spid" >"$TMP/sjob.out" 2>&1 &
-sjob=$!
-pids+=("$sjob")
-wait_file "$TMP/spid" || not_ok "the scheduler job started" "$(cat "$TMP/sjob.out")"
-"$PROFTOP" record -p "$sjob" --inject -o "$TMP/sinj.json" --duration 2 >"$TMP/sinj.out" 2>&1
-"$PROFTOP" report "$TMP/sinj.json" --json >"$TMP/sinj.rep" 2>&1
-wait "$sjob"
-sjob_rc=$?
-if "$PY" - "$TMP/sinj.rep" <<'PYEOF'
-import json, sys
-j = json.load(open(sys.argv[1]))
-rows = {r["name"]: r for r in j["model_summary"]}
-assert j["steps"] >= 10, j["steps"]
-assert rows["Optimization"]["calls"] == j["steps"], rows["Optimization"]
-names = [r["name"] for r in j["operators"]]
-assert "SGD.step" in names and "StepLR.step" in names, names
-PYEOF
-then
-	ok "an LR scheduler made before the attach: its optimizer's steps are found ($(grep -o '"steps": [0-9]*' "$TMP/sinj.rep"))"
-else
-	not_ok "attach with an LR scheduler" "$(head -c 600 "$TMP/sinj.rep")" "$(cat "$TMP/sinj.out")"
-fi
-want=$(sed -n 's/^RESULT steps=[0-9]* loss=\([0-9.]*\).*/\1/p' "$TMP/salone.out")
-got=$(sed -n 's/^RESULT steps=[0-9]* loss=\([0-9.]*\).*/\1/p' "$TMP/sjob.out")
-if [ $sjob_rc -eq 0 ] && [ -n "$want" ] && [ "$got" = "$want" ] && ! grep -q "overridden" "$TMP/sjob.out"; then
-	ok "the scheduler job finished with the same loss as alone ($want), no warning"
-else
-	not_ok "the scheduler job after injection" "rc=$sjob_rc got '$got' alone '$want'" "$(tail -n 5 "$TMP/sjob.out")"
-fi
+# (StepLR, stepped each 100 steps, and OneCycleLR, stepped every step)
+for sc in step onecycle; do
+	cls=StepLR
+	[ $sc = onecycle ] && cls=OneCycleLR
+	"$PY" tests/torch/steady.py --steps 1500 --sleep-ms 0 --sched "$sc" >"$TMP/salone$sc.out" 2>&1
+	rm -f "$TMP/spid$sc"
+	"$PY" tests/torch/steady.py --steps 1500 --sleep-ms 2 --sched "$sc" --pidfile "$TMP/spid$sc" >"$TMP/sjob$sc.out" 2>&1 &
+	sjob=$!
+	pids+=("$sjob")
+	wait_file "$TMP/spid$sc" || not_ok "the scheduler job started" "$(cat "$TMP/sjob$sc.out")"
+	"$PROFTOP" record -p "$sjob" --inject -o "$TMP/sinj$sc.json" --duration 2 >"$TMP/sinj$sc.out" 2>&1
+	"$PROFTOP" report "$TMP/sinj$sc.json" --json >"$TMP/sinj$sc.rep" 2>&1
+	wait "$sjob"
+	sjob_rc=$?
+	if "$PY" - "$TMP/sinj$sc.rep" "$cls" <<-'PYEOF'
+	import json, sys
+	j = json.load(open(sys.argv[1]))
+	rows = {r["name"]: r for r in j["model_summary"]}
+	assert j["steps"] >= 10, j["steps"]
+	assert rows["Optimization"]["calls"] == j["steps"], rows["Optimization"]
+	names = [r["name"] for r in j["operators"]]
+	assert "SGD.step" in names and sys.argv[2] + ".step" in names, names
+	PYEOF
+	then
+		ok "$cls made before the attach: its optimizer's steps are found ($(grep -o '"steps": [0-9]*' "$TMP/sinj$sc.rep"))"
+	else
+		not_ok "attach with an LR scheduler" "$(head -c 600 "$TMP/sinj$sc.rep")" "$(cat "$TMP/sinj$sc.out")"
+	fi
+	want=$(sed -n 's/^RESULT steps=[0-9]* loss=\([0-9.]*\).*/\1/p' "$TMP/salone$sc.out")
+	got=$(sed -n 's/^RESULT steps=[0-9]* loss=\([0-9.]*\).*/\1/p' "$TMP/sjob$sc.out")
+	if [ $sjob_rc -eq 0 ] && [ -n "$want" ] && [ "$got" = "$want" ] && ! grep -q "overridden" "$TMP/sjob$sc.out"; then
+		ok "the $cls job finished with the same loss as alone ($want), no warning"
+	else
+		not_ok "the scheduler job after injection" "rc=$sjob_rc got '$got' alone '$want'" "$(tail -n 5 "$TMP/sjob$sc.out")"
+	fi
+done
 
 # --- refusals
 sleep 30 &

@@ -3,7 +3,8 @@ to be attached to: --steps optimizer steps of a small MLP on a DataLoader,
 --sleep-ms of extra work per step. Ends with its steps, final loss (the same
 for the same arguments, whatever else happens to the process) and the
 longest gap between two steps (how long the process was paused at most);
---sched adds a StepLR scheduler (made with the optimizer, as most jobs do):
+--sched adds a StepLR scheduler (made with the optimizer, as most jobs do;
+--sched onecycle a OneCycleLR, stepped every step):
 
   RESULT steps=N loss=L maxgap_ms=G
 It writes its pid to --pidfile once training has started."""
@@ -20,13 +21,18 @@ def main():
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--sleep-ms", type=float, default=2.0)
     ap.add_argument("--pidfile", default="")
-    ap.add_argument("--sched", action="store_true")
+    ap.add_argument("--sched", nargs="?", const="step", default="",
+                    choices=("step", "onecycle"))
     a = ap.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(1)
     model = nn.Sequential(nn.Linear(32, 128), nn.ReLU(), nn.Linear(128, 4))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=100, gamma=0.9) if a.sched else None
+    sched = None
+    if a.sched == "step":
+        sched = torch.optim.lr_scheduler.StepLR(opt, step_size=100, gamma=0.9)
+    elif a.sched == "onecycle":
+        sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.05, total_steps=a.steps + 1)
     crit = nn.CrossEntropyLoss()
     g = torch.Generator().manual_seed(1)
     data = TensorDataset(torch.randn(64 * 50, 32, generator=g), torch.randint(0, 4, (64 * 50,), generator=g))
