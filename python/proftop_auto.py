@@ -246,8 +246,9 @@ def _bwd_mark(ts, now):
     """A backward-rule step end while it is not yet sure that no optimizer
     comes; after BWD_RULE_AFTER of them the rule holds and they are steps."""
     global _bwd_rule
-    ts.bwd_marks.append((now, _batch_fixed or ts.loader_samples or ts.fwd_samples))
-    ts.loader_samples = ts.fwd_samples = 0
+    # the sample counts so far, not reset: an optimizer that comes after all
+    # finds its step's samples whole
+    ts.bwd_marks.append((now, ts.loader_samples, ts.fwd_samples))
     if len(ts.bwd_marks) >= BWD_RULE_AFTER:
         _bwd_rule = True
         _bwd_flush(ts)
@@ -258,12 +259,14 @@ def _bwd_flush(ts):
     marks, ts.bwd_marks = ts.bwd_marks, []
     if not marks:
         return
-    keep = ts.loader_samples, ts.fwd_samples
-    for end, samples in marks:
+    total = ts.loader_samples, ts.fwd_samples
+    pl = pf = 0
+    for end, cl, cf in marks:
         ts.pending = end
-        ts.loader_samples, ts.fwd_samples = samples, 0
+        ts.loader_samples, ts.fwd_samples = cl - pl, cf - pf
+        pl, pf = cl, cf
         _emit_step(ts)
-    ts.loader_samples, ts.fwd_samples = keep
+    ts.loader_samples, ts.fwd_samples = total[0] - pl, total[1] - pf
 
 
 def _set_train():

@@ -215,6 +215,27 @@ class Auto(unittest.TestCase):
         self.assertIn("O+0 (Linear)", res["log"])
         balanced(self, res["log"])
 
+    def test_hand_update_one_step_per_backward(self):
+        # no torch.optim (word_language_model's update): one step per backward,
+        # past the 32 it takes to be sure no optimizer comes, and at the end
+        res = self.run_scenario("""
+            model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+            for step in range(40):
+                model(torch.randn(5, 4)).sum().backward()
+                with torch.no_grad():
+                    for p in model.parameters():
+                        p -= 0.01 * p.grad
+                        p.grad = None
+            done()
+        """)
+        s = spans(res["log"])
+        self.assertEqual(len(s), 40)
+        self.assertEqual([x[2] for x in s], [5] * 40)
+        for (a, b, _), (c, _, _) in zip(s, s[1:]):
+            self.assertEqual(b, c, "steps are contiguous")
+        self.assertTrue(any(x.startswith("mark proftop: steps: one per backward") for x in res["log"]))
+        balanced(self, res["log"])
+
     def test_optimizers_back_to_back_one_step_apart_two(self):
         res = self.run_scenario("""
             a, b = nn.Linear(4, 4), nn.Linear(4, 1)
