@@ -869,9 +869,9 @@ int tui_app_key(struct tui_app *a, int key)
 		if (a->o.ask_quit && a->st.live) {
 			/* never end the job on one key: ask, as htop's kill does */
 			a->quit_ask = 1;
-			snprintf(a->msg, sizeof a->msg,
-				 "Stop the job? q or y: stop it (SIGINT) | d: leave it running, "
-				 "close proftop | any other key: stay");
+			snprintf(a->msg, sizeof a->msg, /* fits 80 columns */
+				 "Stop the job? q/y: stop it (SIGINT) | d: leave it running | "
+				 "other key: stay");
 			a->msg_until_ns = UINT64_MAX;
 			break;
 		}

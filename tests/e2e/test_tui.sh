@@ -155,7 +155,7 @@ if [ -x "$ROOT/build/examples/minitrain" ]; then
 	expect "run: operators view" r "Name .*Calls" 10
 	# q asks; any other key stays, the job running
 	TM send-keys -t r q
-	expect "run: q asks before it stops the job" r "Stop the job\? q or y: stop it" 10
+	expect "run: q asks before it stops the job" r "Stop the job\? q/y: stop it \(SIGINT\) \| d: leave it running \| other key: stay" 10
 	mpid=$(pgrep -f "^$ROOT/build/examples/minitrain$" | head -n1)
 	TM send-keys -t r x
 	expect "run: another key stays" r "the job runs on; the screen stays" 10

@@ -348,7 +348,7 @@ static void test_quit_asks(void **state)
 	tui_canvas_init(&c, 120, 30, 0);
 	assert_int_equal(tui_app_key(&a, 'q'), 0);
 	const char *s = render(&a, &c);
-	assert_non_null(strstr(s, "Stop the job? q or y: stop it (SIGINT) | d: leave it running"));
+	assert_non_null(strstr(s, "Stop the job? q/y: stop it (SIGINT) | d: leave it running | other key: stay"));
 	assert_int_equal(tui_app_key(&a, '2'), 0); /* any other key: stay, in the view it was */
 	assert_int_equal(a.quit, 0);
 	s = render(&a, &c);
