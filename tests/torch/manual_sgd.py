@@ -22,12 +22,13 @@ def main():
     ap.add_argument("--steps", type=int, default=0)
     ap.add_argument("--pidfile", default="")
     ap.add_argument("--forward-only", action="store_true")
-    ap.add_argument("--width", type=int, default=256)
+    ap.add_argument("--width", type=int, default=1024)
+    ap.add_argument("--batch", type=int, default=512)  # steps of milliseconds, not microseconds
     a = ap.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(1)
     model = nn.Sequential(nn.Linear(64, a.width), nn.ReLU(), nn.Linear(a.width, 4))
-    x, y = torch.randn(64, 64), torch.randint(0, 4, (64,))
+    x, y = torch.randn(a.batch, 64), torch.randint(0, 4, (a.batch,))
     clock = time.perf_counter
     i, fwd, bwd = 0, 0.0, 0.0
     t0 = clock()
@@ -50,7 +51,7 @@ def main():
         i += 1
     loop = clock() - t0
     print("RESULT steps=%d samples=%d loop_s=%.6f data_s=0 fwd_s=%.6f bwd_s=%.6f opt_s=0 "
-          "loss=%.6f" % (i, i * 64, loop, fwd, bwd, loss.item()))
+          "loss=%.6f" % (i, i * a.batch, loop, fwd, bwd, loss.item()))
 
 
 if __name__ == "__main__":
