@@ -75,11 +75,9 @@ static int make_dirs(const char *path, char *err, size_t errlen)
 int cli_log_dir(char *buf, size_t len, char *err, size_t errlen)
 {
 	const char *state = getenv("XDG_STATE_HOME");
-	char base[PATH_MAX];
+	int n;
 	if (state && state[0] == '/') {
-		snprintf(base, sizeof base, "%s", state);
-		if (make_dirs(base, err, errlen))
-			return -1;
+		n = snprintf(buf, len, "%s/proftop", state);
 	} else {
 		const char *home = getenv("HOME");
 		if (!home || home[0] != '/') {
@@ -91,18 +89,13 @@ int cli_log_dir(char *buf, size_t len, char *err, size_t errlen)
 					      "$XDG_STATE_HOME unset); give --log FILE");
 			return -1;
 		}
-		snprintf(base, sizeof base, "%s/.local", home);
-		if (make_dir(base, err, errlen))
-			return -1;
-		snprintf(base, sizeof base, "%s/.local/state", home);
-		if (make_dir(base, err, errlen))
-			return -1;
+		n = snprintf(buf, len, "%s/.local/state/proftop", home);
 	}
-	if ((size_t)snprintf(buf, len, "%s/proftop", base) >= len) {
+	if (n < 0 || (size_t)n >= len) {
 		snprintf(err, errlen, "log directory path too long");
 		return -1;
 	}
-	if (make_dir(buf, err, errlen))
+	if (make_dirs(buf, err, errlen))
 		return -1;
 	struct stat st;
 	const char *why = NULL;
