@@ -22,9 +22,10 @@
 
 /* ---- opening and validating ---- */
 
-static int validate(const void *base, size_t size, char *err, size_t errlen)
+/* h: a private copy of the header (the shared one may change between two
+ * reads of a field: every check and every later use reads the copy). */
+static int validate(const struct pt_shm_header *h, size_t size, char *err, size_t errlen)
 {
-	const struct pt_shm_header *h = base;
 	if (size < PT_SHM_HEADER_BYTES) {
 		snprintf(err, errlen, "truncated: %zu bytes, a header needs %u", size,
 			 PT_SHM_HEADER_BYTES);
@@ -64,10 +65,21 @@ static int validate(const void *base, size_t size, char *err, size_t errlen)
 	return 0;
 }
 
+/* One read of the shared header into private memory: the owner may rewrite
+ * it at any moment, so validating fields and then reading them again from
+ * the segment would use values nobody checked. */
+static void header_copy(const void *base, size_t size, struct pt_shm_header *hc)
+{
+	memset(hc, 0, sizeof *hc);
+	memcpy(hc, base, size < sizeof *hc ? size : sizeof *hc);
+}
+
 static int map_session(void *base, size_t size, int mapped, struct pt_session **out, char *err,
 		       size_t errlen)
 {
-	int rc = validate(base, size, err, errlen);
+	struct pt_shm_header hc;
+	header_copy(base, size, &hc);
+	int rc = validate(&hc, size, err, errlen);
 	if (rc)
 		return rc;
 	struct pt_session *s = pt_xcalloc(1, sizeof *s);
@@ -78,20 +90,20 @@ static int map_session(void *base, size_t size, int mapped, struct pt_session **
 	s->guard = -1;
 	s->h = base;
 	s->slot = -1;
-	s->pid = s->h->pid;
-	s->start_ticks = s->h->proc_start_ticks;
-	s->nrings = s->h->nrings;
-	s->ring_slots = s->h->ring_slots;
-	s->strings_bytes = s->h->strings_bytes;
-	s->rings_offset = s->h->rings_offset;
-	s->ring_stride = s->h->ring_stride;
-	s->strings_offset = s->h->strings_offset;
+	s->pid = hc.pid;
+	s->start_ticks = hc.proc_start_ticks;
+	s->nrings = hc.nrings;
+	s->ring_slots = hc.ring_slots;
+	s->strings_bytes = hc.strings_bytes;
+	s->rings_offset = hc.rings_offset;
+	s->ring_stride = hc.ring_stride;
+	s->strings_offset = hc.strings_offset;
 	s->rings = pt_xcalloc(s->nrings, sizeof *s->rings);
 	for (uint32_t i = 0; i < s->nrings; i++)
 		s->rings[i].device = -1;
 	s->scratch = pt_xmalloc((size_t)s->ring_slots * sizeof *s->scratch);
 	char cmd[PT_SHM_CMDLINE_BYTES];
-	memcpy(cmd, s->h->cmdline, sizeof cmd);
+	memcpy(cmd, hc.cmdline, sizeof cmd);
 	cmd[sizeof cmd - 1] = 0;
 	char esc[256];
 	pt_escape_term(esc, sizeof esc, cmd, strlen(cmd), 80, 0);
@@ -168,7 +180,9 @@ int pt_session_open(const char *path, struct pt_session **out, char *err, size_t
 	}
 	/* validate() reads header fields only: the header page is enough */
 	char why[200];
-	rc = validate(hdr, (size_t)st.st_size, why, sizeof why);
+	struct pt_shm_header hc;
+	header_copy(hdr, PT_SHM_HEADER_BYTES, &hc);
+	rc = validate(&hc, (size_t)st.st_size, why, sizeof why);
 	if (rc) {
 		snprintf(err, errlen, "%s: %s", path, why);
 		goto out;

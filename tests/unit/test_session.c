@@ -555,6 +555,56 @@ static void test_garbage(void **state)
 	seg_free(&g);
 }
 
+/*
+ * The owner rewrites the layout while readers open the segment: a child
+ * flips nrings and ring_slots between the true values and ones far past the
+ * file, as fast as it can. Every open either refuses or reads with the
+ * layout it validated (one copy of the header, never read again): before,
+ * a reader validated one value and then used another (ASan: a read past
+ * the mapping in pt_session_producer_drops).
+ */
+static void test_header_flipped_while_opening(void **state)
+{
+	struct seg g;
+	seg_make(&g, getpid(), 1, 16, 4096);
+	uint32_t n = seg_str(&g, "op");
+	struct pt_shm_ring *r = seg_ring(&g, 0, 11, "main");
+	seg_push(&g, r, PT_KIND_OPERATOR, n, 1100, 200, 0);
+	pid_t parent = getpid();
+	pid_t c = fork();
+	assert_true(c >= 0);
+	if (c == 0) {
+		volatile uint32_t *nr = &g.h->nrings, *slots = &g.h->ring_slots;
+		for (unsigned long i = 0;; i++) {
+			*nr = (i & 1) ? PT_SHM_MAX_RINGS : 1;
+			*slots = (i & 2) ? PT_SHM_MAX_RING_SLOTS : 16;
+			if ((i & 0xfffff) == 0 && getppid() != parent)
+				_exit(0);
+		}
+	}
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+	int opened = 0;
+	for (int k = 0; k < 20000; k++) {
+		struct pt_session *s;
+		if (pt_session_open(g.path, &s, NULL, 0) != 0)
+			continue;
+		opened++;
+		assert_int_equal(s->nrings, 1);
+		assert_int_equal(s->ring_slots, 16);
+		(void)pt_session_producer_drops(s);
+		pt_session_drain(s, t, (uint64_t)k + 1);
+		pt_session_close(s);
+	}
+	kill(c, SIGKILL);
+	int st;
+	assert_int_equal(waitpid(c, &st, 0), c);
+	g.h->nrings = 1;
+	g.h->ring_slots = 16;
+	pt_trace_free(t);
+	seg_free(&g);
+	print_message("header flipped: %d of 20000 opens read it whole\n", opened);
+}
+
 /* ---- corrupted segments (docs/reliability.md, promise 3): an error or a count, never a crash ---- */
 
 /* Bad magic / version / header size: refused at open with a reason. */
@@ -1742,6 +1792,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_strings),
 	    cmocka_unit_test(test_refusals),
 	    cmocka_unit_test(test_garbage),
+	    cmocka_unit_test(test_header_flipped_while_opening),
 	    cmocka_unit_test(test_corr_tag),
 	    cmocka_unit_test(test_corrupt_header),
 	    cmocka_unit_test(test_header_rewritten_after_attach),
