@@ -159,10 +159,14 @@ int cli_find_lib(char *buf, size_t len);
  * ($PROFTOP_PYTHON/boot, ../python/boot from the binary, ../share/proftop/
  * python/boot): 0 with the directory in buf, -1 when not found. */
 int cli_find_pyboot(char *buf, size_t len);
+
 /* After a launched job: which sessions were read, and why there were no
- * steps when there were none (stderr). */
+ * steps when there were none (stderr). 1 when the job's probe switched
+ * itself off (its reason, from the job's log, is said): the job was not
+ * profiled, and the command's exit code says so. */
 struct pt_live_result;
-void cli_say_launched(const struct pt_trace *t, const struct pt_live_result *res, pid_t child);
+int cli_say_launched(const struct pt_trace *t, const struct pt_live_result *res, pid_t child,
+		     const char *log);
 /*
  * -p PID of attach, record and serve (cli_inject.c): CLI_OK when pid has a
  * session. Without one: with inject, loads the probe and the zero-code

@@ -27,6 +27,7 @@
 #include "proftop/backend.h"
 #include "proftop/chrome.h"
 #include "proftop/error.h"
+#include "proftop/shm.h"
 #include "proftop/diff.h"
 #include "proftop/store.h"
 #include "safefile.h"
@@ -110,6 +111,40 @@ static int injection_var(const char *name, const char *lib, int warn)
 	return 1;
 }
 
+/*
+ * The session directory the job's probe will record into, checked (and
+ * made) here first: when it is refused (another user made it, or planted a
+ * symlink), the probe would switch itself off and the job run unprofiled,
+ * its reason only in the job's log. Said here instead, with a private
+ * directory to use, and nothing is started.
+ */
+static int session_dir_usable(void)
+{
+	char dir[4000], why[600];
+	if (pt_shm_dir(dir, sizeof dir, 1, why, sizeof why) == 0)
+		return 1;
+	char esc[700], alt[PATH_MAX];
+	pt_escape_term(esc, sizeof esc, why, strlen(why), 600, 0);
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+	if (xdg && xdg[0] == '/' && strlen(xdg) < 200 && lstat(xdg, &st) == 0 &&
+	    S_ISDIR(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 077) &&
+	    strncmp(dir, xdg, strlen(xdg)) != 0)
+		snprintf(alt, sizeof alt, "%s/proftop", xdg);
+	else
+		snprintf(alt, sizeof alt, "$(mktemp -d /dev/shm/proftop-%u.XXXXXX)",
+			 (unsigned)geteuid());
+	char alt_esc[PATH_MAX];
+	pt_escape_term(alt_esc, sizeof alt_esc, alt, strlen(alt), 300, 0);
+	fprintf(stderr,
+		"proftop: %s\n"
+		"  The job's probe cannot record there, so nothing was started.\n"
+		"  Use a private directory instead, here and in the shells that read the job:\n"
+		"    export PROFTOP_SESSION_DIR=%s\n",
+		esc, alt_esc);
+	return 0;
+}
+
 int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, size_t len,
 	       uint64_t *launch_id)
 {
@@ -123,6 +158,8 @@ int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, s
 	if (!have_lib)
 		fprintf(stderr, "proftop: libproftop.so not found (set PROFTOP_LIB); running without "
 				"the probe, CPU samples only\n");
+	if (have_lib && !session_dir_usable())
+		return CLI_FAIL;
 	int set_nvtx = have_lib && injection_var("NVTX_INJECTION64_PATH", lib, 1);
 	int set_cuda = have_lib && injection_var("CUDA_INJECTION64_PATH", lib, 1);
 	char pyboot[PATH_MAX];
@@ -250,28 +287,64 @@ static uint64_t trace_steps(const struct pt_trace *t)
 	return n;
 }
 
-void cli_say_launched(const struct pt_trace *t, const struct pt_live_result *res, pid_t child)
+/* The first "probe disabled" line of the job's log (the probe's own words on
+ * why it switched itself off: a refused session directory, a full tmpfs),
+ * escaped into buf; 0 when the log's start has none. */
+static int probe_off_reason(const char *log, char *buf, size_t len)
 {
+	static const char key[] = "proftop: probe disabled: ";
+	if (!log || !log[0])
+		return 0;
+	int fd = open(log, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	struct stat st;
+	char head[65536];
+	ssize_t n = 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		n = pread(fd, head, sizeof head - 1, 0);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	head[n] = 0;
+	char *at = memmem(head, (size_t)n, key, sizeof key - 1);
+	if (!at)
+		return 0;
+	at += sizeof key - 1;
+	size_t l = strcspn(at, "\n");
+	pt_escape_term(buf, len, at, l, 300, 0);
+	return 1;
+}
+
+int cli_say_launched(const struct pt_trace *t, const struct pt_live_result *res, pid_t child,
+		     const char *log)
+{
+	char why[1024];
+	if (!res->session_found && probe_off_reason(log, why, sizeof why)) {
+		fprintf(stderr, "proftop: no steps: the job's probe switched itself off: %s\n", why);
+		return 1;
+	}
 	if (!res->session_found) {
 		fprintf(stderr,
 			"proftop: no steps: pid %d and the processes it started recorded nothing "
 			"(no proftop or NVTX calls; a Python program is marked once it imports "
 			"torch; is it run with -I or -E, which ignore PYTHONPATH?)\n",
 			(int)child);
-		return;
+		return 0;
 	}
 	if (res->nsessions > 1)
 		fprintf(stderr, "proftop: recorded %s\n", res->describe);
 	if (trace_steps(t))
-		return;
+		return 0;
 	for (uint32_t i = 0; i < t->nnotes; i++)
 		if (strncmp(pt_trace_note_text(t, i), "no steps", 8) == 0)
-			return; /* the source said why (the Python helper) */
+			return 0; /* the source said why (the Python helper) */
 	fprintf(stderr,
 		"proftop: no steps: the job recorded %llu events but never marked a step "
 		"(proftop_step(), an optimizer step or forward of a torch model, or an NVTX "
 		"range named 'step')\n",
 		(unsigned long long)t->events_seen);
+	return 0;
 }
 
 /* "N events kept, D dropped (A by the source, B by the memory cap)" for the last line. */

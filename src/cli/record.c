@@ -283,20 +283,21 @@ static int record(int argc, char **argv, const char *out, const char *log, uint6
 		pt_escape_term(esc, sizeof esc, res.error, strlen(res.error), 0, 0);
 		fprintf(stderr, "proftop: warning: the session failed: %s\n", esc);
 	}
-	if (lo.launch_id)
-		cli_say_launched(t, &res, lo.child);
+	int probe_off = lo.launch_id && cli_say_launched(t, &res, lo.child, log_used);
 	if (lo.child && cli_child_failed(&res))
 		cli_say_failed(stderr, log_used, res.child_status);
 	else if (multi && !res.session_found)
 		fprintf(stderr, "proftop: no session was found\n");
 	else if (multi)
 		fprintf(stderr, "proftop: recorded %s\n", res.describe);
-	else if (!res.session_found)
+	else if (!res.session_found && !lo.launch_id) /* a launched job's: said above */
 		fprintf(stderr, "proftop: no session was found for pid %d (no probe loaded?)\n",
 			(int)lo.session_pid);
 	else if (res.session_exited)
 		fprintf(stderr, "proftop: process %d exited\n", (int)lo.session_pid);
 	rc = out ? cli_write_trace_rescue(t, out) : anomaly_failed ? CLI_FAIL : CLI_OK;
+	if (probe_off && rc == CLI_OK)
+		rc = CLI_FAIL; /* the trace is saved, but the job was not profiled */
 	if (rc == CLI_OK)
 		rc = record_gate(t); /* a failing CMD's own exit code still wins below */
 	pt_trace_free(t);

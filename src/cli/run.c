@@ -192,10 +192,12 @@ int cli_run(int argc, char **argv)
 	cli_screen_close(&scr);
 	cli_final_summary(t, &res, full, 0);
 	cli_anomaly_end(&an, t);
-	cli_say_launched(t, &res, child);
+	int probe_off = cli_say_launched(t, &res, child, log_used);
 	if (cli_child_failed(&res))
 		cli_say_failed(stderr, log_used, res.child_status);
 	rc = res.detached ? CLI_OK : pt_live_exit_code(res.child_status);
+	if (probe_off && rc == 0)
+		rc = CLI_FAIL; /* the job ran, but was not profiled */
 	if (res.detached)
 		fprintf(stderr,
 			"proftop: left pid %d running; its output goes to %s; 'proftop -p %d' "

@@ -228,9 +228,35 @@ rm -f "$TMP/out.json" "$TMP/target"
 
 # ---- a second user ----
 
+# A refused session directory is said by proftop itself, with a non-zero
+# exit: its own (before the job starts: nothing runs unprofiled), and one
+# the job set for itself (the probe's reason, read from the job's log).
+ln -s /tmp "$TMP/link"
+out=$(PROFTOP_SESSION_DIR=$TMP/link timeout 60 "$PROFTOP" record -o "$TMP/off.json" -- "$MT" "${MT_ARGS[@]}" 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "$TMP/link is a symlink; refusing it" <<<"$out" &&
+	grep -q "nothing was started" <<<"$out" && grep -q "export PROFTOP_SESSION_DIR=" <<<"$out" &&
+	[ ! -e "$TMP/off.json" ]; then
+	ok "record: a refused session directory is said before the job starts, exit $rc"
+else
+	not_ok "record: a refused session directory is said before the job starts" "exit $rc" "$(head -n 5 <<<"$out")"
+fi
+out=$(timeout 60 "$PROFTOP" record -o "$TMP/off.json" -- env PROFTOP_SESSION_DIR="$TMP/link" "$MT" "${MT_ARGS[@]}" 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] &&
+	grep -q "the job's probe switched itself off: session directory $TMP/link is a symlink" <<<"$out" &&
+	! grep -q "no proftop or NVTX calls" <<<"$out"; then
+	ok "record: the job's probe switched off: its reason on proftop's terminal, exit $rc"
+else
+	not_ok "record: the job's probe switched off: its reason on proftop's terminal" "exit $rc" "$(head -n 5 <<<"$out")"
+fi
+rm -f "$TMP/link" "$TMP/off.json"
+
 OTHER=
 OTHER_DIR=
+OTHER_PLANT=
 cleanup_other() {
+	[ -n "$OTHER_PLANT" ] && rm -rf "$OTHER_PLANT"
 	[ -n "${OTHER_PIDS:-}" ] && kill $OTHER_PIDS 2>/dev/null
 	# userdel refuses while the user's processes still run: give them a moment
 	[ -n "$OTHER" ] && for _ in $(seq 50); do userdel "$OTHER" >/dev/null 2>&1 && break; sleep 0.1; done
@@ -336,6 +362,38 @@ else
 		[ -f "$S/$rpid.session" ] && [ "$(stat -c %a "$S/$rpid.session")" = 600 ] &&
 			ok "root's session stayed 0600" || not_ok "root's session stayed 0600" "$(ls -la "$S")"
 		rm -f "$S"/*.session
+
+		# root plants the other user's default session directory (/dev/shm/
+		# proftop-UID, as a third user could): its run refuses on its own
+		# terminal, with a non-zero exit and a private directory to use,
+		# and does not start the job (no unprofiled run blamed on the program)
+		PLANT=/dev/shm/proftop-$ouid
+		OTHER_PLANT=$PLANT
+		for kind in dir symlink; do
+			rm -rf "$PLANT"
+			if [ $kind = dir ]; then mkdir -m 700 "$PLANT"; else ln -s /tmp "$PLANT"; fi
+			re="owned by uid 0, not by you"
+			[ $kind = symlink ] && re="is a symlink; refusing it"
+			out=$("${AS_OTHER[@]}" env -u PROFTOP_SESSION_DIR XDG_STATE_HOME="$OTHER_DIR/state" \
+				timeout 60 "$PROFTOP" record -o "$OTHER_DIR/planted.json" -- "$MT" --steps 5 --log-every 0 2>&1)
+			rc=$?
+			if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q -- "$re" <<<"$out" &&
+				grep -q "export PROFTOP_SESSION_DIR=" <<<"$out" && grep -q "nothing was started" <<<"$out" &&
+				! grep -q "minitrain: done" <<<"$out" && [ ! -e "$OTHER_DIR/planted.json" ]; then
+				ok "other: planted /dev/shm session $kind: record refuses, says why and what to use"
+			else
+				not_ok "other: planted /dev/shm session $kind: record refuses, says why and what to use" "exit $rc" "$(head -n 6 <<<"$out")"
+			fi
+		done
+		# the alternative it offers works
+		alt=$("${AS_OTHER[@]}" mktemp -d /dev/shm/proftop-alt.XXXXXX)
+		out=$("${AS_OTHER[@]}" env PROFTOP_SESSION_DIR="$alt" XDG_STATE_HOME="$OTHER_DIR/state" \
+			timeout 60 "$PROFTOP" record -o "$OTHER_DIR/alt.json" -- "$MT" --steps 5 --log-every 0 2>&1)
+		rc=$?
+		[ $rc -eq 0 ] && [ -s "$OTHER_DIR/alt.json" ] && ok "other: record in the private directory offered" ||
+			not_ok "other: record in the private directory offered" "exit $rc" "$(head -n 4 <<<"$out")"
+		rm -rf "$PLANT" "$alt"
+		OTHER_PLANT=
 	fi
 	cleanup_other
 	id "pt_other_$$" >/dev/null 2>&1 && not_ok "test user removed" || ok "test user removed"
