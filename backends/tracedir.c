@@ -300,6 +300,7 @@ static void job_start(struct tracedir *d, struct td_file *f)
 	j->before = f->id;
 	j->t = pt_trace_new(d->o.max_mem_bytes ? d->o.max_mem_bytes : PT_STORE_DEFAULT_MAX_BYTES);
 	j->ro.threads = d->o.threads;
+	j->ro.regular_only = 1; /* the folder's writer could swap in a FIFO after our stat */
 	f->state = TD_READING;
 	if (d->o.sync || pthread_create(&j->th, NULL, job_main, j) != 0) {
 		d->o.sync = 1; /* no thread to be had: read here */

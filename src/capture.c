@@ -219,7 +219,8 @@ int pt_capture_merge(struct pt_trace *t, struct pt_capture *c, const char *path,
 		     uint64_t sync_lo_ns, uint64_t sync_hi_ns, char *err, size_t errlen)
 {
 	struct pt_trace *src = pt_trace_new(CAPTURE_MAX_MEM);
-	struct pt_read_opts ro = {1};
+	/* the job wrote it: a regular file of ours, read up to its size */
+	struct pt_read_opts ro = {.threads = 1, .job_file = 1};
 	int rc = pt_chrome_read(src, path, &ro, err, errlen);
 	if (rc) {
 		pt_trace_free(src);

@@ -52,13 +52,23 @@ struct src {
 	z_stream z;
 	int err; /* deferred error (PT_E*) */
 	char msg[160];
+	int bounded;   /* read no more than left bytes (the size at open) */
+	uint64_t left;
 };
 
 /* read(2) retried on EINTR; at the end sets raw_eof, on error s->err. */
 static ssize_t read_some(struct src *s, void *buf, size_t cap)
 {
+	if (s->bounded && cap > s->left)
+		cap = (size_t)s->left;
+	if (s->bounded && !cap) {
+		s->raw_eof = 1;
+		return 0;
+	}
 	for (;;) {
 		ssize_t n = read(s->fd, buf, cap);
+		if (n > 0 && s->bounded)
+			s->left -= (uint64_t)n;
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -86,10 +96,14 @@ static int raw_fill(struct src *s)
 	return n > 0;
 }
 
-static int src_open(struct src *s, int fd, const void *mem, size_t len)
+/* bounded: read at most left bytes of fd (the file's size when opened). */
+static int src_open(struct src *s, int fd, const void *mem, size_t len, int bounded,
+		    uint64_t left)
 {
 	memset(s, 0, sizeof *s);
 	s->fd = fd;
+	s->bounded = bounded;
+	s->left = left;
 	if (fd >= 0) {
 		s->own = pt_xmalloc(RAW_BYTES);
 		/* two bytes tell gzip from text */
@@ -568,7 +582,7 @@ int pt_chrome_read_mem(struct pt_trace *t, const void *buf, size_t len, const ch
 	err[0] = 0;
 	if (!name)
 		name = "(memory)";
-	src_open(&s, -1, buf, len);
+	src_open(&s, -1, buf, len, 0, 0);
 	int ret = read_src(t, &s, name, auto_threads(o, len ? len : 1, s.gz), err, errlen);
 	src_close(&s);
 	return ret;
@@ -585,25 +599,41 @@ int pt_chrome_read(struct pt_trace *t, const char *path, const struct pt_read_op
 	err[0] = 0;
 	/* O_NONBLOCK: a FIFO nobody writes must not hang the open; back to
 	 * blocking reads at once (a FIFO without a writer then reads as empty) */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int job = o && o->job_file, regular = job || (o && o->regular_only);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (job ? O_NOFOLLOW : 0));
 	if (fd < 0) {
 		int e = errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(e));
-		return e == ENOENT ? PT_ENOENT : e == EACCES ? PT_EPERM : PT_EIO;
+		if (job && e == ELOOP)
+			snprintf(err, errlen, "%s: is a symlink; refusing it", path);
+		else
+			snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return e == ENOENT ? PT_ENOENT : e == EACCES || (job && e == ELOOP) ? PT_EPERM : PT_EIO;
 	}
-	int fl = fcntl(fd, F_GETFL);
-	if (fl >= 0)
-		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	struct stat st;
 	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
 		close(fd);
 		snprintf(err, errlen, "%s: is a directory", path);
 		return PT_EIO;
 	}
+	if (regular && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+		close(fd); /* a FIFO or a device another process made: never waited on */
+		snprintf(err, errlen, "%s: not a regular file; refusing it", path);
+		return PT_EPERM;
+	}
+	if (job && st.st_uid != geteuid()) {
+		close(fd);
+		snprintf(err, errlen, "%s: owned by uid %u, not by you; refusing it", path,
+			 (unsigned)st.st_uid);
+		return PT_EPERM;
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	if (!t->source)
 		pt_trace_set_source(t, path);
 	struct src s;
-	int ret = src_open(&s, fd, NULL, 0);
+	/* bounded before the first read (src_open reads the gzip magic) */
+	int ret = src_open(&s, fd, NULL, 0, regular, regular ? (uint64_t)st.st_size : 0);
 	if (ret == 0) {
 		size_t hint = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size : 0;
 		ret = read_src(t, &s, path, auto_threads(o, hint, s.gz), err, errlen);

@@ -28,6 +28,13 @@
 
 struct pt_read_opts {
 	int threads; /* parser threads; 0 = one per online CPU (at most 4) */
+	/* A file another process writes (a trace folder's, a job's capture):
+	 * only a regular file is read (a FIFO or device is refused, never
+	 * waited on), and only the bytes it had when opened, so a writer that
+	 * never stops cannot keep the reader. job_file adds: not through a
+	 * symlink, and owned by this user. */
+	int regular_only;
+	int job_file;
 };
 
 int pt_chrome_read(struct pt_trace *t, const char *path, const struct pt_read_opts *o, char *err,

@@ -26,7 +26,7 @@ static const char *jpath(char *out, const char *a, const char *b, const char *c)
 static struct pt_trace *load_mem(const char *json, int threads, int expect_rc)
 {
 	struct pt_trace *t = pt_trace_new(0);
-	struct pt_read_opts o = {threads};
+	struct pt_read_opts o = {.threads = threads};
 	char err[512] = "";
 	int rc = pt_chrome_read_mem(t, json, strlen(json), "inline", &o, err, sizeof err);
 	if (rc != expect_rc)
@@ -431,7 +431,7 @@ static void test_gzip_and_bare(void **state)
 	memcpy(both + n1, g2, n2);
 	for (int th = 1; th <= 4; th += 3) {
 		struct pt_trace *t = pt_trace_new(0);
-		struct pt_read_opts o = {th};
+		struct pt_read_opts o = {.threads = th};
 		char err[256];
 		assert_int_equal(
 		    pt_chrome_read_mem(t, both, n1 + n2, "mem.gz", &o, err, sizeof err), 0);
@@ -519,7 +519,7 @@ static void test_threads_identical(void **state)
 	char *text = big_trace(&len);
 	assert_true(len > (size_t)8 << 20);
 	struct pt_trace *t1 = pt_trace_new(0), *t4 = pt_trace_new(0);
-	struct pt_read_opts o1 = {1}, o4 = {4};
+	struct pt_read_opts o1 = {.threads = 1}, o4 = {.threads = 4};
 	char err[256];
 	assert_int_equal(pt_chrome_read_mem(t1, text, len, "big", &o1, err, sizeof err), 0);
 	assert_int_equal(pt_chrome_read_mem(t4, text, len, "big", &o4, err, sizeof err), 0);
@@ -557,7 +557,7 @@ static void test_object_bigger_than_chunk(void **state)
 	pt_buf_printf(&b, "\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1}]");
 	for (int th = 1; th <= 2; th++) {
 		struct pt_trace *t = pt_trace_new(0);
-		struct pt_read_opts o = {th};
+		struct pt_read_opts o = {.threads = th};
 		char err[256];
 		assert_int_equal(pt_chrome_read_mem(t, b.p, b.len, "big1", &o, err, sizeof err), 0);
 		assert_int_equal(t->events_seen, 1);
@@ -594,7 +594,7 @@ static void test_first_batches_small(void **state)
 			      i % 13, i, i + 1 < 4000 ? "," : "]}");
 	}
 	char err[256];
-	struct pt_read_opts o1 = {1}, o2 = {2};
+	struct pt_read_opts o1 = {.threads = 1}, o2 = {.threads = 2};
 	struct pt_trace *t1 = pt_trace_new(0), *t2 = pt_trace_new(0);
 	assert_int_equal(pt_chrome_read_mem(t1, b.p, b.len, "ramp", &o1, err, sizeof err), 0);
 	assert_int_equal(pt_chrome_read_mem(t2, b.p, b.len, "ramp", &o2, err, sizeof err), 0);
@@ -673,7 +673,7 @@ static void test_bad_fixtures(void **state)
 		const struct bad_case *c = &bad_cases[i];
 		for (int th = 1; th <= 2; th++) {
 			struct pt_trace *t = pt_trace_new(0);
-			struct pt_read_opts o = {th};
+			struct pt_read_opts o = {.threads = th};
 			char err[512] = "";
 			char pbuf[1024];
 			const char *path = jpath(pbuf, tu_fixtures(), "bad", c->file);
@@ -746,7 +746,7 @@ static void test_open_errors(void **state)
 static struct pt_trace *load_file(const char *path, int threads)
 {
 	struct pt_trace *t = pt_trace_new(0);
-	struct pt_read_opts o = {threads};
+	struct pt_read_opts o = {.threads = threads};
 	char err[512] = "";
 	int rc = pt_chrome_read(t, path, &o, err, sizeof err);
 	if (rc)

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1364,6 +1365,97 @@ static struct pt_capture *follow(struct pt_session *s, struct pt_trace *t,
 	return pt_capture_get(t, pt_session_pid(s), seq, 0);
 }
 
+/*
+ * The job's capture file is whatever the job left at the path: a FIFO it
+ * holds open (a read would wait forever: every reader froze), a symlink
+ * to a file elsewhere, a file of another user. Each is refused at once,
+ * with the reason in the capture's line; a real file of ours is read up
+ * to the size it had when opened.
+ */
+static volatile pid_t g_holder = -1;
+
+static void alarm_fail(int sig)
+{
+	(void)sig;
+	static const char m[] = "test_session: a read of the job's capture file hung\n";
+	(void)!write(2, m, sizeof m - 1);
+	if (g_holder > 0)
+		kill(g_holder, SIGKILL);
+	_exit(1);
+}
+
+static void test_capture_file_hostile(void **state)
+{
+	(void)state;
+	signal(SIGALRM, alarm_fail);
+	for (int kind = 0; kind < 3; kind++) {
+		if (kind == 2 && geteuid() != 0)
+			continue; /* a file of another user needs chown */
+		struct seg g;
+		seg_make(&g, getpid(), 1, 64, 4096);
+		uint32_t stepn = seg_str(&g, "ProfileStep");
+		struct pt_shm_ring *r = seg_ring(&g, 0, 100, "main");
+		for (int i = 1; i <= 9; i++)
+			seg_push(&g, r, PT_KIND_PROFILE_STEP, stepn, i * 1000000ull, 1000000, 8);
+		struct pt_session *s;
+		assert_int_equal(open_seg(&g, &s), 0);
+		struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+		struct pt_capture_follow f = {0};
+		char why[300], path[600], real[700];
+		uint32_t seq = 0;
+		g.h->ctl.caps = PT_SHM_CAP_CAPTURE;
+		assert_int_equal(pt_session_capture_request(s, 3, 0, &seq, why, sizeof why), 0);
+		assert_non_null(follow(s, t, &f, seq, 0));
+		assert_int_equal(pt_session_capture_file(s, seq, path, sizeof path), 0);
+		pid_t holder = -1;
+		const char *want = NULL;
+		snprintf(real, sizeof real, "%s.real", path);
+		write_file(real, "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"proftop/sync#1\","
+				 "\"pid\":9,\"tid\":7,\"ts\":1000,\"dur\":2}]}");
+		if (kind == 0) {
+			assert_int_equal(mkfifo(path, 0600), 0);
+			holder = fork();
+			assert_true(holder >= 0);
+			if (holder == 0) { /* the job: holds the FIFO open, writes nothing */
+				prctl(PR_SET_PDEATHSIG, SIGKILL);
+				int fd = open(path, O_RDWR);
+				(void)fd;
+				pause();
+				_exit(0);
+			}
+			g_holder = holder;
+			want = "not a regular file";
+		} else if (kind == 1) {
+			assert_int_equal(symlink(real, path), 0);
+			want = "is a symlink";
+		} else {
+			assert_int_equal(rename(real, path), 0);
+			assert_int_equal(chown(path, 1, 1), 0);
+			want = "owned by uid 1";
+		}
+		usleep(20000); /* the holder has the FIFO open */
+		report(&g, 7000000);
+		answer(&g, seq, PT_SHM_CTL_DONE, 3, "done");
+		alarm(20);
+		struct pt_capture *c = follow(s, t, &f, seq, 0);
+		alarm(0);
+		assert_non_null(c);
+		assert_int_equal(c->state, PT_CAPTURE_FAILED);
+		assert_non_null(strstr(c->msg, want));
+		if (holder > 0) {
+			kill(holder, SIGKILL);
+			waitpid(holder, NULL, 0);
+			g_holder = -1;
+		}
+		unlink(path);
+		unlink(real);
+		pt_trace_free(t);
+		pt_session_close(s);
+		seg_free(&g);
+	}
+	signal(SIGALRM, SIG_DFL);
+}
+
 static void test_capture_protocol(void **state)
 {
 	(void)state;
@@ -1809,6 +1901,7 @@ int main(void)
 	    cmocka_unit_test(test_kept_then_counted_overwritten),
 	    cmocka_unit_test(test_reader_slots_run_out),
 	    cmocka_unit_test(test_capture_protocol),
+	    cmocka_unit_test(test_capture_file_hostile),
 	    cmocka_unit_test(test_capture_steps_after_done),
 	    cmocka_unit_test(test_capture_links_kernels),
 	    cmocka_unit_test(test_launch_scan_cadence),
