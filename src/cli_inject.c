@@ -339,6 +339,52 @@ static int run_gdb(const char *gdb, int32_t pid, const char *line, struct pt_buf
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
+/*
+ * Signals someone sent the job while gdb held it. gdb catches each one
+ * ("Program received signal SIGTERM, Terminated.") and, unwinding the call
+ * it was making in the job (unwindonsignal), drops it: a scheduler's
+ * SIGTERM or a kill -STOP would be lost. Each is sent again, in order, once
+ * gdb has detached. Faults (SEGV, BUS, ILL, FPE, TRAP) are not: they come
+ * from the call gdb made, not from anyone's kill. Their names go into
+ * names ("SIGTERM SIGSTOP"); returns how many were sent again.
+ */
+static int redeliver_signals(int32_t pid, const char *out, char *names, size_t len)
+{
+	static const char key[] = "Program received signal SIG";
+	int n = 0;
+	size_t used = 0;
+	names[0] = 0;
+	for (const char *p = out; p && (p = strstr(p, key)) != NULL; p += sizeof key - 1) {
+		const char *a = p + sizeof key - 1;
+		char abbrev[16];
+		size_t l = strcspn(a, ", \n");
+		if (!l || l >= sizeof abbrev)
+			continue;
+		memcpy(abbrev, a, l);
+		abbrev[l] = 0;
+		int sig = 0;
+		if (abbrev[0] >= '0' && abbrev[0] <= '9') { /* gdb's "SIG34" */
+			sig = atoi(abbrev);
+		} else {
+			for (int k = 1; k < NSIG && !sig; k++) {
+				const char *nm = sigabbrev_np(k);
+				if (nm && strcmp(nm, abbrev) == 0)
+					sig = k;
+			}
+		}
+		if (sig <= 0 || sig >= NSIG || sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
+		    sig == SIGFPE || sig == SIGTRAP)
+			continue;
+		if (kill(pid, sig) != 0)
+			continue;
+		n++;
+		int w = snprintf(names + used, len - used, "%sSIG%s", used ? " " : "", abbrev);
+		if (w > 0 && (size_t)w < len - used)
+			used += (size_t)w;
+	}
+	return n;
+}
+
 /* sys.remote_exec(pid, script) from the target's own interpreter (3.14+). */
 static int run_remote_exec(const char *exe, int32_t pid, const char *script, struct pt_buf *out,
 			   uint64_t *took_ns)
@@ -477,15 +523,27 @@ int cli_inject(int32_t pid)
 			goto out2;
 		}
 		int g = run_gdb(gdb, pid, line.p, &out, &paused);
-		char reason[200];
+		char reason[200], sigs[128];
 		gdb_reason(out.p ? out.p : "", reason, sizeof reason);
+		int resent = redeliver_signals(pid, out.p ? out.p : "", sigs, sizeof sigs);
+		const char *q = out.p ? strstr(out.p, "proftop-queued ") : NULL;
+		int queued = g == 0 && q && atoi(q + 15) == 0;
+		if (resent && !queued) {
+			rc = cli_fail("--inject: pid %d was sent %s while gdb held it: the injection "
+				      "was abandoned and the signal passed on to the job",
+				      (int)pid, sigs);
+			goto out2;
+		}
+		if (resent)
+			fprintf(stderr, "proftop: --inject: pid %d was sent %s while gdb held it; "
+					"passed on to it\n",
+				(int)pid, sigs);
 		if (g == -2) {
 			rc = cli_fail("--inject: gdb did not finish within %llu s; the job was "
 				      "continued", (unsigned long long)(INJECT_GDB_TIMEOUT_NS / 1000000000ull));
 			goto out2;
 		}
-		const char *q = out.p ? strstr(out.p, "proftop-queued ") : NULL;
-		if (g != 0 || !q || atoi(q + 15) != 0) {
+		if (!queued) {
 			char now = proc_state(pid);
 			if (kill(pid, 0) != 0 && errno == ESRCH)
 				rc = cli_fail("--inject: pid %d exited during the injection", (int)pid);

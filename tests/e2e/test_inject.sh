@@ -248,7 +248,7 @@ for _ in $(seq 100); do
 done
 sleep 0.2
 after=$(awk '{print $3}' "/proc/$sj/stat" 2>/dev/null)
-if [ $rc -eq 1 ] && printf '%s' "$out" | grep -q "stopped or signaled during the injection" &&
+if [ $rc -eq 1 ] && printf '%s' "$out" | grep -Eq "stopped or signaled during the injection|was sent SIGSTOP while gdb held it" &&
 	[ "$state" = T ] && [ "$after" = S ]; then
 	ok "stopped while gdb attaches: one line, exit 1, the job left stopped and runs on once continued"
 else
@@ -256,6 +256,53 @@ else
 fi
 kill "$sj" 2>/dev/null
 wait "$sj" 2>/dev/null
+
+# a signal sent to the job while gdb holds it (state t): a scheduler's
+# SIGTERM, a kill -STOP. gdb catches it and drops it when it unwinds the
+# call it was making; proftop sends it again once gdb has let go, so the
+# job ends (TERM) or stops (STOP) as it was told to
+for sig in TERM STOP; do
+	"$PY" -c 'import time
+while True: time.sleep(0.005)' &
+	sj=$!
+	pids+=("$sj")
+	sleep 0.5
+	"$PROFTOP" record -p "$sj" --inject -o "$TMP/sig.json" --duration 2 >"$TMP/sig.out" 2>&1 &
+	rp=$!
+	seen=""
+	for _ in $(seq 5000); do
+		st_now=$(awk '{print $3}' "/proc/$sj/stat" 2>/dev/null)
+		[ "$st_now" = t ] && { seen=1; break; }
+		[ -z "$st_now" ] && break
+	done
+	kill -$sig "$sj"
+	wait "$rp"
+	rc=$?
+	if [ -z "$seen" ]; then
+		skip "SIG$sig sent while gdb holds the job" "gdb had let go before the test saw the job held"
+	else
+		after=""
+		for _ in $(seq 100); do # 10 s at most
+			after=$(awk '{print $3}' "/proc/$sj/stat" 2>/dev/null)
+			[ $sig = TERM ] && { [ -z "$after" ] || [ "$after" = Z ]; } && break
+			[ $sig = STOP ] && [ "$after" = T ] && break
+			sleep 0.1
+		done
+		wst=""
+		if [ $sig = TERM ]; then
+			wait "$sj" 2>/dev/null
+			wst=$?
+		fi
+		if { [ $sig = TERM ] && [ "$wst" = 143 ]; } || { [ $sig = STOP ] && [ "$after" = T ]; }; then
+			ok "SIG$sig sent while gdb holds the job reaches it (record exit $rc)"
+		else
+			not_ok "SIG$sig sent while gdb holds the job reaches it" "state after: ${after:-gone}, wait status ${wst:-}" "$(head -n 3 "$TMP/sig.out")"
+		fi
+	fi
+	kill -CONT "$sj" 2>/dev/null
+	kill -9 "$sj" 2>/dev/null
+	wait "$sj" 2>/dev/null
+done
 
 out=$(env PATH=/nonexistent "$PROFTOP" -p "$st" --inject --no-screen 2>&1)
 rc=$?
