@@ -22,6 +22,7 @@
  * user's (or proftop runs as root), is not stopped or a zombie, is Python,
  * ptrace is allowed (kernel.yama.ptrace_scope), gdb is installed.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -223,6 +224,55 @@ static const char *ptrace_obstacle(void)
 		return "kernel.yama.ptrace_scope is 2: only root may attach to a process; run proftop "
 		       "as root";
 	return "";
+}
+
+/* The files the bootstrap's directory can hold (this side's and the job's). */
+static const char *const inject_files[] = {"args",	 "status",	 "boot.py",
+					   ".args.tmp", ".status.tmp", ".boot.py.tmp"};
+
+/* Removes the directory and the files it may hold; never follows a link
+ * (unlinkat on the directory's own fd). */
+static void remove_inject_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (size_t i = 0; i < sizeof inject_files / sizeof inject_files[0]; i++)
+		unlinkat(fd, inject_files[i], 0);
+	close(fd);
+	rmdir(dir);
+}
+
+/*
+ * Directories of earlier injections whose proftop was killed (kill -9)
+ * before it could remove them: "proftop-inject.<pid>.XXXXXX" in tmpdir,
+ * a real directory, of a pid that is gone. Removed before a new one is
+ * made, so none piles up.
+ */
+static void reap_inject_dirs(const char *tmpdir)
+{
+	DIR *d = opendir(tmpdir);
+	if (!d)
+		return;
+	struct dirent *de;
+	static const char pre[] = "proftop-inject.";
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, pre, sizeof pre - 1) != 0)
+			continue;
+		char *end;
+		long pid = strtol(de->d_name + sizeof pre - 1, &end, 10);
+		if (pid <= 0 || *end != '.' || pid == (long)getpid() ||
+		    !(kill((pid_t)pid, 0) != 0 && errno == ESRCH))
+			continue;
+		struct stat st;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISDIR(st.st_mode) || (st.st_uid != geteuid() && geteuid() != 0))
+			continue;
+		char path[PATH_MAX];
+		if (snprintf(path, sizeof path, "%s/%s", tmpdir, de->d_name) < (int)sizeof path)
+			remove_inject_dir(path);
+	}
+	closedir(d);
 }
 
 /*
@@ -473,7 +523,10 @@ int cli_inject(int32_t pid)
 	/* a private directory for the bootstrap's arguments and its answer */
 	char dir[PATH_MAX];
 	const char *tmpdir = getenv("TMPDIR");
-	snprintf(dir, sizeof dir, "%s/proftop-inject.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+	if (!tmpdir || !*tmpdir)
+		tmpdir = "/tmp";
+	reap_inject_dirs(tmpdir);
+	snprintf(dir, sizeof dir, "%s/proftop-inject.%d.XXXXXX", tmpdir, (int)getpid());
 	if (!mkdtemp(dir))
 		return cli_fail("--inject: mkdtemp: %s", strerror(errno));
 	struct pt_buf args = {0};
@@ -490,10 +543,17 @@ int cli_inject(int32_t pid)
 		char procpath[64];
 		snprintf(procpath, sizeof procpath, "/proc/%d", (int)pid);
 		if (stat(procpath, &st) == 0 && st.st_uid != 0) {
-			char a[PATH_MAX + 8];
-			snprintf(a, sizeof a, "%s/args", dir);
-			if (chown(dir, st.st_uid, st.st_gid) != 0 || chown(a, st.st_uid, st.st_gid) != 0) {
-				rc = cli_fail("--inject: chown %s: %s", dir, strerror(errno));
+			/* through the directory's fd, never following a link: the
+			 * directory is ours (mkdtemp) and args was written in it */
+			int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int bad = dfd < 0 ||
+				  fchownat(dfd, "args", st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) != 0 ||
+				  fchown(dfd, st.st_uid, st.st_gid) != 0;
+			int e = errno;
+			if (dfd >= 0)
+				close(dfd);
+			if (bad) {
+				rc = cli_fail("--inject: chown %s: %s", dir, strerror(e));
 				goto out;
 			}
 		}
@@ -637,14 +697,7 @@ out2:
 	pt_buf_free(&out);
 out:
 	pt_buf_free(&args);
-	char p[PATH_MAX + 16];
-	static const char *const names[] = {"args", "status", "boot.py", ".args.tmp",
-					    ".status.tmp", ".boot.py.tmp"};
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-		snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-		unlink(p);
-	}
-	rmdir(dir);
+	remove_inject_dir(dir);
 	return rc;
 }
 

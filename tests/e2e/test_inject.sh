@@ -55,8 +55,24 @@ case "$out" in
 *) not_ok "no session message" "$out" ;;
 esac
 
-"$PROFTOP" record -p "$job" --inject -o "$TMP/inj.json" --duration 3 >"$TMP/inj.out" 2>&1
+# what a proftop killed with -9 during an injection left in TMPDIR (a pid
+# that is gone), beside one of a live proftop and a symlink of that shape:
+# only the first is removed by the next injection
+mkdir -p "$TMP/tmpdir/keep"
+dead=$(($(cat /proc/sys/kernel/pid_max) - 3))
+while kill -0 "$dead" 2>/dev/null; do dead=$((dead - 1)); done
+mkdir "$TMP/tmpdir/proftop-inject.$dead.AbC123" "$TMP/tmpdir/proftop-inject.$$.AbC123"
+echo x >"$TMP/tmpdir/proftop-inject.$dead.AbC123/args"
+echo x >"$TMP/tmpdir/proftop-inject.$dead.AbC123/status"
+ln -s "$TMP/tmpdir/keep" "$TMP/tmpdir/proftop-inject.$dead.link"
+TMPDIR=$TMP/tmpdir "$PROFTOP" record -p "$job" --inject -o "$TMP/inj.json" --duration 3 >"$TMP/inj.out" 2>&1
 rc=$?
+left=$(cd "$TMP/tmpdir" && ls -d proftop-inject.* 2>/dev/null | sort | tr '\n' ' ')
+if [ "$left" = "proftop-inject.$$.AbC123 proftop-inject.$dead.link " ] && [ -d "$TMP/tmpdir/keep" ]; then
+	ok "--inject removes what a killed proftop left in TMPDIR, and its own directory"
+else
+	not_ok "--inject removes what a killed proftop left in TMPDIR" "left: $left"
+fi
 if [ $rc -eq 0 ] && grep -q 'injected into pid '"$job"' (Python 3\.[0-9]*) with gdb; the job was paused at most [0-9]* ms' "$TMP/inj.out"; then
 	ok "record -p PID --inject: $(grep -o 'paused at most [0-9]* ms' "$TMP/inj.out")"
 else
