@@ -148,7 +148,7 @@ static int reader_live(const struct pt_shm_header *h)
 }
 
 static void fill_info(struct pt_session_info *in, struct pt_session *s, const struct stat *st,
-		      int clean, int *remove)
+		      int clean, uint64_t launch_id, int *remove)
 {
 	const struct pt_shm_header *h = pt_session_header(s);
 	uint64_t now_real = realtime_ns();
@@ -174,6 +174,10 @@ static void fill_info(struct pt_session_info *in, struct pt_session *s, const st
 		last = origin_real;
 	*remove = clean && in->exited && !in->reader_live && now_real > last &&
 		  now_real - last > PT_SESSION_STALE_NS;
+	/* the launch that just ended, read whole by its proftop: no need to wait */
+	if (clean && launch_id && in->exited && !in->reader_live &&
+	    __atomic_load_n(&h->launch_id, __ATOMIC_RELAXED) == launch_id)
+		*remove = 1;
 }
 
 /* ".<digits>.session.tmp" (a segment its probe had not finished: it
@@ -214,8 +218,8 @@ static void remove_captures(const char *dir, const int32_t *pids, size_t n)
 	closedir(d);
 }
 
-int pt_session_list(struct pt_session_info **out, size_t *n, int clean, size_t *cleaned,
-		    char *err, size_t errlen)
+static int list_sessions(struct pt_session_info **out, size_t *n, int clean, uint64_t launch_id,
+			 size_t *cleaned, char *err, size_t errlen)
 {
 	char dir[256]; /* + "/" + a d_name fits in info.path */
 	*out = NULL;
@@ -264,7 +268,7 @@ int pt_session_list(struct pt_session_info **out, size_t *n, int clean, size_t *
 		if (lstat(in->path, &st) != 0)
 			continue; /* gone meanwhile */
 		if (pt_session_open(in->path, &s, in->why, sizeof in->why) == 0) {
-			fill_info(in, s, &st, clean, &remove);
+			fill_info(in, s, &st, clean, launch_id, &remove);
 			pt_session_close(s);
 		}
 		if (remove && unlink(in->path) == 0) {
@@ -287,6 +291,22 @@ int pt_session_list(struct pt_session_info **out, size_t *n, int clean, size_t *
 	*out = v;
 	*n = k;
 	return 0;
+}
+
+int pt_session_list(struct pt_session_info **out, size_t *n, int clean, size_t *cleaned,
+		    char *err, size_t errlen)
+{
+	return list_sessions(out, n, clean, 0, cleaned, err, errlen);
+}
+
+size_t pt_session_reap(uint64_t launch_id)
+{
+	struct pt_session_info *v;
+	size_t n, cleaned = 0;
+	char err[8];
+	if (list_sessions(&v, &n, 1, launch_id, &cleaned, err, sizeof err) == 0)
+		free(v);
+	return cleaned;
 }
 
 int pt_session_peek(int32_t pid, struct pt_session_peek *out)

@@ -146,6 +146,10 @@ int cli_check_session(int32_t pid);
  * 0 when unknown. */
 uint64_t cli_process_start_ns(int32_t pid);
 int cli_live_pids(int32_t **pids, size_t *n);
+/* Removes exited sessions nobody reads any more, quietly: the stale ones
+ * (every start of proftop), and with launch_id those of the job this
+ * proftop launched once it has read them (pt_session_reap). */
+void cli_reap_sessions(uint64_t launch_id);
 /* This user's sessions (clean: remove stale segments, saying how many):
  * CLI_OK with *v (free()), or CLI_FAIL after printing why. cli_print_sessions
  * prints them as `proftop ls` does (PID, state, age, rank, dropped, command). */

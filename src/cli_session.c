@@ -135,6 +135,11 @@ void cli_print_sessions(FILE *f, const struct pt_session_info *v, size_t n)
 	}
 }
 
+void cli_reap_sessions(uint64_t launch_id)
+{
+	pt_session_reap(launch_id);
+}
+
 int cli_list_sessions(int clean, struct pt_session_info **v, size_t *n)
 {
 	char err[512], esc[600];

@@ -103,8 +103,10 @@ static int cmd_help(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	pt_mem_tune();
-	if (argc < 2)
+	if (argc < 2) {
+		cli_reap_sessions(0);
 		return cli_attach(argc, argv);
+	}
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
 		cli_usage_main(stdout);
@@ -114,6 +116,10 @@ int main(int argc, char **argv)
 		printf("proftop %s\n", PROFTOP_VERSION);
 		return CLI_OK;
 	}
+	/* exited sessions are removed by any start, not only by ls: they would
+	 * fill /dev/shm otherwise (help and version touch nothing) */
+	if (strcmp(cmd, "help") != 0)
+		cli_reap_sessions(0);
 	const struct command *c = find_command(cmd);
 	if (c && c->run)
 		return c->run(argc - 1, argv + 1);

@@ -133,6 +133,14 @@ struct pt_session_info {
 int pt_session_list(struct pt_session_info **out, size_t *n, int clean, size_t *cleaned,
 		    char *err, size_t errlen);
 /*
+ * The same cleaning without a list, quietly (every proftop start does it,
+ * so exited sessions never pile up in the session directory); with a
+ * launch_id, also that launch's segments as soon as their owner exited and
+ * no other reader holds them (its proftop has read them whole). Returns how
+ * many were removed.
+ */
+size_t pt_session_reap(uint64_t launch_id);
+/*
  * A look at pid's segment without attaching (no heartbeat, no drain): its
  * launch id (shm.h), whether it has recorded anything (a ring claimed) and
  * whether its owner exited. 0, or PT_E* when there is no valid segment.

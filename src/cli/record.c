@@ -275,6 +275,8 @@ static int record(int argc, char **argv, const char *out, const char *log, uint6
 	pt_trace_set_source(t, "live session");
 	cli_anomaly_start(an, &lo, NULL);
 	pt_live_run(t, &lo, &res);
+	if (lo.launch_id)
+		cli_reap_sessions(lo.launch_id); /* read whole: nothing left to keep */
 	if (res.describe[0])
 		pt_trace_set_source(t, res.describe);
 	int anomaly_failed = cli_anomaly_end(an, t);

@@ -188,6 +188,7 @@ int cli_run(int argc, char **argv)
 	}
 	cli_anomaly_start(&an, &lo, &scr.o);
 	pt_live_run(t, &lo, &res);
+	cli_reap_sessions(launch_id); /* read whole: nothing left to keep in /dev/shm */
 	cli_screen_stay(&scr, t, &res);
 	cli_screen_close(&scr);
 	cli_final_summary(t, &res, full, 0);

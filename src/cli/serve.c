@@ -363,6 +363,8 @@ int cli_serve(int argc, char **argv)
 	serve_refresh(&ctx, t, NULL); /* /metrics answers from the start */
 	ctx.next_ns = pt_now_ns() + ctx.refresh_ns;
 	pt_live_run(t, &lo, &res);
+	if (lo.launch_id)
+		cli_reap_sessions(lo.launch_id); /* read whole: nothing left to keep */
 	serve_http_stop(ctx.http);
 	pt_ranks_live_free(ctx.live);
 	fprintf(stderr, "proftop: stopped serving after %lu refreshes\n", ctx.refreshes);

@@ -45,6 +45,10 @@ rc=$?
 cd - >/dev/null || exit 1
 if [ $rc -eq 0 ] && [ -s "$TMP/x.json" ]; then ok "record minitrain exits 0 and writes a trace"; else not_ok "record minitrain exits 0 and writes a trace" "rc=$rc $(tail -n 3 "$TMP/rec.out")"; fi
 check_out "log file named on stderr" "proftop-run-[0-9]+\.log" cat "$TMP/rec.out"
+# the job's session, read whole, does not stay behind in the session directory
+left=$(ls "$PROFTOP_SESSION_DIR" 2>/dev/null | tr '\n' ' ')
+[ -z "$left" ] && ok "record removes its job's session once read" ||
+	not_ok "record removes its job's session once read" "left: $left"
 "$PROFTOP" report "$TMP/x.json" >"$TMP/x.txt" 2>&1
 check_out "report shows 20 steps" "20 steps" cat "$TMP/x.txt"
 check_out "report shows the phases" "Dataloader .*20 " cat "$TMP/x.txt"

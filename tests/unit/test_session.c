@@ -1019,12 +1019,23 @@ static void test_list_and_clean(void **state)
 	assert_int_equal(access(old.path, F_OK), -1);
 	assert_int_equal(access(cap_old, F_OK), -1);
 	assert_int_equal(access(cap_dead, F_OK), 0);
-	unlink(cap_dead);
 	free(v);
+	/* the launch that just ended (its proftop read it whole): removed at
+	 * once with its capture; another launch's recent one, and a live one of
+	 * the same launch, stay */
+	live.h->launch_id = 0x77;
+	dead.h->launch_id = 0x66;
+	assert_int_equal(pt_session_reap(0x77), 0);
+	assert_int_equal(access(dead.path, F_OK), 0);
+	dead.h->launch_id = 0x77;
+	assert_int_equal(pt_session_reap(0x77), 1);
+	assert_int_equal(access(dead.path, F_OK), -1);
+	assert_int_equal(access(cap_dead, F_OK), -1);
+	assert_int_equal(access(live.path, F_OK), 0);
 	unlink(junk);
 	munmap(old.base, old.size);
+	munmap(dead.base, dead.size);
 	seg_free(&live);
-	seg_free(&dead);
 }
 
 /* ---- the /proc sampler ---- */
