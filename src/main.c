@@ -4,6 +4,7 @@
  * top-level usage and version. The helpers the commands share are the CLI
  * layer (cli.h: src/cli_*.c).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -100,7 +101,21 @@ static int cmd_help(int argc, char **argv)
 	return CLI_OK;
 }
 
-int main(int argc, char **argv)
+/* What the command wrote to stdout reached it, else its exit code says so
+ * (a full disk, /dev/full, a closed pipe: never a silent exit 0). */
+static int out_closed(int rc)
+{
+	errno = 0;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		int e = errno ? errno : EIO;
+		if (e != EPIPE && rc == CLI_OK) /* a failed command has said why */
+			fprintf(stderr, "proftop: writing the output: %s\n", strerror(e));
+		return rc == CLI_OK ? CLI_FAIL : rc;
+	}
+	return rc;
+}
+
+static int run_main(int argc, char **argv)
 {
 	pt_mem_tune();
 	if (argc < 2) {
@@ -132,4 +147,9 @@ int main(int argc, char **argv)
 	if (cmd[0] == '-')
 		return cli_usage_error("unknown option '%s'", esc);
 	return cli_usage_error("unknown command '%s'", esc);
+}
+
+int main(int argc, char **argv)
+{
+	return out_closed(run_main(argc, argv));
 }

@@ -157,4 +157,21 @@ fi
 check_out "--max-mem small drops the oldest and says so" "dropp" "$PROFTOP" report "$W0" --max-mem 1M
 check_fails "--max-mem garbage exits 2" 2 "$PROFTOP" report "$W0" --max-mem lots
 
+# --- output that cannot be written is an error, never a silent exit 0
+if [ -w /dev/full ]; then
+	for args in "backends" "ls" "--help" "report $W0" "report --json $W0"; do
+		# shellcheck disable=SC2086 # the words of args are the command's
+		out=$("$PROFTOP" $args 2>&1 >/dev/full)
+		rc=$?
+		if [ $rc -ne 0 ] && grep -Eq "No space left on device|writing the .*: output error" <<<"$out" &&
+			[ "$(grep -c . <<<"$out")" -eq 1 ]; then
+			ok "$args >/dev/full: exit $rc, says why"
+		else
+			not_ok "$args >/dev/full: exit non-zero, says why" "rc=$rc" "$out"
+		fi
+	done
+else
+	skip "output to /dev/full" "no writable /dev/full"
+fi
+
 done_testing
