@@ -20,6 +20,7 @@
 
 #include "proftop/store.h"
 #include "u32map.h"
+#include "u64map.h"
 #include "util.h"
 
 /* A step of the reference (or of the input being added). */
@@ -48,6 +49,9 @@ struct pt_merge_priv {
 	int have_ref, ref_has_events;
 	uint32_t next_corr;
 	struct kset keys;
+	struct pt_u64map pids; /* lane pids taken (value 1) */
+	int64_t next_fresh;    /* the next pid to try for a lane whose own is taken */
+	size_t lanes_cap, in_cap;
 };
 
 static uint64_t kset_hash(size_t lane, int64_t tid, uint32_t tid_str)
@@ -227,22 +231,32 @@ static void align_input(struct pt_merge *m, struct pt_trace *in, struct pt_merge
 	}
 }
 
-/* A pid for a new lane: want if no lane has it yet, else a fresh one. */
-static int64_t lane_pid(const struct pt_merge *m, int64_t want)
+/* A pid for a new lane: want if no lane has it yet, else a fresh one from
+ * 1000000000 on (a set of the pids taken and a cursor that only moves on:
+ * thousands of inputs of the same pid cost one probe each, not a scan of
+ * every lane per candidate). */
+static int64_t lane_pid(struct pt_merge *m, int64_t want)
 {
-	for (int64_t cand = want;; cand = cand < 1000000000 ? 1000000000 : cand + 1) {
-		int used = cand <= 0;
-		for (size_t i = 0; i < m->nlanes && !used; i++)
-			used = m->lanes[i].pid == cand;
-		if (!used)
-			return cand;
+	struct pt_merge_priv *p = m->priv;
+	int64_t cand = want;
+	if (cand <= 0 || pt_u64map_get(&p->pids, (uint64_t)cand)) {
+		if (p->next_fresh < 1000000000)
+			p->next_fresh = 1000000000;
+		while (pt_u64map_get(&p->pids, (uint64_t)p->next_fresh))
+			p->next_fresh++;
+		cand = p->next_fresh++;
 	}
+	pt_u64map_put(&p->pids, (uint64_t)cand, 1);
+	return cand;
 }
 
 static size_t add_lane(struct pt_merge *m, size_t input, int64_t want_pid, int64_t rank,
 		       const struct pt_trace *in, uint32_t host)
 {
-	m->lanes = pt_xrealloc(m->lanes, (m->nlanes + 1) * sizeof *m->lanes);
+	if (m->nlanes == m->priv->lanes_cap) {
+		m->priv->lanes_cap = m->priv->lanes_cap ? m->priv->lanes_cap * 2 : 16;
+		m->lanes = pt_xrealloc(m->lanes, m->priv->lanes_cap * sizeof *m->lanes);
+	}
 	struct pt_merge_lane *l = &m->lanes[m->nlanes];
 	memset(l, 0, sizeof *l);
 	l->input = input;
@@ -342,7 +356,10 @@ static struct pt_track_key lane_key(struct pt_merge *m, struct pt_trace *in, siz
 void pt_merge_add(struct pt_merge *m, struct pt_trace *in, const char *name)
 {
 	pt_store_sort(in->store);
-	m->in = pt_xrealloc(m->in, (m->nin + 1) * sizeof *m->in);
+	if (m->nin == m->priv->in_cap) {
+		m->priv->in_cap = m->priv->in_cap ? m->priv->in_cap * 2 : 16;
+		m->in = pt_xrealloc(m->in, m->priv->in_cap * sizeof *m->in);
+	}
 	struct pt_merge_input *mi = &m->in[m->nin];
 	memset(mi, 0, sizeof *mi);
 	size_t input = m->nin++;
@@ -463,13 +480,15 @@ void pt_merge_finish(struct pt_merge *m)
 {
 	/* ranks as the inputs claim them, unless some are missing or repeated */
 	m->ranks_from_order = 0;
+	struct pt_u64map seen = {0}; /* claimed ranks: one repeated means input order */
 	for (size_t i = 0; i < m->nlanes && !m->ranks_from_order; i++) {
-		if (m->lanes[i].claimed_rank < 0)
+		int64_t r = m->lanes[i].claimed_rank;
+		if (r < 0 || pt_u64map_get(&seen, (uint64_t)r))
 			m->ranks_from_order = 1;
-		for (size_t j = 0; j < i; j++)
-			if (m->lanes[j].claimed_rank == m->lanes[i].claimed_rank)
-				m->ranks_from_order = 1;
+		else
+			pt_u64map_put(&seen, (uint64_t)r, 1);
 	}
+	pt_u64map_free(&seen);
 	for (size_t i = 0; i < m->nlanes; i++) {
 		struct pt_merge_lane *l = &m->lanes[i];
 		l->rank = m->ranks_from_order ? (int64_t)i : l->claimed_rank;
@@ -489,6 +508,7 @@ void pt_merge_finish(struct pt_merge *m)
 		      ",\"ranks_from\":\"%s\",\"inputs\":[",
 		      m->o.align == PT_MERGE_ALIGN_NONE ? "none" : "steps", m->o.align_min_ns,
 		      m->ranks_from_order ? "input order" : "inputs");
+	size_t lane = 0; /* an input's lanes are made together, in input order */
 	for (size_t i = 0; i < m->nin; i++) {
 		const struct pt_merge_input *mi = &m->in[i];
 		char hb[48];
@@ -496,9 +516,10 @@ void pt_merge_finish(struct pt_merge *m)
 		pt_buf_json_str(&b, mi->name, strlen(mi->name));
 		pt_buf_printf(&b, ",\"ranks\":[");
 		int nr = 0;
-		for (size_t l = 0; l < m->nlanes; l++)
-			if (m->lanes[l].input == i)
-				pt_buf_printf(&b, "%s%" PRId64, nr++ ? "," : "", m->lanes[l].rank);
+		while (lane < m->nlanes && m->lanes[lane].input < i)
+			lane++;
+		for (; lane < m->nlanes && m->lanes[lane].input == i; lane++)
+			pt_buf_printf(&b, "%s%" PRId64, nr++ ? "," : "", m->lanes[lane].rank);
 		pt_buf_printf(&b,
 			      "],\"aligned_on\":\"%s\",\"clock_offset_ns\":%" PRId64
 			      ",\"difference_ns\":%" PRId64 ",\"events\":%" PRIu64 "}",
@@ -533,6 +554,7 @@ void pt_merge_free(struct pt_merge *m)
 	free(m->other_json);
 	free(m->priv->ref);
 	free(m->priv->keys.e);
+	pt_u64map_free(&m->priv->pids);
 	free(m->priv);
 	free(m);
 }

@@ -184,8 +184,17 @@ int cli_merge(int argc, char **argv)
 	pt_escape_term(esc, sizeof esc, outp, strlen(outp), 0, 0);
 	if (pt_out_fd(outp) == STDOUT_FILENO)
 		snprintf(esc, sizeof esc, "the trace to stdout");
-	fprintf(stderr, "proftop: wrote %s (%zu ranks, %llu events)\n", esc, m->nlanes,
+	fprintf(stderr, "proftop: wrote %s (%zu ranks, %llu events", esc, m->nlanes,
 		(unsigned long long)pt_store_count(m->t->store));
+	/* what the memory cap (reading an input, or the merged trace) and the
+	 * inputs' own sources lost: said here, not only inside the file */
+	uint64_t by_cap = m->t->warnings[PT_WARN_STORE_DROPPED], by_src = pt_trace_source_lost(m->t);
+	if (by_cap)
+		fprintf(stderr, "; %llu dropped by the memory cap: raise --max-mem to keep them",
+			(unsigned long long)by_cap);
+	if (by_src)
+		fprintf(stderr, "; %llu lost by the inputs' sources", (unsigned long long)by_src);
+	fputs(")\n", stderr);
 out:
 	pt_merge_free(m);
 	return rc;
