@@ -30,6 +30,11 @@
 
 #define DEFAULT_SETTLE_NS 1000000000ull
 #define DEFAULT_BROKEN_NS 10000000000ull
+/* A poll reads files itself for at most this long; files under
+ * READ_HERE_BYTES are read there (milliseconds each), larger ones on the
+ * worker thread, so the screen never waits on a big one. */
+#define POLL_BUDGET_NS (40ull * 1000000ull)
+#define READ_HERE_BYTES (1u << 20)
 #define WATCH_MASK                                                                                 \
 	(IN_CREATE | IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_DELETE_SELF |   \
 	 IN_MOVE_SELF | IN_ONLYDIR)
@@ -45,6 +50,7 @@ struct td_job {
 	int rc;
 	char err[512];
 	int closed_meanwhile; /* a close/rename event came while it was read */
+	int here;             /* read in poll itself, no thread to join */
 	atomic_int done;
 };
 
@@ -239,7 +245,7 @@ static void job_free(struct td_job *j)
 static void job_finish(struct tracedir *d, struct pt_trace *t, uint64_t now_ns)
 {
 	struct td_job *j = &d->job;
-	if (!d->o.sync)
+	if (!j->here)
 		pthread_join(j->th, NULL);
 	struct td_file *f = find_file(d, j->name);
 	struct td_ident after;
@@ -287,7 +293,7 @@ static struct td_file *next_ready(struct tracedir *d, uint64_t now_ns)
 	return best;
 }
 
-static void job_start(struct tracedir *d, struct td_file *f)
+static void job_start(struct tracedir *d, struct td_file *f, int here)
 {
 	struct td_job *j = &d->job;
 	memset(j, 0, sizeof *j);
@@ -302,8 +308,10 @@ static void job_start(struct tracedir *d, struct td_file *f)
 	j->ro.threads = d->o.threads;
 	j->ro.regular_only = 1; /* the folder's writer could swap in a FIFO after our stat */
 	f->state = TD_READING;
-	if (d->o.sync || pthread_create(&j->th, NULL, job_main, j) != 0) {
-		d->o.sync = 1; /* no thread to be had: read here */
+	if (here || d->o.sync || pthread_create(&j->th, NULL, job_main, j) != 0) {
+		if (!here)
+			d->o.sync = 1; /* no thread to be had: read here */
+		j->here = 1;
 		job_main(j);
 	}
 }
@@ -317,15 +325,25 @@ static int td_poll(struct pt_backend *b, struct pt_trace *t, uint64_t now_ns)
 	if (!d->gone && fstat(d->dirfd, &dst) == 0 && dst.st_nlink == 0)
 		d->gone = 1;
 	stat_pending(d, now_ns);
-	if (d->job.active && atomic_load_explicit(&d->job.done, memory_order_acquire))
-		job_finish(d, t, now_ns);
-	if (!d->job.active) {
+	/* as many files as fit in the poll's time budget: small ones are read
+	 * here, one after another (a folder of thousands of small traces used
+	 * to take one file per poll: 17 minutes for 10,000); a large one goes
+	 * to the worker thread and the poll returns */
+	uint64_t until = pt_now_ns() + POLL_BUDGET_NS;
+	for (;;) {
+		if (d->job.active && atomic_load_explicit(&d->job.done, memory_order_acquire))
+			job_finish(d, t, now_ns);
+		if (d->job.active)
+			break;
 		struct td_file *f = next_ready(d, now_ns);
-		if (f) {
-			job_start(d, f);
-			if (d->o.sync)
-				job_finish(d, t, pt_now_ns());
-		}
+		if (!f)
+			break;
+		int here = f->id.size_bytes >= 0 && f->id.size_bytes < READ_HERE_BYTES;
+		job_start(d, f, here);
+		if (d->job.here)
+			job_finish(d, t, pt_now_ns());
+		if (pt_now_ns() >= until)
+			break;
 	}
 	return 0;
 }
@@ -431,7 +449,7 @@ static void td_close(struct pt_backend *b)
 	if (!d)
 		return;
 	if (d->job.active) {
-		if (!d->o.sync)
+		if (!d->job.here)
 			pthread_join(d->job.th, NULL); /* the reader cannot be cut short */
 		job_free(&d->job);
 	}
