@@ -198,6 +198,22 @@ static int open_cmp(const void *pa, const void *pb)
 	return a->depth < b->depth ? -1 : a->depth > b->depth;
 }
 
+/*
+ * Drops the entries of the open stack that ended by s but sit below one
+ * still open (events that overlap without nesting); returns the new size.
+ * Called when the stack has doubled since the last call, not at every
+ * event: a deep nesting where everything is open (100,000 events each
+ * inside the one before) made the per-event scan quadratic.
+ */
+static size_t stack_compact(struct open_ev *stack, size_t n, uint64_t s)
+{
+	size_t k = 0;
+	for (size_t j = 0; j < n; j++)
+		if (stack[j].end > s)
+			stack[k++] = stack[j];
+	return k;
+}
+
 /* Re-reads the track from t_min on (0: everything). Returns events indexed. */
 static size_t reindex_from(struct tl_track *x, struct pt_store *st, uint32_t track, uint64_t t_min)
 {
@@ -223,25 +239,22 @@ static size_t reindex_from(struct tl_track *x, struct pt_store *st, uint32_t tra
 	x->nrows = keep_rows;
 	if (sn > 1)
 		qsort(stack, sn, sizeof *stack, open_cmp);
-	size_t got = 0;
+	size_t got = 0, compact_at = 64;
 	struct pt_store_iter it;
 	if (t_min == 0 && !keep_rows && pt_store_track_events(st, track) > 4096) {
 		/* a first build: count each row's events first, so the rows are
 		 * allocated once at their size (no growing copies of big arrays) */
 		uint32_t *cnt = pt_xcalloc(TL_MAX_DEPTH + 1, sizeof *cnt);
-		size_t cn = 0;
+		size_t cn = 0, ccompact = 64;
 		pt_store_iter_init(&it, st, track, 0, UINT64_MAX);
 		struct pt_event *e0;
 		while ((e0 = pt_store_iter_next(&it))) {
 			uint64_t s0 = e0->start_ns;
 			while (cn && stack[cn - 1].end <= s0)
 				cn--;
-			if (cn >= 64) {
-				size_t k = 0;
-				for (size_t j = 0; j < cn; j++)
-					if (stack[j].end > s0)
-						stack[k++] = stack[j];
-				cn = k;
+			if (cn >= ccompact) {
+				cn = stack_compact(stack, cn, s0);
+				ccompact = cn * 2 > 64 ? cn * 2 : 64;
 			}
 			uint32_t d = cn ? stack[cn - 1].depth + 1 : 0;
 			if (d > TL_MAX_DEPTH)
@@ -266,12 +279,9 @@ static size_t reindex_from(struct tl_track *x, struct pt_store *st, uint32_t tra
 		uint64_t s = ev->start_ns, e = pt_event_end(ev);
 		while (sn && stack[sn - 1].end <= s)
 			sn--;
-		if (sn >= 64) { /* ended entries below an open one: drop them */
-			size_t k = 0;
-			for (size_t j = 0; j < sn; j++)
-				if (stack[j].end > s)
-					stack[k++] = stack[j];
-			sn = k;
+		if (sn >= compact_at) {
+			sn = stack_compact(stack, sn, s);
+			compact_at = sn * 2 > 64 ? sn * 2 : 64;
 		}
 		uint32_t d = sn ? stack[sn - 1].depth + 1 : 0;
 		if (d > TL_MAX_DEPTH)
@@ -382,7 +392,8 @@ void tl_cache_bind(struct pt_timeline_cache *c, const struct pt_trace *t)
 	}
 }
 
-size_t pt_timeline_update(struct pt_timeline_cache *c, struct pt_trace *t)
+/* Bound to t, with a slot for each of its tracks; returns their number. */
+static uint32_t cache_fit(struct pt_timeline_cache *c, struct pt_trace *t)
 {
 	tl_cache_bind(c, t);
 	uint32_t n = pt_store_track_count(t->store);
@@ -391,6 +402,12 @@ size_t pt_timeline_update(struct pt_timeline_cache *c, struct pt_trace *t)
 		memset(c->tr + c->ntr, 0, (size_t)(n - c->ntr) * sizeof *c->tr);
 		c->ntr = n;
 	}
+	return n;
+}
+
+size_t pt_timeline_update(struct pt_timeline_cache *c, struct pt_trace *t)
+{
+	uint32_t n = cache_fit(c, t);
 	size_t got = 0;
 	int changed = 0;
 	for (uint32_t i = 0; i < n; i++)
@@ -400,10 +417,21 @@ size_t pt_timeline_update(struct pt_timeline_cache *c, struct pt_trace *t)
 	return got;
 }
 
+/*
+ * One track, brought up to date by itself: a query about a track costs
+ * nothing for the others (each query used to update every track, so a
+ * frame of the Timeline over 15,000 threads walked lanes x tracks).
+ */
 struct tl_track *tl_track_of(struct pt_timeline_cache *c, struct pt_trace *t, uint32_t track)
 {
-	pt_timeline_update(c, t);
-	return track < c->ntr ? &c->tr[track] : NULL;
+	uint32_t n = cache_fit(c, t);
+	if (track >= n)
+		return NULL;
+	int changed = 0;
+	track_update(&c->tr[track], t->store, track, &changed);
+	if (changed)
+		c->gen++;
+	return &c->tr[track];
 }
 
 /* ------------------------------------------------------------ bucketing */

@@ -288,4 +288,48 @@ else
 fi
 TM send-keys -t m q
 expect "mouse: quits, mouse mode off" m "EXIT=0" 5
+
+# --- big traces: a Timeline frame costs what is on screen. Key 4 then q,
+# timed against key 1 (the Summary) then q on the same trace, best of two
+# each: 16,384 threads (each frame used to walk lanes x tracks: over 200 s)
+# and 100,000 events each nested in the one before (quadratic: 14 s)
+python3 - "$TMP" <<'EOF'
+import json, os, sys
+d = sys.argv[1]
+n = 16384
+ev = [{"ph": "X", "name": "op%d" % (i % 50), "pid": 1, "tid": i + 1, "ts": i * 10, "dur": 5}
+      for i in range(n)]
+ev.append({"ph": "X", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": n * 10})
+json.dump({"traceEvents": ev}, open(os.path.join(d, "threads.json"), "w"))
+m = 100000
+ev = [{"ph": "X", "name": "n%d" % (i % 7), "pid": 1, "tid": 1, "ts": i, "dur": 2 * m - 2 * i}
+      for i in range(m)]
+json.dump({"traceEvents": ev}, open(os.path.join(d, "nested.json"), "w"))
+EOF
+# key_then_q FILE KEY: seconds from KEY (then q at once) to the screen's exit
+key_then_q() {
+	local s="big$RANDOM" t0 t1
+	TM new-session -d -s "$s" -x 200 -y 50 "'$BIN' view '$1'; echo EXIT=\$?; sleep 60"
+	if ! wait_for "$s" "Summary" 60; then
+		TM kill-session -t "$s" 2>/dev/null
+		echo 999
+		return
+	fi
+	t0=$(date +%s.%N)
+	TM send-keys -t "$s" "$2" q
+	wait_for "$s" "EXIT=" 120 || true
+	t1=$(date +%s.%N)
+	TM kill-session -t "$s" 2>/dev/null
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", b - a }'
+}
+best2() { local a b; a=$(key_then_q "$1" "$2"); b=$(key_then_q "$1" "$2"); awk -v a="$a" -v b="$b" 'BEGIN { print (a < b ? a : b) }'; }
+for f in threads nested; do
+	s1=$(best2 "$TMP/$f.json" 1)
+	s4=$(best2 "$TMP/$f.json" 4)
+	if awk -v a="$s4" -v b="$s1" 'BEGIN { exit !(a <= 5 * b + 1) }'; then
+		ok "$f: key 4 then q in ${s4} s, the Summary's in ${s1} s"
+	else
+		not_ok "$f: key 4 then q within 5x the Summary's time + 1 s" "Timeline ${s4} s, Summary ${s1} s"
+	fi
+done
 done_testing
