@@ -710,15 +710,25 @@ void tui_app_draw(struct tui_app *a, struct tui_canvas *c)
 
 static void do_export(struct tui_app *a)
 {
-	char path[64];
+	char base[48], path[64];
 	time_t now = time(NULL);
 	struct tm tm;
 	localtime_r(&now, &tm);
-	strftime(path, sizeof path, "proftop-%Y%m%d-%H%M%S.json", &tm);
+	strftime(base, sizeof base, "proftop-%Y%m%d-%H%M%S", &tm);
 	struct pt_export_opts eo = {0};
 	eo.summary = a->model.sum; /* all ranks: the export holds every rank's events */
 	char err[256] = "";
-	int rc = pt_chrome_export(a->t, path, &eo, err, sizeof err);
+	int rc = PT_EEXIST;
+	/* e twice in a second: the second snapshot gets -2, never "use --force"
+	 * (a key the screen does not have) and never replaces the first */
+	for (int k = 1; k < 100 && rc == PT_EEXIST; k++) {
+		if (k == 1)
+			snprintf(path, sizeof path, "%s.json", base);
+		else
+			snprintf(path, sizeof path, "%s-%d.json", base, k);
+		err[0] = 0;
+		rc = pt_chrome_export(a->t, path, &eo, err, sizeof err);
+	}
 	if (rc < 0) {
 		/* nothing is lost: the data stays in memory and e tries again */
 		tui_app_message(a, "export failed: %s; data kept, press e to retry",

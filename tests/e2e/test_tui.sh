@@ -89,6 +89,12 @@ else
 	else
 		not_ok "the snapshot file exists"
 	fi
+	# e twice within a second: two more files, never "use --force"
+	TM send-keys -t v e e
+	for _ in $(seq 50); do [ "$(ls "$TMP"/proftop-*.json 2>/dev/null | wc -l)" -ge 3 ] && break; sleep 0.1; done
+	nsnap=$(ls "$TMP"/proftop-*.json 2>/dev/null | wc -l)
+	if [ "$nsnap" -eq 3 ] && ! pane v | grep -q "force"; then ok "e twice in a second: a second file, no --force"
+	else not_ok "e twice in a second: a second file, no --force" "$nsnap files" "$(pane v | tail -n 2)"; fi
 	TM send-keys -t v 1
 	TM resize-window -t v -x 80 -y 24 2>/dev/null || TM resize-pane -t v -x 80 -y 24
 	sleep 0.3
