@@ -188,6 +188,61 @@ static uint64_t median(struct pt_anomaly *d, const uint64_t *ring, uint32_t n)
 
 /* ---- writing ---- */
 
+int pt_anomaly_dir_check(const char *dir, char *err, size_t errlen)
+{
+	char path[4096];
+	const char *d0 = dir && *dir ? dir : PT_ANOMALY_DEFAULT_DIR;
+	if (snprintf(path, sizeof path, "%s", d0) >= (int)sizeof path) {
+		snprintf(err, errlen, "%.400s: path too long", d0);
+		return PT_EINVAL;
+	}
+	size_t n = strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = 0;
+	struct stat sb;
+	if (lstat(path, &sb) == 0) {
+		if (!S_ISDIR(sb.st_mode)) {
+			snprintf(err, errlen, "%.400s: %s", d0,
+				 S_ISLNK(sb.st_mode) ? "a symbolic link, not a folder (refused: it "
+						       "may lead anywhere)"
+						     : "not a directory");
+			return PT_EINVAL;
+		}
+		if (sb.st_uid != geteuid()) {
+			snprintf(err, errlen, "%.400s: owned by uid %u, not by you (refused)", d0,
+				 (unsigned)sb.st_uid);
+			return PT_EPERM;
+		}
+		if (access(path, W_OK | X_OK) != 0) {
+			snprintf(err, errlen, "%.400s: %s", d0, strerror(errno));
+			return PT_EPERM;
+		}
+		return 0;
+	}
+	/* missing: it is made at the first anomaly, under its nearest existing
+	 * parent, which must let us */
+	for (;;) {
+		char *slash = strrchr(path, '/');
+		if (!slash) {
+			snprintf(path, sizeof path, ".");
+			break;
+		}
+		if (slash == path) {
+			path[1] = 0;
+			break;
+		}
+		*slash = 0;
+		if (lstat(path, &sb) == 0)
+			break;
+	}
+	if (access(path, W_OK | X_OK) != 0) {
+		snprintf(err, errlen, "%.400s: cannot be made in %.400s: %s", d0, path,
+			 strerror(errno));
+		return PT_EPERM;
+	}
+	return 0;
+}
+
 /*
  * Makes the folder (mkdir -p, 0700) and checks it before every file: a real
  * folder, not a symbolic link (./proftop-anomalies in a shared directory

@@ -238,6 +238,9 @@ struct tui_opts;
 void cli_anomaly_init(struct cli_anomaly *a);
 /* 1 when c was an anomaly option (applied), 0 when not, CLI_USAGE after an error. */
 int cli_anomaly_opt(struct cli_anomaly *a, int c, const char *arg);
+/* When asked for: the folder checked before anything starts (a folder of
+ * another user, a link, one we cannot write in): CLI_OK or CLI_FAIL, said. */
+int cli_anomaly_check(const struct cli_anomaly *a);
 /* When asked for: the recorder, hooked into lo (after_poll) and the screen (to, may be NULL). */
 void cli_anomaly_start(struct cli_anomaly *a, struct pt_live_opts *lo, struct tui_opts *to);
 /* After the loop: writes what is pending, says what was saved; 1 when a write failed. */

@@ -49,6 +49,17 @@ int cli_anomaly_opt(struct cli_anomaly *a, int c, const char *arg)
 	return 0;
 }
 
+int cli_anomaly_check(const struct cli_anomaly *a)
+{
+	if (!a->on)
+		return CLI_OK;
+	char err[900], esc[1000];
+	if (pt_anomaly_dir_check(a->o.dir, err, sizeof err) == 0)
+		return CLI_OK;
+	pt_escape_term(esc, sizeof esc, err, strlen(err), 0, 0);
+	return cli_fail("--anomaly-dir: %s; give a folder of your own with --anomaly-dir", esc);
+}
+
 static void after_poll(void *ctx, struct pt_trace *t, uint64_t now_ns)
 {
 	struct cli_anomaly *a = ctx;

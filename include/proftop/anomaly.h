@@ -78,6 +78,10 @@ struct pt_anomaly_rec {
 struct pt_anomaly;
 /* o is copied (dir too); the folder is created on the first write. */
 struct pt_anomaly *pt_anomaly_new(const struct pt_anomaly_opts *o);
+/* Checks the folder before anything runs (NULL: the default): an existing
+ * one must be a real folder of ours we can write to; a missing one must be
+ * makeable under its nearest existing parent. 0, or PT_E* with err. */
+int pt_anomaly_dir_check(const char *dir, char *err, size_t errlen);
 void pt_anomaly_free(struct pt_anomaly *d);
 /*
  * Looks at the steps completed since the last call and starts writing the

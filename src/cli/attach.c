@@ -185,6 +185,8 @@ int cli_attach(int argc, char **argv)
 	for (size_t i = 0; i < npids; i++)
 		if ((rc = cli_prepare_session(pids[i], inject)))
 			goto out;
+	if ((rc = cli_anomaly_check(&an)))
+		goto out;
 
 	struct pt_trace *t = pt_trace_new(PT_STORE_DEFAULT_MAX_BYTES);
 	struct pt_live_opts lo = {0};

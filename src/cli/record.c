@@ -258,6 +258,8 @@ static int record(int argc, char **argv, const char *out, const char *log, uint6
 		}
 	}
 	int multi = lo.npids || lo.all_sessions || lo.launch_id;
+	if ((rc = cli_anomaly_check(an))) /* before CMD starts or anything is read */
+		return rc;
 	pt_live_signals();
 	char log_used[PATH_MAX] = "";
 	if (have_cmd) {
@@ -295,7 +297,7 @@ static int record(int argc, char **argv, const char *out, const char *log, uint6
 	else if (!res.session_found && !lo.launch_id) /* a launched job's: said above */
 		fprintf(stderr, "proftop: no session was found for pid %d (no probe loaded?)\n",
 			(int)lo.session_pid);
-	else if (res.session_exited)
+	else if (res.session_exited && !lo.launch_id) /* a launched job's end: said above */
 		fprintf(stderr, "proftop: process %d exited\n", (int)lo.session_pid);
 	rc = out ? cli_write_trace_rescue(t, out) : anomaly_failed ? CLI_FAIL : CLI_OK;
 	if (probe_off && rc == CLI_OK)

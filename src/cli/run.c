@@ -149,6 +149,8 @@ int cli_run(int argc, char **argv)
 	if (baseline && (rc = cli_baseline_load(baseline, &lopt, &base)))
 		return rc;
 	scr.o.baseline = base;
+	if ((rc = cli_anomaly_check(&an))) /* before CMD starts, as the baseline */
+		return rc;
 
 	pt_live_signals();
 	pid_t child;

@@ -159,6 +159,27 @@ check_fails "--anomaly-factor 1 is refused" 2 "$PROFTOP" record --anomaly-factor
 check_fails "--anomaly-factor abc is refused" 2 "$PROFTOP" run --anomaly-factor abc -- true
 check_fails "--anomaly-keep -1 is refused" 2 "$PROFTOP" record --anomaly-keep -1 --anomalies -- true
 check_fails "record needs -o or --anomaly-dir" 2 "$PROFTOP" record -- true
+
+# a folder that cannot take the files is refused before the job starts
+# (it used to end with "6 anomalies, 0 files saved" and exit 0)
+mkdir -p "$TMP/real"
+ln -s "$TMP/real" "$TMP/link"
+bad_dirs=("$TMP/link")
+if [ "$(id -u)" = 0 ]; then
+	mkdir -m 700 "$TMP/theirs"
+	chown 65534 "$TMP/theirs"
+	bad_dirs+=("$TMP/theirs")
+fi
+for d in "${bad_dirs[@]}"; do
+	out=$("$PROFTOP" record --anomaly-dir "$d" --log "$TMP/bad.log" -- "$MT" --steps 5 --log-every 0 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ] && grep -Eq -- "--anomaly-dir: .*(symbolic link|owned by uid 65534)" <<<"$out" &&
+		[ ! -e "$TMP/bad.log" ]; then
+		ok "--anomaly-dir $(basename "$d"): refused before the job starts, exit $rc"
+	else
+		not_ok "--anomaly-dir $(basename "$d"): refused before the job starts" "rc=$rc" "$out"
+	fi
+done
 for c in run record; do
 	check_out "$c --help documents --anomaly-dir" "--anomaly-dir DIR" "$PROFTOP" $c --help
 done
