@@ -561,7 +561,10 @@ void pt_buf_json_str(struct pt_buf *b, const char *s, size_t len)
 			uint32_t cp;
 			size_t k = utf8_decode(p + i, len - i, &cp);
 			if (!k) {
-				pt_buf_put(b, "\\ufffd", 6);
+				/* the text \xHH, as the terminal shows the byte: two
+				 * names that differ only in invalid bytes stay two
+				 * (one U+FFFD for every byte merged them) */
+				pt_buf_printf(b, "\\\\x%02x", c);
 				i++;
 			} else if (cp_is_dangerous(cp)) {
 				pt_buf_printf(b, "\\u%04x", cp);

@@ -157,6 +157,18 @@ fi
 check_out "--max-mem small drops the oldest and says so" "dropp" "$PROFTOP" report "$W0" --max-mem 1M
 check_fails "--max-mem garbage exits 2" 2 "$PROFTOP" report "$W0" --max-mem lots
 
+# --- names with invalid UTF-8: two names that differ only there stay two
+# through export (each byte used to become one U+FFFD, merging them)
+printf '{"traceEvents":[{"ph":"X","name":"op\377","pid":1,"tid":1,"ts":0,"dur":5},{"ph":"X","name":"op\376","pid":1,"tid":1,"ts":10,"dur":7},{"ph":"X","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":20}]}' >"$TMP/bad8.json"
+"$PROFTOP" export "$TMP/bad8.json" -o "$TMP/bad8.out.json" >/dev/null 2>&1
+a=$("$PROFTOP" report "$TMP/bad8.json" 2>&1 | tail -n +2)
+b=$("$PROFTOP" report "$TMP/bad8.out.json" 2>&1 | tail -n +2)
+if [ -n "$a" ] && [ "$a" = "$b" ] && grep -q 'op\\xff' <<<"$b" && grep -q 'op\\xfe' <<<"$b"; then
+	ok "invalid UTF-8 names: report of the export equals the original's"
+else
+	not_ok "invalid UTF-8 names: report of the export equals the original's" "$(diff <(echo "$a") <(echo "$b") | head -n 6)"
+fi
+
 # --- output that cannot be written is an error, never a silent exit 0
 if [ -w /dev/full ]; then
 	for args in "backends" "ls" "--help" "report $W0" "report --json $W0"; do
