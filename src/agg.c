@@ -502,6 +502,10 @@ static void host_event(struct pt_agg *a, struct track_state *ts, const struct pt
 	uint64_t end = pt_event_end(ev);
 	if (!ts->is_device)
 		unwind(a, ts, ev);
+	if (ts->depth >= AGG_MAX_DEPTH) {
+		a->too_deep++;
+		return;
+	}
 	if (ts->depth >= ts->cap) { /* from 2 frames: most tracks are shallow */
 		ts->cap = ts->cap ? ts->cap * 2 : 2;
 		ts->stack = pt_xrealloc(ts->stack, ts->cap * sizeof *ts->stack);

@@ -336,6 +336,12 @@ struct agg_folded {
 	uint64_t corr_dups;
 };
 
+/* Open calls one thread may nest; an event deeper is left out of the
+ * tables (counted: PT_WARN_NEST_DEEP), so the per-thread stacks stay
+ * bounded whatever the trace (3M events each inside the one before took
+ * 250 MB of stack frames). The lists' thread (agg_pipe.c) skips the same. */
+#define AGG_MAX_DEPTH 4096
+
 struct pt_agg {
 	const struct pt_trace *t;
 	struct agg_folded fold;
@@ -348,6 +354,7 @@ struct pt_agg {
 	uint64_t events, t0_ns, t1_ns;
 	int has_gpu;
 	uint64_t overhangs, straddles, disorders;
+	uint64_t too_deep; /* host events below AGG_MAX_DEPTH open calls: left out */
 	/* "CPU(Process)" counter samples in the window (procstat's per-process
 	 * CPU %): their name once seen, their count and their sum in millionths
 	 * of a percent (an integer sum: the same whatever order fed them) */

@@ -140,6 +140,8 @@ static void track_lists(struct agg_pipe *p, uint32_t id, int is_device, int deri
 				depth--;
 			}
 		}
+		if (depth >= AGG_MAX_DEPTH)
+			continue; /* as agg.c's host_event: left out */
 		int parent_op = depth && p->stack[depth - 1].op_anc;
 		uint8_t eff = kind;
 		if (kind == PT_KIND_OPERATOR && parent_op)

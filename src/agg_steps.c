@@ -807,5 +807,8 @@ struct pt_summary *pt_summarize(struct pt_trace *t, const struct pt_agg_opts *o)
 		}
 		a->dev_complete = 1;
 	}
+	/* said with the reader's warnings (set, not added: summaries repeat) */
+	if (a->too_deep > t->warnings[PT_WARN_NEST_DEEP])
+		t->warnings[PT_WARN_NEST_DEEP] = a->too_deep;
 	return pt_agg_finish(a);
 }

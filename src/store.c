@@ -94,6 +94,7 @@ struct pt_store {
 	uint64_t complete_from;
 	uint64_t last_end; /* latest end among kept events (0 when none) */
 	size_t mem, max_mem;
+	size_t charged;		  /* of mem: what pt_store_charge added */
 	size_t budget;		  /* bytes the chunks may use: the cap less the summaries' share */
 	struct arena *arena;	  /* where the next big chunk comes from, or NULL */
 	struct pt_event *scratch; /* sorting's, BIG_CHUNK_CAP events once needed */
@@ -488,8 +489,14 @@ void pt_store_append(struct pt_store *st, const struct pt_event *ev)
 void pt_store_charge(struct pt_store *st, size_t bytes)
 {
 	st->mem += bytes;
+	st->charged += bytes;
 	while (st->ghead && st->mem > st->budget)
 		drop_oldest(st);
+}
+
+int pt_store_charge_full(const struct pt_store *st, size_t bytes)
+{
+	return st->charged + bytes > st->budget / 2;
 }
 
 uint64_t pt_store_count(const struct pt_store *st)

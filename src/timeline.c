@@ -260,6 +260,9 @@ static size_t reindex_from(struct tl_track *x, struct pt_store *st, uint32_t tra
 			if (d > TL_MAX_DEPTH)
 				d = TL_MAX_DEPTH;
 			cnt[d]++;
+			if (d == TL_MAX_DEPTH && stack[cn - 1].depth == TL_MAX_DEPTH &&
+			    pt_event_end(e0) <= stack[cn - 1].end)
+				continue; /* inside an open one of the last row: same depths */
 			if (cn == scap) {
 				scap *= 2;
 				stack = pt_xrealloc(stack, scap * sizeof *stack);
@@ -287,12 +290,17 @@ static size_t reindex_from(struct tl_track *x, struct pt_store *st, uint32_t tra
 		if (d > TL_MAX_DEPTH)
 			d = TL_MAX_DEPTH;
 		row_push(track_row(x, d), ev);
+		got++;
+		/* below the last row, an event inside an open one there gives
+		 * every later event the same depth as that one does: not kept,
+		 * so the stack stays TL_MAX_DEPTH deep, not the nesting's depth */
+		if (d == TL_MAX_DEPTH && stack[sn - 1].depth == TL_MAX_DEPTH && e <= stack[sn - 1].end)
+			continue;
 		if (sn == scap) {
 			scap *= 2;
 			stack = pt_xrealloc(stack, scap * sizeof *stack);
 		}
 		stack[sn++] = (struct open_ev){s, e, d};
-		got++;
 	}
 	pt_store_iter_done(&it);
 	free(stack);

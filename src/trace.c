@@ -188,6 +188,18 @@ uint32_t pt_trace_intern(struct pt_trace *t, const char *s, size_t len)
 		s = cut;
 		t->warnings[PT_WARN_NAME_CUT]++;
 	}
+	/* past the names' share of the cap: a new name becomes the one folded
+	 * name (a known one keeps its id) */
+	if (pt_store_charge_full(t->store, len + 32)) {
+		uint32_t known = pt_strtab_find(t->strings, s, len);
+		if (known)
+			return known;
+		t->warnings[PT_WARN_NAME_FOLDED]++;
+		if (!t->folded_name)
+			t->folded_name = pt_strtab_intern(t->strings, PT_FOLDED_NAMES,
+							  sizeof PT_FOLDED_NAMES - 1);
+		return t->folded_name;
+	}
 	size_t before = pt_strtab_mem_bytes(t->strings);
 	uint32_t id = pt_strtab_intern(t->strings, s, len);
 	size_t after = pt_strtab_mem_bytes(t->strings);
@@ -202,11 +214,32 @@ static struct pt_track_key process_key(const struct pt_track_key *k)
 	return p;
 }
 
+static uint32_t track_new(struct pt_trace *t, const struct pt_track_key *key);
+
 uint32_t pt_trace_track(struct pt_trace *t, const struct pt_track_key *key)
 {
-	struct kmap_ent *e = kmap_slot(&t->track_map->m, key, 1);
-	if (e->val1)
+	struct kmap_ent *e = kmap_slot(&t->track_map->m, key, 0);
+	if (e && e->val1)
 		return e->val1 - 1;
+	/* past the tracks' share of the cap: the events of a new thread go on
+	 * one track for all such threads (made once), counted where the report
+	 * lists what was lost */
+	if (t->folded_track || pt_store_charge_full(t->store, PT_TRACK_SUMMARY_BYTES)) {
+		t->warnings[PT_WARN_TRACK_FOLDED]++;
+		if (!t->folded_track) {
+			struct pt_track_key fk = {PT_FOLDED_PID, 0, 0, 0};
+			fk.tid_str = pt_strtab_intern(t->strings, PT_FOLDED_THREADS,
+						      sizeof PT_FOLDED_THREADS - 1);
+			t->folded_track = 1 + track_new(t, &fk);
+		}
+		return t->folded_track - 1;
+	}
+	return track_new(t, key);
+}
+
+static uint32_t track_new(struct pt_trace *t, const struct pt_track_key *key)
+{
+	struct kmap_ent *e = kmap_slot(&t->track_map->m, key, 1);
 	size_t grown = 0;
 	if (t->ntracks == t->tracks_cap) {
 		uint32_t old = t->tracks_cap;
@@ -397,6 +430,9 @@ static const char *const warn_keys[PT_WARN__COUNT] = {
 	[PT_WARN_NAME_CUT] = "names_cut",
 	[PT_WARN_DUP_KEY] = "duplicate_key",
 	[PT_WARN_ID_RANGE] = "id_out_of_range",
+	[PT_WARN_TRACK_FOLDED] = "threads_over_memory_cap",
+	[PT_WARN_NAME_FOLDED] = "names_over_memory_cap",
+	[PT_WARN_NEST_DEEP] = "nested_too_deep",
 };
 
 static const char *const warn_texts[PT_WARN__COUNT] = {
@@ -422,6 +458,11 @@ static const char *const warn_texts[PT_WARN__COUNT] = {
 	[PT_WARN_NAME_CUT] = "names longer than 1 MiB cut (first bytes, length and hash kept)",
 	[PT_WARN_DUP_KEY] = "top-level keys given twice (a second \"traceEvents\" is not read)",
 	[PT_WARN_ID_RANGE] = "pids/tids beyond 64 bits, kept apart by their digits",
+	[PT_WARN_TRACK_FOLDED] = "events of threads past what the memory cap holds, put on one "
+				 "track \"" PT_FOLDED_THREADS "\" (raise --max-mem)",
+	[PT_WARN_NAME_FOLDED] = "names past what the memory cap holds, all shown as \"" PT_FOLDED_NAMES
+				"\" (raise --max-mem)",
+	[PT_WARN_NEST_DEEP] = "events nested more than 4096 deep, left out of the tables",
 };
 
 const char *pt_warn_key(enum pt_warn w)

@@ -88,9 +88,13 @@ size_t pt_store_mem_bytes(const struct pt_store *st);
  * Counts bytes held elsewhere for the data (names, tracks, the per-track
  * state summaries build) against the cap: the events' room shrinks by as
  * much, oldest chunks going first. Never fails; names and tracks are never
- * dropped, so they alone may pass the cap (then no event is kept).
+ * dropped, and pt_store_charge_full says when to stop making new ones.
  */
 void pt_store_charge(struct pt_store *st, size_t bytes);
+/* 1 when charging bytes more would leave the events less than half of
+ * their room: the trace then stops adding tracks and names (it folds new
+ * ones into one of each, counted), so that they never pass the cap. */
+int pt_store_charge_full(const struct pt_store *st, size_t bytes);
 size_t pt_store_max_bytes(const struct pt_store *st);
 /* Number of track slots (highest track id seen + 1). */
 uint32_t pt_store_track_count(const struct pt_store *st);

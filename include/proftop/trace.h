@@ -45,6 +45,9 @@ enum pt_warn {
 	PT_WARN_NAME_CUT,      /* names longer than PT_NAME_MAX_BYTES, cut (pt_trace_intern) */
 	PT_WARN_DUP_KEY,       /* a second "traceEvents" (or other top-level) key; ignored */
 	PT_WARN_ID_RANGE,      /* pid/tid beyond int64, kept apart by their text */
+	PT_WARN_TRACK_FOLDED,  /* events of threads past the memory cap, on one track */
+	PT_WARN_NAME_FOLDED,   /* names past the memory cap, all given one name */
+	PT_WARN_NEST_DEEP,     /* events nested too deep for the tables (agg.c) */
 	PT_WARN__COUNT
 };
 
@@ -86,6 +89,13 @@ struct pt_proc {
 	uint32_t host;          /* interned host name, 0 when unknown */
 };
 
+/* Past the memory cap's share for tracks and names (pt_store_charge_full),
+ * a new thread's events go on this one track (pid PT_FOLDED_PID), and a new
+ * name becomes this one; each counted in warnings[]. */
+#define PT_FOLDED_PID INT64_C(-4242)
+#define PT_FOLDED_THREADS "(threads over the memory cap)"
+#define PT_FOLDED_NAMES "(names over the memory cap)"
+
 struct pt_trace {
 	struct pt_strtab *strings;
 	struct pt_store *store;
@@ -106,6 +116,9 @@ struct pt_trace {
 	 * proftop attached), not lost while it read. Live sessions only. */
 	uint64_t before_attach[2];
 	uint64_t store_dropped_seen; /* private: store drops already counted */
+	/* private: the one track and the one name that new threads and names
+	 * get once the cap's share for them is used (+1; 0: not yet made) */
+	uint32_t folded_track, folded_name;
 	struct pt_proc *procs;  /* processes given a rank or host (pt_trace_set_proc) */
 	uint32_t nprocs, procs_cap;
 	/* Measured cost of one event the probe records (ns; its calibration,
