@@ -45,8 +45,8 @@ void cli_usage_merge(FILE *f)
 	      "                        every timestamp as the files give it\n"
 	      "      --align-min SECS  shift only clocks that differ by at least SECS\n"
 	      "                        (default 1)\n"
-	      "      --max-mem SIZE    memory for kept events, for the merged trace and for\n"
-	      "                        the input being read (each; default 1G)\n"
+	      "      --max-mem SIZE    memory for kept events (default 1G): half for the\n"
+	      "                        merged trace, half for the input being read\n"
 	      "      --threads N       parser threads (default: one per CPU, at most 4)\n"
 	      "  -h, --help            show this help\n",
 	      f);
@@ -158,9 +158,15 @@ int cli_merge(int argc, char **argv)
 	if (!outp || !*outp)
 		return cli_usage_error("merge: missing -o OUT");
 
-	mo.max_mem_bytes = lo.max_mem_bytes;
+	/* one input at a time: memory holds the merged trace and one input,
+	 * each with half of the cap, so the whole stays under the cap (plus
+	 * the fixed part) as every command's does */
+	size_t half = lo.max_mem_bytes / 2;
+	if (half < PT_STORE_MIN_MAX_BYTES)
+		half = PT_STORE_MIN_MAX_BYTES;
+	mo.max_mem_bytes = half;
+	lo.max_mem_bytes = half;
 	struct pt_merge *m = pt_merge_new(&mo);
-	/* one input at a time: memory holds the merged trace and one input */
 	for (int i = optind; i < argc; i++) {
 		struct pt_trace *t = NULL;
 		if ((rc = cli_load_trace(argv[i], &lo, &t)))

@@ -2,7 +2,8 @@
 # tests/e2e/test_mem_bounds.sh - --max-mem bounds every part that grows with
 # the input, not only the events: `report --max-mem CAP` of 300,000 threads
 # (CAP 16M), 200 MB of distinct names (CAP 64M) and 3,000,000 events each
-# nested in the one before (CAP 128M) peaks under CAP + 64 MiB (the fixed
+# nested in the one before (CAP 128M), and `merge --max-mem 64M` of two of
+# the first, peak under CAP + 64 MiB (the fixed
 # cost docs/usage.md states), and says what the cap folded or left out
 # (threads onto one track, names into one, calls nested too deep). The
 # traces are made here, one at a time, and removed after each.
@@ -60,6 +61,18 @@ for c in "threads 16M 16 threads over the memory cap" \
 	else
 		not_ok "$kind at --max-mem $cap: peak under cap + 64 MiB, says what it folded" \
 			"rc=$rc peak ${peak_kb} KiB, limit ${limit_kb} KiB" "$(grep -E "over the|deep|Events" "$TMP/out" | head -n 4)"
+	fi
+	if [ "$kind" = threads ]; then
+		# merge of two such files holds the merged trace and one input
+		/usr/bin/time -o "$TMP/time" -f %M "$PROFTOP" merge --max-mem 64M -o "$TMP/m.json" "$f" "$f" >"$TMP/out" 2>&1
+		rc=$?
+		peak_kb=$(tail -n 1 "$TMP/time")
+		if [ $rc -eq 0 ] && [ "$peak_kb" -le $(((64 + 64) * 1024)) ] && grep -q "dropped by the memory cap" "$TMP/out"; then
+			ok "merge of two of them at --max-mem 64M: peak $((peak_kb / 1024)) MiB (at most 128), drops said"
+		else
+			not_ok "merge of two of them at --max-mem 64M: peak under cap + 64 MiB" "rc=$rc peak ${peak_kb} KiB" "$(tail -n 2 "$TMP/out")"
+		fi
+		rm -f "$TMP/m.json"
 	fi
 	rm -f "$f"
 done
