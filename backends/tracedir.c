@@ -51,6 +51,7 @@ struct td_job {
 	char err[512];
 	int closed_meanwhile; /* a close/rename event came while it was read */
 	int here;             /* read in poll itself, no thread to join */
+	volatile int cancel;  /* set at close: the thread's read stops */
 	atomic_int done;
 };
 
@@ -307,6 +308,7 @@ static void job_start(struct tracedir *d, struct td_file *f, int here)
 	j->t = pt_trace_new(d->o.max_mem_bytes ? d->o.max_mem_bytes : PT_STORE_DEFAULT_MAX_BYTES);
 	j->ro.threads = d->o.threads;
 	j->ro.regular_only = 1; /* the folder's writer could swap in a FIFO after our stat */
+	j->ro.cancel = &j->cancel;
 	f->state = TD_READING;
 	if (here || d->o.sync || pthread_create(&j->th, NULL, job_main, j) != 0) {
 		if (!here)
@@ -449,8 +451,12 @@ static void td_close(struct pt_backend *b)
 	if (!d)
 		return;
 	if (d->job.active) {
-		if (!d->job.here)
-			pthread_join(d->job.th, NULL); /* the reader cannot be cut short */
+		if (!d->job.here) {
+			/* a big file: its read stops at its next chunk, so a
+			 * screen quits at once rather than after the whole file */
+			__atomic_store_n(&d->job.cancel, 1, __ATOMIC_RELAXED);
+			pthread_join(d->job.th, NULL);
+		}
 		job_free(&d->job);
 	}
 	for (size_t i = 0; i < d->nfiles; i++)

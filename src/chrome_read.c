@@ -54,11 +54,17 @@ struct src {
 	char msg[160];
 	int bounded;   /* read no more than left bytes (the size at open) */
 	uint64_t left;
+	const volatile int *cancel; /* pt_read_opts' */
 };
 
 /* read(2) retried on EINTR; at the end sets raw_eof, on error s->err. */
 static ssize_t read_some(struct src *s, void *buf, size_t cap)
 {
+	if (s->cancel && __atomic_load_n(s->cancel, __ATOMIC_RELAXED)) {
+		s->err = PT_EIO;
+		snprintf(s->msg, sizeof s->msg, "reading was cancelled");
+		return -1;
+	}
 	if (s->bounded && cap > s->left)
 		cap = (size_t)s->left;
 	if (s->bounded && !cap) {
@@ -634,6 +640,7 @@ int pt_chrome_read(struct pt_trace *t, const char *path, const struct pt_read_op
 	struct src s;
 	/* bounded before the first read (src_open reads the gzip magic) */
 	int ret = src_open(&s, fd, NULL, 0, regular, regular ? (uint64_t)st.st_size : 0);
+	s.cancel = o ? o->cancel : NULL;
 	if (ret == 0) {
 		size_t hint = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size : 0;
 		ret = read_src(t, &s, path, auto_threads(o, hint, s.gz), err, errlen);

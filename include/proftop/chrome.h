@@ -35,6 +35,10 @@ struct pt_read_opts {
 	 * symlink, and owned by this user. */
 	int regular_only;
 	int job_file;
+	/* When set and non-zero, reading stops at the next read of the file
+	 * (PT_EIO, "reading was cancelled"): a screen that quits while a big
+	 * file is read on a thread need not wait for its end. */
+	const volatile int *cancel;
 };
 
 int pt_chrome_read(struct pt_trace *t, const char *path, const struct pt_read_opts *o, char *err,
