@@ -710,7 +710,7 @@ void tui_app_draw(struct tui_app *a, struct tui_canvas *c)
 
 static void do_export(struct tui_app *a)
 {
-	char base[48], path[64];
+	char base[48], path[96];
 	time_t now = time(NULL);
 	struct tm tm;
 	localtime_r(&now, &tm);
