@@ -123,6 +123,9 @@ int cli_log_dir(char *buf, size_t len, char *err, size_t errlen);
 /* The last nlines lines of the log at path (at most its last 4 KiB), raw:
  * the caller escapes them. Returns the length (0: none, or unreadable). */
 size_t cli_log_tail(const char *path, int nlines, char *buf, size_t len);
+/* The first "probe disabled" line at the start of the job's log (the probe's
+ * own words on why it switched itself off), escaped into buf: 1, else 0. */
+int cli_log_probe_off(const char *log, char *buf, size_t len);
 /* "proftop: CMD exited with code N; its output is in LOG, ending:" and the
  * log's last lines, escaped, on f: for a CMD that failed on its own. */
 void cli_say_failed(FILE *f, const char *log, int status);

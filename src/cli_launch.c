@@ -287,40 +287,11 @@ static uint64_t trace_steps(const struct pt_trace *t)
 	return n;
 }
 
-/* The first "probe disabled" line of the job's log (the probe's own words on
- * why it switched itself off: a refused session directory, a full tmpfs),
- * escaped into buf; 0 when the log's start has none. */
-static int probe_off_reason(const char *log, char *buf, size_t len)
-{
-	static const char key[] = "proftop: probe disabled: ";
-	if (!log || !log[0])
-		return 0;
-	int fd = open(log, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	struct stat st;
-	char head[65536];
-	ssize_t n = 0;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-		n = pread(fd, head, sizeof head - 1, 0);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	head[n] = 0;
-	char *at = memmem(head, (size_t)n, key, sizeof key - 1);
-	if (!at)
-		return 0;
-	at += sizeof key - 1;
-	size_t l = strcspn(at, "\n");
-	pt_escape_term(buf, len, at, l, 300, 0);
-	return 1;
-}
-
 int cli_say_launched(const struct pt_trace *t, const struct pt_live_result *res, pid_t child,
 		     const char *log)
 {
 	char why[1024];
-	if (!res->session_found && probe_off_reason(log, why, sizeof why)) {
+	if (!res->session_found && cli_log_probe_off(log, why, sizeof why)) {
 		fprintf(stderr, "proftop: no steps: the job's probe switched itself off: %s\n", why);
 		return 1;
 	}

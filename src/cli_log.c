@@ -204,22 +204,30 @@ int cli_log_wait(int rep[2], pid_t pid, char *used, size_t len)
 	return -1;
 }
 
+/* Up to len bytes of the log: its last ones (tail) or its first; a regular
+ * file only, never through a link, never waiting on a FIFO. */
+static ssize_t log_read(const char *path, int tail, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	struct stat st;
+	ssize_t n = 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		off_t from = tail && st.st_size > (off_t)len ? st.st_size - (off_t)len : 0;
+		n = pread(fd, buf, len, from);
+	}
+	close(fd);
+	return n;
+}
+
 size_t cli_log_tail(const char *path, int nlines, char *buf, size_t len)
 {
 	if (!len)
 		return 0;
 	buf[0] = 0;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	struct stat st;
 	char tail[4096];
-	ssize_t n = 0;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		off_t from = st.st_size > (off_t)sizeof tail ? st.st_size - (off_t)sizeof tail : 0;
-		n = pread(fd, tail, sizeof tail, from);
-	}
-	close(fd);
+	ssize_t n = log_read(path, 1, tail, sizeof tail);
 	if (n <= 0)
 		return 0;
 	size_t end = (size_t)n;
@@ -233,6 +241,25 @@ size_t cli_log_tail(const char *path, int nlines, char *buf, size_t len)
 	memcpy(buf, tail + start, m);
 	buf[m] = 0;
 	return m;
+}
+
+int cli_log_probe_off(const char *log, char *buf, size_t len)
+{
+	static const char key[] = "proftop: probe disabled: ";
+	if (!log || !log[0])
+		return 0;
+	char head[65536];
+	ssize_t n = log_read(log, 0, head, sizeof head - 1);
+	if (n <= 0)
+		return 0;
+	head[n] = 0;
+	char *at = memmem(head, (size_t)n, key, sizeof key - 1);
+	if (!at)
+		return 0;
+	at += sizeof key - 1;
+	size_t l = strcspn(at, "\n");
+	pt_escape_term(buf, len, at, l, 300, 0);
+	return 1;
 }
 
 void cli_say_failed(FILE *f, const char *log, int status)
