@@ -1383,6 +1383,23 @@ static struct pt_capture *follow(struct pt_session *s, struct pt_trace *t,
  * with the reason in the capture's line; a real file of ours is read up
  * to the size it had when opened.
  */
+/* A segment of nsteps steps of 1 ms on ring 0 (thread 100; *r, *stepn:
+ * the ring and the steps' name, for more), opened, with a trace to drain
+ * it into: what the capture tests start from. */
+static struct pt_session *capture_seg(struct seg *g, uint32_t nrings, uint32_t slots, int nsteps,
+				      struct pt_trace **t, struct pt_shm_ring **r, uint32_t *stepn)
+{
+	seg_make(g, getpid(), nrings, slots, 4096);
+	*stepn = seg_str(g, "ProfileStep");
+	*r = seg_ring(g, 0, 100, "main");
+	for (int i = 1; i <= nsteps; i++)
+		seg_push(g, *r, PT_KIND_PROFILE_STEP, *stepn, i * 1000000ull, 1000000, 8);
+	struct pt_session *s;
+	assert_int_equal(open_seg(g, &s), 0);
+	*t = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+	return s;
+}
+
 static volatile pid_t g_holder = -1;
 
 static void alarm_fail(int sig)
@@ -1403,14 +1420,10 @@ static void test_capture_file_hostile(void **state)
 		if (kind == 2 && geteuid() != 0)
 			continue; /* a file of another user needs chown */
 		struct seg g;
-		seg_make(&g, getpid(), 1, 64, 4096);
-		uint32_t stepn = seg_str(&g, "ProfileStep");
-		struct pt_shm_ring *r = seg_ring(&g, 0, 100, "main");
-		for (int i = 1; i <= 9; i++)
-			seg_push(&g, r, PT_KIND_PROFILE_STEP, stepn, i * 1000000ull, 1000000, 8);
-		struct pt_session *s;
-		assert_int_equal(open_seg(&g, &s), 0);
-		struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+		struct pt_trace *t;
+		struct pt_shm_ring *r;
+		uint32_t stepn;
+		struct pt_session *s = capture_seg(&g, 1, 64, 9, &t, &r, &stepn);
 		struct pt_capture_follow f = {0};
 		char why[300], path[600], real[700];
 		uint32_t seq = 0;
@@ -1691,14 +1704,10 @@ static void test_capture_steps_after_done(void **state)
 {
 	(void)state;
 	struct seg g;
-	seg_make(&g, getpid(), 2, 256, 4096);
-	uint32_t stepn = seg_str(&g, "ProfileStep");
-	struct pt_shm_ring *r = seg_ring(&g, 0, 100, "main");
-	for (int i = 1; i <= 3; i++)
-		seg_push(&g, r, PT_KIND_PROFILE_STEP, stepn, i * 1000000ull, 1000000, 8);
-	struct pt_session *s;
-	assert_int_equal(open_seg(&g, &s), 0);
-	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+	struct pt_trace *t;
+	struct pt_shm_ring *r;
+	uint32_t stepn;
+	struct pt_session *s = capture_seg(&g, 2, 256, 3, &t, &r, &stepn);
 	struct pt_capture_follow f = {0};
 	char why[300], path[600];
 	uint32_t seq = 0;
