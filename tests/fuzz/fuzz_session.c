@@ -230,7 +230,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct stat st;
 	memset(&st, 0, sizeof st);
 	int remove;
-	fill_info(&info, s, &st, 1, &remove);
+	fill_info(&info, s, &st, 1, 0, &remove);
 	char desc[256];
 	pt_session_describe(s, desc, sizeof desc);
 	pt_session_close(s);
