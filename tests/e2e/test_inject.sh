@@ -68,7 +68,8 @@ ln -s "$TMP/tmpdir/keep" "$TMP/tmpdir/proftop-inject.$dead.link"
 TMPDIR=$TMP/tmpdir "$PROFTOP" record -p "$job" --inject -o "$TMP/inj.json" --duration 3 >"$TMP/inj.out" 2>&1
 rc=$?
 left=$(cd "$TMP/tmpdir" && ls -d proftop-inject.* 2>/dev/null | sort | tr '\n' ' ')
-if [ "$left" = "proftop-inject.$$.AbC123 proftop-inject.$dead.link " ] && [ -d "$TMP/tmpdir/keep" ]; then
+want=$(printf '%s\n' "proftop-inject.$$.AbC123" "proftop-inject.$dead.link" | sort | tr '\n' ' ')
+if [ "$left" = "$want" ] && [ -d "$TMP/tmpdir/keep" ]; then
 	ok "--inject removes what a killed proftop left in TMPDIR, and its own directory"
 else
 	not_ok "--inject removes what a killed proftop left in TMPDIR" "left: $left"
