@@ -10,8 +10,11 @@ set -eu
 BIN=${PROFTOP:-$PWD/build/proftop}
 FILE=fixtures/pytorch/resnet50_workers0.pt.trace.json.gz
 SOCK=pt-readme-$$
+# the server's socket in a directory of our own (tmux leaves it behind)
+SOCKDIR=$(mktemp -d "${TMPDIR:-/tmp}/proftop-readme.XXXXXX")
+export TMUX_TMPDIR=$SOCKDIR
 TM() { tmux -L "$SOCK" -f /dev/null "$@"; }
-trap 'TM kill-server 2>/dev/null' EXIT
+trap 'TM kill-server 2>/dev/null; rm -rf "$SOCKDIR"' EXIT
 TM new-session -d -s s -x 100 -y 30 "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $BIN view $FILE; sleep 30"
 for _ in $(seq 200); do TM capture-pane -p -t s | grep -q "Verdict" && break; sleep 0.1; done
 sleep 0.5

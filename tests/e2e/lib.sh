@@ -14,6 +14,9 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/proftop-e2e.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 # run's default logs go there (cli_log_dir), not into the user's home
 export XDG_STATE_HOME=$TMP/state
+# tmux servers' sockets too: tmux leaves its socket file behind when the
+# server ends, and /tmp/tmux-UID would fill with them
+export TMUX_TMPDIR=$TMP
 _n=0
 
 ok() { _n=$((_n + 1)); echo "ok $_n - $1"; }
