@@ -227,7 +227,10 @@ uint32_t pt_trace_track(struct pt_trace *t, const struct pt_track_key *key)
 	if (t->folded_track || pt_store_charge_full(t->store, PT_TRACK_SUMMARY_BYTES)) {
 		t->warnings[PT_WARN_TRACK_FOLDED]++;
 		if (!t->folded_track) {
-			struct pt_track_key fk = {PT_FOLDED_PID, 0, 0, 0};
+			/* in the process of the first thread folded (most traces
+			 * that get here are one process of very many threads): a
+			 * process of its own would read as one more rank */
+			struct pt_track_key fk = {key->pid, 0, key->pid_str, 0};
 			fk.tid_str = pt_strtab_intern(t->strings, PT_FOLDED_THREADS,
 						      sizeof PT_FOLDED_THREADS - 1);
 			t->folded_track = 1 + track_new(t, &fk);

@@ -90,9 +90,9 @@ struct pt_proc {
 };
 
 /* Past the memory cap's share for tracks and names (pt_store_charge_full),
- * a new thread's events go on this one track (pid PT_FOLDED_PID), and a new
- * name becomes this one; each counted in warnings[]. */
-#define PT_FOLDED_PID INT64_C(-4242)
+ * a new thread's events go on one track named PT_FOLDED_THREADS (in the
+ * process of the first thread folded), and a new name becomes
+ * PT_FOLDED_NAMES; each counted in warnings[]. */
 #define PT_FOLDED_THREADS "(threads over the memory cap)"
 #define PT_FOLDED_NAMES "(names over the memory cap)"
 
