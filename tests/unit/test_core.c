@@ -765,6 +765,44 @@ static void test_escape_term(void **state)
 	assert_true(strlen(out) < 4);
 }
 
+/* Tracks and names past half of the events' room are folded, not made:
+ * the trace's own memory stays bounded by the cap whatever the input. */
+static void test_trace_folds_past_the_cap(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES);
+	uint32_t first = 0, last = 0;
+	for (int i = 0; i < 20000; i++) {
+		struct pt_track_key k = {7, i + 1, 0, 0};
+		uint32_t id = pt_trace_track(t, &k);
+		if (i == 0)
+			first = id;
+		last = id;
+	}
+	assert_true(t->ntracks < 2000);
+	assert_true(t->warnings[PT_WARN_TRACK_FOLDED] > 18000);
+	const struct pt_track *fold = &t->tracks[last];
+	assert_int_equal(fold->key.pid, 7); /* the first folded thread's process */
+	assert_string_equal(pt_trace_str(t, fold->key.tid_str), PT_FOLDED_THREADS);
+	/* a thread made before keeps its track */
+	struct pt_track_key k0 = {7, 1, 0, 0};
+	assert_int_equal(pt_trace_track(t, &k0), first);
+	pt_trace_free(t);
+
+	t = pt_trace_new(PT_STORE_MIN_MAX_BYTES);
+	uint32_t early = pt_trace_intern(t, "early", 5), folded = 0;
+	char name[64];
+	for (int i = 0; i < 100000; i++) {
+		int n = snprintf(name, sizeof name, "a distinct name of some length %d", i);
+		folded = pt_trace_intern(t, name, (size_t)n);
+	}
+	assert_string_equal(pt_trace_str(t, folded), PT_FOLDED_NAMES);
+	assert_true(t->warnings[PT_WARN_NAME_FOLDED] > 80000);
+	assert_true(pt_store_mem_bytes(t->store) <= PT_STORE_MIN_MAX_BYTES);
+	assert_int_equal(pt_trace_intern(t, "early", 5), early); /* known names keep their id */
+	pt_trace_free(t);
+}
+
 static void test_json_str(void **state)
 {
 	(void)state;
@@ -809,6 +847,7 @@ int main(void)
 		cmocka_unit_test(test_store_arenas_across_reservations),
 		cmocka_unit_test(test_store_prefault_growing),
 		cmocka_unit_test(test_trace_tracks_and_late_labels),
+		cmocka_unit_test(test_trace_folds_past_the_cap),
 		cmocka_unit_test(test_escape_term),
 		cmocka_unit_test(test_json_str),
 		cmocka_unit_test(test_parse_size),
