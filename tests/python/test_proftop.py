@@ -108,6 +108,12 @@ def fake_lib():
     return _fake["path"]
 
 
+def tearDownModule():
+    # the fake probe's folder goes with the run (a loaded .so may be unlinked)
+    if _fake["dir"]:
+        shutil.rmtree(_fake["dir"], ignore_errors=True)
+
+
 def enable_fake(test):
     path = fake_lib()
     if path is None:
