@@ -199,27 +199,57 @@ static int open_cmp(const void *pa, const void *pb)
 }
 
 /*
- * Drops the entries of the open stack that ended by s but sit below one
- * still open (events that overlap without nesting); returns the new size.
- * Called when the stack has doubled since the last call, not at every
- * event: a deep nesting where everything is open (100,000 events each
- * inside the one before) made the per-event scan quadratic.
+ * The events open on a track as it is read in start order: an event's
+ * depth is one more than the top's once the ended ones are popped.
+ * Entries that ended but sit below one still open (events that overlap
+ * without nesting) are dropped when the stack has doubled since the last
+ * time, not at every event (100,000 events each inside the one before made
+ * a per-event scan quadratic). Below the last row an event inside an open
+ * one there gives every later event the depth that one does, so it is not
+ * kept: the stack is at most TL_MAX_DEPTH deep, whatever the nesting.
  */
-static size_t stack_compact(struct open_ev *stack, size_t n, uint64_t s)
+struct open_stack {
+	struct open_ev *v;
+	size_t n, cap, compact_at;
+};
+
+static size_t open_compact(struct open_stack *o, uint64_t s)
 {
 	size_t k = 0;
-	for (size_t j = 0; j < n; j++)
-		if (stack[j].end > s)
-			stack[k++] = stack[j];
+	for (size_t j = 0; j < o->n; j++)
+		if (o->v[j].end > s)
+			o->v[k++] = o->v[j];
 	return k;
+}
+
+/* The depth of the event [s, e), which is then open. */
+static uint32_t open_place(struct open_stack *o, uint64_t s, uint64_t e)
+{
+	while (o->n && o->v[o->n - 1].end <= s)
+		o->n--;
+	if (o->n >= o->compact_at) {
+		o->n = open_compact(o, s);
+		o->compact_at = o->n * 2 > 64 ? o->n * 2 : 64;
+	}
+	uint32_t d = o->n ? o->v[o->n - 1].depth + 1 : 0;
+	if (d > TL_MAX_DEPTH)
+		d = TL_MAX_DEPTH;
+	if (d == TL_MAX_DEPTH && o->v[o->n - 1].depth == TL_MAX_DEPTH && e <= o->v[o->n - 1].end)
+		return d;
+	if (o->n == o->cap) {
+		o->cap *= 2;
+		o->v = pt_xrealloc(o->v, o->cap * sizeof *o->v);
+	}
+	o->v[o->n++] = (struct open_ev){s, e, d};
+	return d;
 }
 
 /* Re-reads the track from t_min on (0: everything). Returns events indexed. */
 static size_t reindex_from(struct tl_track *x, struct pt_store *st, uint32_t track, uint64_t t_min)
 {
 	/* cut every row at t_min; what was open there is the stack to resume with */
-	struct open_ev *stack = pt_xmalloc(((size_t)x->nrows + 64) * sizeof *stack);
-	size_t sn = 0, scap = (size_t)x->nrows + 64;
+	struct open_stack os = {NULL, 0, (size_t)x->nrows + 64, 64};
+	os.v = pt_xmalloc(os.cap * sizeof *os.v);
 	uint32_t keep_rows = 0;
 	for (uint32_t d = 0; d < x->nrows; d++) {
 		struct tl_row *r = &x->rows[d];
@@ -232,78 +262,40 @@ static size_t reindex_from(struct tl_track *x, struct pt_store *st, uint32_t tra
 		if (r->n > r->base) {
 			keep_rows = d + 1;
 			if (r->end[r->n - 1] > t_min)
-				stack[sn++] =
+				os.v[os.n++] =
 				    (struct open_ev){r->start[r->n - 1], r->end[r->n - 1], d};
 		}
 	}
 	x->nrows = keep_rows;
-	if (sn > 1)
-		qsort(stack, sn, sizeof *stack, open_cmp);
-	size_t got = 0, compact_at = 64;
+	if (os.n > 1)
+		qsort(os.v, os.n, sizeof *os.v, open_cmp);
+	size_t got = 0;
 	struct pt_store_iter it;
 	if (t_min == 0 && !keep_rows && pt_store_track_events(st, track) > 4096) {
 		/* a first build: count each row's events first, so the rows are
 		 * allocated once at their size (no growing copies of big arrays) */
 		uint32_t *cnt = pt_xcalloc(TL_MAX_DEPTH + 1, sizeof *cnt);
-		size_t cn = 0, ccompact = 64;
 		pt_store_iter_init(&it, st, track, 0, UINT64_MAX);
 		struct pt_event *e0;
-		while ((e0 = pt_store_iter_next(&it))) {
-			uint64_t s0 = e0->start_ns;
-			while (cn && stack[cn - 1].end <= s0)
-				cn--;
-			if (cn >= ccompact) {
-				cn = stack_compact(stack, cn, s0);
-				ccompact = cn * 2 > 64 ? cn * 2 : 64;
-			}
-			uint32_t d = cn ? stack[cn - 1].depth + 1 : 0;
-			if (d > TL_MAX_DEPTH)
-				d = TL_MAX_DEPTH;
-			cnt[d]++;
-			if (d == TL_MAX_DEPTH && stack[cn - 1].depth == TL_MAX_DEPTH &&
-			    pt_event_end(e0) <= stack[cn - 1].end)
-				continue; /* inside an open one of the last row: same depths */
-			if (cn == scap) {
-				scap *= 2;
-				stack = pt_xrealloc(stack, scap * sizeof *stack);
-			}
-			stack[cn++] = (struct open_ev){s0, pt_event_end(e0), d};
-		}
+		while ((e0 = pt_store_iter_next(&it)))
+			cnt[open_place(&os, e0->start_ns, pt_event_end(e0))]++;
 		pt_store_iter_done(&it);
 		for (uint32_t d = 0; d <= TL_MAX_DEPTH; d++) /* a quarter more: room to grow live */
 			if (cnt[d])
 				row_reserve(track_row(x, d), cnt[d] + cnt[d] / 4 + 64);
 		x->nrows = 0; /* track_row counted them; the pass below fills them */
+		os.n = 0;
+		os.compact_at = 64;
 		free(cnt);
 	}
 	pt_store_iter_init(&it, st, track, t_min, UINT64_MAX);
 	struct pt_event *ev;
 	while ((ev = pt_store_iter_next(&it))) {
-		uint64_t s = ev->start_ns, e = pt_event_end(ev);
-		while (sn && stack[sn - 1].end <= s)
-			sn--;
-		if (sn >= compact_at) {
-			sn = stack_compact(stack, sn, s);
-			compact_at = sn * 2 > 64 ? sn * 2 : 64;
-		}
-		uint32_t d = sn ? stack[sn - 1].depth + 1 : 0;
-		if (d > TL_MAX_DEPTH)
-			d = TL_MAX_DEPTH;
-		row_push(track_row(x, d), ev);
+		row_push(track_row(x, open_place(&os, ev->start_ns, pt_event_end(ev))), ev);
 		got++;
-		/* below the last row, an event inside an open one there gives
-		 * every later event the same depth as that one does: not kept,
-		 * so the stack stays TL_MAX_DEPTH deep, not the nesting's depth */
-		if (d == TL_MAX_DEPTH && stack[sn - 1].depth == TL_MAX_DEPTH && e <= stack[sn - 1].end)
-			continue;
-		if (sn == scap) {
-			scap *= 2;
-			stack = pt_xrealloc(stack, scap * sizeof *stack);
-		}
-		stack[sn++] = (struct open_ev){s, e, d};
 	}
 	pt_store_iter_done(&it);
-	free(stack);
+	free(os.v);
 	for (uint32_t d = 0; d < x->nrows; d++)
 		row_settle(&x->rows[d]);
 	return got;
