@@ -616,12 +616,13 @@ int pt_chrome_read(struct pt_trace *t, const char *path, const struct pt_read_op
 		return e == ENOENT ? PT_ENOENT : e == EACCES || (job && e == ELOOP) ? PT_EPERM : PT_EIO;
 	}
 	struct stat st;
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+	int have_st = fstat(fd, &st) == 0;
+	if (have_st && S_ISDIR(st.st_mode)) {
 		close(fd);
 		snprintf(err, errlen, "%s: is a directory", path);
 		return PT_EIO;
 	}
-	if (regular && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+	if (regular && (!have_st || !S_ISREG(st.st_mode))) {
 		close(fd); /* a FIFO or a device another process made: never waited on */
 		snprintf(err, errlen, "%s: not a regular file; refusing it", path);
 		return PT_EPERM;
@@ -642,7 +643,7 @@ int pt_chrome_read(struct pt_trace *t, const char *path, const struct pt_read_op
 	int ret = src_open(&s, fd, NULL, 0, regular, regular ? (uint64_t)st.st_size : 0);
 	s.cancel = o ? o->cancel : NULL;
 	if (ret == 0) {
-		size_t hint = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size : 0;
+		size_t hint = have_st && S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size : 0;
 		ret = read_src(t, &s, path, auto_threads(o, hint, s.gz), err, errlen);
 	} else {
 		snprintf(err, errlen, "%s: %s", path, s.msg);
