@@ -118,11 +118,7 @@ static int out_closed(int rc)
 static int run_main(int argc, char **argv)
 {
 	pt_mem_tune();
-	if (argc < 2) {
-		cli_reap_sessions(0);
-		return cli_attach(argc, argv);
-	}
-	const char *cmd = argv[1];
+	const char *cmd = argc >= 2 ? argv[1] : "";
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
 		cli_usage_main(stdout);
 		return CLI_OK;
@@ -131,10 +127,12 @@ static int run_main(int argc, char **argv)
 		printf("proftop %s\n", PROFTOP_VERSION);
 		return CLI_OK;
 	}
-	/* exited sessions are removed by any start, not only by ls: they would
-	 * fill /dev/shm otherwise (help and version touch nothing) */
-	if (strcmp(cmd, "help") != 0)
+	/* exited sessions are removed by any start, not only by ls (which does
+	 * it itself and says how many): they would fill /dev/shm otherwise */
+	if (strcmp(cmd, "ls") && strcmp(cmd, "help"))
 		cli_reap_sessions(0);
+	if (argc < 2)
+		return cli_attach(argc, argv);
 	const struct command *c = find_command(cmd);
 	if (c && c->run)
 		return c->run(argc - 1, argv + 1);
