@@ -198,7 +198,7 @@ int pt_anomaly_dir_check(const char *dir, char *err, size_t errlen)
 	}
 	size_t n = strlen(path);
 	while (n > 1 && path[n - 1] == '/')
-		path[--n] = 0;
+		path[--n] = 0; /* "dir/" would follow a link */
 	struct stat sb;
 	if (lstat(path, &sb) == 0) {
 		if (!S_ISDIR(sb.st_mode)) {
@@ -270,24 +270,10 @@ static int make_dir(struct pt_anomaly *d)
 		if (!c)
 			break;
 	}
-	struct stat sb;
-	size_t n = strlen(path);
-	while (n > 1 && path[n - 1] == '/')
-		path[--n] = 0; /* "dir/" would follow a link */
-	int lr = lstat(path, &sb);
-	if (lr != 0 || !S_ISDIR(sb.st_mode)) {
-		snprintf(d->err, sizeof d->err, "%.400s: %s", d->dir,
-			 lr != 0	       ? strerror(errno)
-			 : S_ISLNK(sb.st_mode) ? "a symbolic link, not a folder (refused: it may "
-						 "lead anywhere)"
-					       : "not a directory");
-		return PT_EINVAL;
-	}
-	if (sb.st_uid != geteuid()) {
-		snprintf(d->err, sizeof d->err, "%.400s: owned by uid %u, not by you (refused)",
-			 d->dir, (unsigned)sb.st_uid);
-		return PT_EPERM;
-	}
+	/* made: the same checks as before the job started */
+	int rc = pt_anomaly_dir_check(d->dir, d->err, sizeof d->err);
+	if (rc)
+		return rc;
 	d->dir_ready = 1;
 	return 0;
 }
