@@ -336,11 +336,11 @@ struct agg_folded {
 	uint64_t corr_dups;
 };
 
-/* Open calls one thread may nest; an event deeper is left out of the
- * tables (counted: PT_WARN_NEST_DEEP), so the per-thread stacks stay
+/* Open calls one thread may nest (trace.h); an event deeper is left out of
+ * the tables (counted: PT_WARN_NEST_DEEP), so the per-thread stacks stay
  * bounded whatever the trace (3M events each inside the one before took
  * 250 MB of stack frames). The lists' thread (agg_pipe.c) skips the same. */
-#define AGG_MAX_DEPTH 4096
+#define AGG_MAX_DEPTH PT_NEST_MAX_DEPTH
 
 struct pt_agg {
 	const struct pt_trace *t;

@@ -438,6 +438,8 @@ static const char *const warn_keys[PT_WARN__COUNT] = {
 	[PT_WARN_NEST_DEEP] = "nested_too_deep",
 };
 
+_Static_assert(PT_NEST_MAX_DEPTH == 4096, "PT_NEST_MAX_DEPTH_TEXT must say the same number");
+
 static const char *const warn_texts[PT_WARN__COUNT] = {
 	[PT_WARN_BAD_EVENT] = "events with missing or mistyped fields skipped",
 	[PT_WARN_UNKNOWN_PHASE] = "events with an unknown phase skipped",
@@ -465,7 +467,8 @@ static const char *const warn_texts[PT_WARN__COUNT] = {
 				 "track \"" PT_FOLDED_THREADS "\" (raise --max-mem)",
 	[PT_WARN_NAME_FOLDED] = "names past what the memory cap holds, all shown as \"" PT_FOLDED_NAMES
 				"\" (raise --max-mem)",
-	[PT_WARN_NEST_DEEP] = "events nested more than 4096 deep, left out of the tables",
+	[PT_WARN_NEST_DEEP] = "events nested more than " PT_NEST_MAX_DEPTH_TEXT
+			      " deep, left out of the tables",
 };
 
 const char *pt_warn_key(enum pt_warn w)

@@ -94,6 +94,11 @@ struct pt_proc {
  * process of the first thread folded), and a new name becomes
  * PT_FOLDED_NAMES; each counted in warnings[]. */
 #define PT_FOLDED_THREADS "(threads over the memory cap)"
+/* Open calls one thread may nest in the summaries' tables; deeper events
+ * are left out of them, counted in warnings[PT_WARN_NEST_DEEP] (agg.c).
+ * The text form is for the warning's wording. */
+#define PT_NEST_MAX_DEPTH 4096
+#define PT_NEST_MAX_DEPTH_TEXT "4096"
 #define PT_FOLDED_NAMES "(names over the memory cap)"
 
 struct pt_trace {
