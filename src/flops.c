@@ -768,13 +768,17 @@ double pt_flops_row_peak_pct(const struct pt_flops_row *r, const struct pt_peak 
 	if (!p)
 		return -1;
 	double peak = p->tflops[r->dtype & 3];
-	if (!(peak > 0) || pt_flops_row_tflops(r) < 0)
+	/* a device's roof is for device time: a rate timed on the CPU (a trace
+	 * with no kernels for the row) is not a share of it */
+	if (!(peak > 0) || !r->gpu_ns || pt_flops_row_tflops(r) < 0)
 		return -1;
 	double roof = peak;
-	/* the memory roof, unless the shapes claim more traffic than the memory
-	 * can move (an expanded or broadcast input, data kept in cache): then
-	 * they overstate it and only the compute peak holds */
-	if (p->gbps > 0 && r->bytes > 0 && pt_flops_row_gbps(r) <= p->gbps) {
+	if (p->gbps > 0 && r->bytes > 0) {
+		/* more traffic than the memory can move: the shapes overstate it
+		 * (an expanded or broadcast input, data kept in cache) or the
+		 * bandwidth given is wrong; either way no share of a roof holds */
+		if (pt_flops_row_gbps(r) > p->gbps)
+			return -2;
 		double mem = r->flops / r->bytes * p->gbps / 1e3; /* intensity x bandwidth, TFLOP/s */
 		if (mem < roof)
 			roof = mem;
@@ -910,8 +914,12 @@ void pt_flops_summarize(struct pt_trace *t, uint64_t t0_ns, uint64_t t1_ns,
 				kcap = kcap ? kcap * 2 : 256;
 				kerns = pt_xrealloc(kerns, kcap * sizeof *kerns);
 			}
-			kerns[nk++] = (struct kern){ev->name_id, ev->dur_ns, i - 1};
-			insts[i - 1].own_gpu_ns += ev->dur_ns;
+			/* a memset or memcpy is the operator's device time too, but
+			 * computes nothing: no FLOPs are credited to it */
+			if (ev->kind == PT_KIND_KERNEL) {
+				kerns[nk++] = (struct kern){ev->name_id, ev->dur_ns, i - 1};
+				insts[i - 1].own_gpu_ns += ev->dur_ns;
+			}
 			for (int32_t j = (int32_t)(i - 1); j >= 0; j = insts[j].parent)
 				insts[j].gpu_ns += ev->dur_ns;
 		}

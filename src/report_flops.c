@@ -98,9 +98,10 @@ void pt_report_flops_text(FILE *out, const struct pt_trace *t, const struct pt_s
 	      "operator's GPU kernel time when it launched kernels, else its CPU time. A kernel "
 	      "takes the share of its operator's FLOPs that its time is of the operator's kernel "
 	      "time. Peak(%) is the achieved rate over the roofline of the operator's data type: "
-	      "min(peak, FLOPs per byte x memory bandwidth), or only the peak when the shapes "
-	      "claim more traffic than the memory can move (an expanded input, data in cache); "
-	      ">100: past the peak given.\n",
+	      "min(peak, FLOPs per byte x memory bandwidth), for device time only (none for a "
+	      "rate timed on the CPU); >100: past the compute peak or moving more bytes than the "
+	      "memory bandwidth given (the shapes overstate the traffic: an expanded input, data "
+	      "in cache; or the peak is wrong).\n",
 	      out);
 	pt_box_n(out, '-', 127);
 	fputs("\n\n", out);
