@@ -660,7 +660,8 @@ static void device_event(struct pt_agg *a, struct track_state *ts, const struct 
 	if (!ev->corr) {
 		/* no launch to find: counts in the step holding its start */
 		a->orphans = agg_grow(a->orphans, &a->orphans_cap, a->norphans, sizeof *a->orphans);
-		a->orphans[a->norphans++] = (struct orphan){ev->start_ns, ev->dur_ns};
+		a->orphans[a->norphans++] = (struct orphan){
+		    ev->start_ns, ev->dur_ns, ts->dev_idx != AGG_NONE ? (int32_t)ts->dev_idx : ORPHAN_SUM};
 		return;
 	}
 	uint32_t li = a->nlaunches ? pt_u32map_get(&a->launch_by_corr, ev->corr) : 0;
@@ -833,7 +834,7 @@ struct pt_summary *pt_agg_finish(struct pt_agg *a)
 		if (d->start_ns == UINT64_MAX)
 			continue;
 		a->orphans = agg_grow(a->orphans, &a->orphans_cap, a->norphans, sizeof *a->orphans);
-		a->orphans[a->norphans++] = (struct orphan){d->start_ns, d->dur_ns};
+		a->orphans[a->norphans++] = (struct orphan){d->start_ns, d->dur_ns, ORPHAN_SUM};
 	}
 	free_acts(a);
 

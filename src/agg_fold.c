@@ -174,7 +174,7 @@ static size_t fold_acts(struct pt_agg *a, uint64_t upto, uint32_t *ids, size_t n
 		if (d.start_ns < upto) {
 			a->orphans =
 			    agg_grow(a->orphans, &a->orphans_cap, a->norphans, sizeof *a->orphans);
-			a->orphans[a->norphans++] = (struct orphan){d.start_ns, d.dur_ns};
+			a->orphans[a->norphans++] = (struct orphan){d.start_ns, d.dur_ns, ORPHAN_SUM};
 			ids[nid++] = d.corr;
 			continue;
 		}

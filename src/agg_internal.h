@@ -284,7 +284,9 @@ struct phase_rec {
 /* A device activity with no launch (no corr, or one never launched). */
 struct orphan {
 	uint64_t start_ns, dur_ns;
+	int32_t dev; /* index into devs, for the union per device; ORPHAN_SUM: none known */
 };
+#define ORPHAN_SUM (-1)
 
 struct dev_acc {
 	int32_t device;

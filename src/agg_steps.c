@@ -306,6 +306,49 @@ static void gpu_to_step(const struct pt_agg *a, struct steps_ctx *c, const struc
 	gpu[si][row] += gpu_ns;
 }
 
+static int orphan_cmp(const void *pa, const void *pb)
+{
+	const struct orphan *x = pa, *y = pb;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* Device activities with no known launch (msprof's tasks, a trace without
+ * flows): the step whose span holds the activity's own start, as Others.
+ * On one device, activities on several streams overlap: a step's device
+ * time is their union per device (its busy time), not their sum, which
+ * could pass the step's length. Those of no known device are summed. */
+static void orphans_to_steps(const struct pt_agg *a, struct steps_ctx *c,
+			     uint64_t (*gpu)[PT_MS__COUNT])
+{
+	if (!a->norphans)
+		return;
+	struct orphan *o = pt_xmalloc(a->norphans * sizeof *o);
+	memcpy(o, a->orphans, a->norphans * sizeof *o);
+	qsort(o, a->norphans, sizeof *o, orphan_cmp);
+	size_t cur_si = SIZE_MAX;
+	int32_t cur_dev = ORPHAN_SUM;
+	uint64_t covered = 0; /* end of the union so far, on cur_dev in step cur_si */
+	for (size_t i = 0; i < a->norphans; i++) {
+		size_t si = find_step(c, o[i].start_ns);
+		if (si == SIZE_MAX)
+			continue;
+		uint64_t s = o[i].start_ns, e = o[i].start_ns + o[i].dur_ns, add = o[i].dur_ns;
+		if (o[i].dev != ORPHAN_SUM) {
+			if (si != cur_si || o[i].dev != cur_dev)
+				covered = 0;
+			add = e > u64_max(s, covered) ? e - u64_max(s, covered) : 0;
+			covered = u64_max(covered, e);
+			cur_si = si;
+			cur_dev = o[i].dev;
+		}
+		gpu[si][PT_MS_STEP] += add;
+		gpu[si][PT_MS_OTHERS] += add;
+	}
+	free(o);
+}
+
 /* The GPU side of settling: it reads only what settle_phases wrote, so it
  * may run beside settle_forward (on its own find_step hint). */
 struct gpu_job {
@@ -335,16 +378,7 @@ static void *settle_gpu(void *arg)
 		uint8_t phase = *p++;
 		gpu_to_step(a, &j->c, j->acc, j->gpu, start, track, phase, gpu);
 	}
-	/* Device activities with no known launch: the step whose span holds
-	 * the activity's own start, as Others. */
-	for (size_t i = 0; i < a->norphans; i++) {
-		const struct orphan *o = &a->orphans[i];
-		size_t si = find_step(&j->c, o->start_ns);
-		if (si == SIZE_MAX)
-			continue;
-		j->gpu[si][PT_MS_STEP] += o->dur_ns;
-		j->gpu[si][PT_MS_OTHERS] += o->dur_ns;
-	}
+	orphans_to_steps(a, &j->c, j->gpu);
 	return NULL;
 }
 

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# tests/e2e/test_report_sane.sh - no impossible number in `report --json`:
+# every real trace in fixtures/ (and the dialect samples), and merges of two
+# ranks of one job, read by tests/e2e/sane_report.py: no NaN, no negative
+# time, every percentage within 0-100 (a roofline share past 100 only with
+# its over_peak flag), min <= avg <= max, no phase longer than its step or
+# phases adding up to more, no more device time than the steps last.
+. tests/e2e/lib.sh
+
+# Known, not fixed yet: kernels launched on overlapping streams are summed in
+# the Model Summary's GPU time (not their union per device), so these traces
+# show more device time than their steps last. Checked apart, as a skip.
+KNOWN_SUM="ns_resolution_trace__rank-0 trace_diff__control trace_diff__test"
+
+n=0
+for f in $(find "$PT_FIXTURES" \( -name '*.json' -o -name '*.json.gz' \) -not -path '*/bad/*' | sort); do
+	b=$(basename "$f")
+	case "$b" in marey_graph__*) continue ;; esac # valid JSON, not a trace
+	"$PROFTOP" report --json "$f" >"$TMP/$n.rep" 2>"$TMP/$n.err" || {
+		not_ok "report --json $b" "$(head -n 3 "$TMP/$n.err")"
+		continue
+	}
+	n=$((n + 1))
+done
+m=0
+merge() { # merge NAME A B: two ranks of one job, merged, then reported
+	if "$PROFTOP" merge -o "$TMP/$1.json" "$2" "$3" >"$TMP/$1.out" 2>&1 &&
+		"$PROFTOP" report --json "$TMP/$1.json" >"$TMP/merged_$1.rep" 2>>"$TMP/$1.out"; then
+		m=$((m + 1))
+	else
+		not_ok "merge $1" "$(tail -n 3 "$TMP/$1.out")"
+	fi
+}
+merge hta "$PT_TRACES/hta/trace_filter__sampled_rank-0.json.gz" "$PT_TRACES/hta/trace_filter__sampled_rank-1.json.gz"
+merge msprof "$PT_TRACES/mindinsight/msprof_rank0/msprof_0_2_1.json" "$PT_TRACES/mindinsight/msprof_rank1/msprof_1_0_1.json"
+[ "$n" -ge 40 ] && ok "report --json on $n fixture traces" || not_ok "fixture traces" "only $n reports (expected 40 or more)"
+
+python3 tests/e2e/sane_report.py "$TMP"/*.rep >"$TMP/sane.txt" 2>&1
+known=""
+for k in $KNOWN_SUM; do known="$known\\|$k"; done
+known=${known#\\|}
+grep -v "device time in .* of steps" "$TMP/sane.txt" >"$TMP/hard.txt"
+grep "device time in .* of steps" "$TMP/sane.txt" | grep -v "$known" >>"$TMP/hard.txt"
+if [ -s "$TMP/hard.txt" ]; then
+	not_ok "no impossible number in $((n + m)) reports" "$(head -n 20 "$TMP/hard.txt")"
+else
+	ok "no impossible number in $((n + m)) reports (percentages, times, min/avg/max, parts of wholes)"
+fi
+if grep -q "device time in" "$TMP/sane.txt"; then
+	skip "device time within the steps' length on every trace" \
+		"$(grep -c "device time in" "$TMP/sane.txt") traces sum kernels of overlapping streams (not their union)"
+else
+	ok "device time within the steps' length on every trace"
+fi
+
+# the checker itself: it finds what it is there to find
+cat >"$TMP/bad.rep" <<'JSON'
+{"model_summary": [{"name": "ProfileStep", "cpu_total_ms": 10, "gpu_total_ms": 30},
+                   {"name": "Forward", "cpu_total_ms": 12, "gpu_total_ms": 1}],
+ "device": [{"device": 0}],
+ "perf_summary": {"reader_ratio_pct": 120, "ips": {"min": 3, "avg": 2, "max": 4}},
+ "flops": {"operators": [{"peak_pct": 150}]}}
+JSON
+out=$(python3 tests/e2e/sane_report.py "$TMP/bad.rep")
+case "$out" in
+*"Forward: cpu_total_ms 12 ms > the step's 10"*"device time in 10 ms"*) ok "the checker finds a phase longer than its step and too much device time" ;;
+*) not_ok "the checker: phase and device time" "$out" ;;
+esac
+for what in "reader_ratio_pct: 120% is outside 0-100" "min 3, avg 2, max 4 out of order" "peak_pct: 150% is outside"; do
+	check_out "the checker finds: $what" "$what" echo "$out"
+done
+done_testing
