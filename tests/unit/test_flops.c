@@ -177,16 +177,19 @@ static void test_pack_and_peaks(void **state)
 	r.bytes = 1e9;
 	r.cpu_ns = 1000000000ull;
 	assert_true(fabs(pt_flops_row_tflops(&r) - 1.0) < 1e-9);
+	/* timed on the CPU (no kernels): a rate, but no share of a GPU's roof */
+	assert_true(pt_flops_row_peak_pct(&r, &p) == -1);
+	r.gpu_ns = 1000000000ull;
 	assert_true(fabs(pt_flops_row_peak_pct(&r, &p) - 100.0 / 66.9) < 1e-9);
 	/* memory bound: 1 GFLOP over 1 TB in 1 s: intensity 0.001, the roof is
 	 * 0.001 * 3350 GB/s = 3.35 GFLOP/s; achieved 1 GFLOP/s */
 	r.flops = 1e9;
 	r.bytes = 1e12;
 	assert_true(fabs(pt_flops_row_peak_pct(&r, &p) - 100.0 / 3.35) < 1e-6);
-	/* more traffic than the memory moves: the shapes overstate it, the
-	 * compute peak is the roof */
+	/* more traffic than the memory moves (10 TB/s on 3.35): past the
+	 * memory roof, flagged, not judged against the compute peak alone */
 	r.bytes = 1e13;
-	assert_true(fabs(pt_flops_row_peak_pct(&r, &p) - 100.0 * 1e-3 / 66.9) < 1e-9);
+	assert_true(pt_flops_row_peak_pct(&r, &p) == -2);
 	/* past the compute peak: the peak given is too low */
 	pt_peak_override(&p, 0.5, 0);
 	r.flops = 1e12;
@@ -196,7 +199,8 @@ static void test_pack_and_peaks(void **state)
 	assert_true(pt_flops_row_peak_pct(&r, NULL) == -1);
 }
 
-/* An operator launching two kernels, 30 and 10 us, on a GPU trace. */
+/* An operator launching two kernels, 30 and 10 us, and a 10 us memset, on a
+ * GPU trace. */
 static const char gpu_trace[] =
     "{\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA H100 80GB HBM3\"}],\"traceEvents\":["
     "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":100,"
@@ -209,7 +213,11 @@ static const char gpu_trace[] =
     "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":130,\"dur\":30,"
     "\"args\":{\"correlation\":7,\"device\":0,\"stream\":7}},"
     "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"splitk\",\"pid\":0,\"tid\":7,\"ts\":170,\"dur\":10,"
-    "\"args\":{\"correlation\":8,\"device\":0,\"stream\":7}}"
+    "\"args\":{\"correlation\":8,\"device\":0,\"stream\":7}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaMemsetAsync\",\"pid\":1,\"tid\":1,"
+    "\"ts\":130,\"dur\":5,\"args\":{\"correlation\":9}},"
+    "{\"ph\":\"X\",\"cat\":\"gpu_memset\",\"name\":\"Memset (Device)\",\"pid\":0,\"tid\":7,"
+    "\"ts\":185,\"dur\":10,\"args\":{\"correlation\":9,\"device\":0,\"stream\":7}}"
     "]}";
 
 static void check_gpu_tables(struct pt_trace *t)
@@ -219,9 +227,9 @@ static void check_gpu_tables(struct pt_trace *t)
 	assert_int_equal(tab.nops, 1);
 	const double fl = 2.0 * 64 * 256 * 128; /* 4194304 */
 	assert_true(fabs(tab.ops[0].flops - fl) < 1);
-	assert_int_equal(tab.ops[0].gpu_ns, 40000); /* both kernels */
+	assert_int_equal(tab.ops[0].gpu_ns, 50000); /* both kernels and the memset */
 	assert_int_equal(tab.ops[0].dtype, PT_DT_F16);
-	assert_int_equal(tab.nkernels, 2);
+	assert_int_equal(tab.nkernels, 2); /* the memset computes nothing: no row, no FLOPs */
 	/* each kernel takes its time's share: 3/4 and 1/4 */
 	assert_string_equal(pt_trace_str(t, tab.kernels[0].name_id), "gemm");
 	assert_true(fabs(tab.kernels[0].flops - fl * 0.75) < 1);
