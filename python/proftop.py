@@ -138,19 +138,26 @@ def batch_size(obj, depth=0):
     """First dimension of the first tensor found in obj (a tensor, or a sequence
     or dict holding one, 4 levels deep at most); 0 when there is none. The
     helpers count samples per step with it."""
+    t = first_tensor(obj)
+    return int(t.shape[0]) if t is not None and len(t.shape) > 0 else 0
+
+
+def first_tensor(obj, depth=0):
+    """The first tensor with a dimension in obj (a tensor, or a sequence or dict
+    holding one, 4 levels deep at most), else None."""
     shape = getattr(obj, "shape", None)
     if shape is not None and hasattr(obj, "dim"):
-        return int(shape[0]) if len(shape) > 0 else 0
+        return obj if len(shape) > 0 else None
     if depth > 3:
-        return 0
+        return None
     if isinstance(obj, dict):
         obj = list(obj.values())
     if isinstance(obj, (list, tuple)):
         for x in obj[:8]:
-            n = batch_size(x, depth + 1)
-            if n:
-                return n
-    return 0
+            t = first_tensor(x, depth + 1)
+            if t is not None:
+                return t
+    return None
 
 
 def lib():

@@ -90,6 +90,11 @@ _rule = None           # "optimizer" / "backward" / "forward": the rule of the l
 _opt_seen = False      # an optimizer step ran: steps end at optimizer steps
 _bwd_rule = False      # no optimizer step in BWD_RULE_AFTER backwards: one step per backward
 BWD_RULE_AFTER = 32    # (gradient accumulation steps the optimizer after several backwards)
+_batch_rule = False    # a step held several optimizer steps between two fetches (a GAN)
+_fetch_rule_off = False  # HOLD_MAX optimizer steps without a fetch: the loop does not fetch
+HOLD_MAX = 8           # one batch per iteration, so each optimizer step ends a step again
+_multi_root = False    # two models are called at the top: module labels carry the root's name
+_roots = None          # WeakSet of the modules called outermost (losses aside)
 _comp = None           # proftop_compile, when torch has torch.compile
 
 
@@ -97,7 +102,7 @@ class _TS(object):
     """One thread's state: module depth, open ranges, the step being built."""
     __slots__ = ("depth", "names", "root", "in_bwd", "in_opt", "in_fetch", "start", "pending", "soft",
                  "loader_samples", "fwd_samples", "partial", "compiling", "hooked", "bwd_end",
-                 "bwd_marks", "__weakref__")
+                 "bwd_marks", "fetches", "held", "__weakref__")
 
     def __init__(self):
         self.depth = 0            # nn.Module calls open on this thread
@@ -115,6 +120,9 @@ class _TS(object):
         self.bwd_end = False      # a backward ended and no optimizer steps: the step ends
                                   # where the next forward, backward or fetch begins
         self.bwd_marks = []       # those ends, (ns, samples), until the backward rule holds
+        self.fetches = 0          # DataLoader fetches in the step being built
+        self.held = []            # optimizer-step ends followed by more work before the next
+                                  # fetch: (ns, samples so far); the step may go on (a GAN's G)
 
     def __del__(self):
         # The thread has ended (its thread-local data goes away while it still
@@ -122,6 +130,9 @@ class _TS(object):
         try:
             if self.pending is None:
                 self.pending = self.soft
+            if self.pending is None and self.held:
+                self.pending = self.held[-1][0]
+            self.held = []
             if not _opt_seen and not _off:
                 _bwd_flush(self)
             if self.pending is None and self.bwd_end and not _opt_seen:
@@ -177,15 +188,21 @@ def _emit_step(ts):
     ts.start = end
     samples = _batch_fixed or ts.loader_samples or ts.fwd_samples
     ts.loader_samples = ts.fwd_samples = 0
+    ts.fetches = 0
     if ts.partial:
         ts.partial = False  # attached mid-step: steps start at this boundary
         if _ctl is not None:
             _control(ts)
         return
-    rule = "forward" if not _train else "optimizer" if _opt_seen else "backward"
+    rule = ("forward" if not _train else "backward" if not _opt_seen
+            else "batch" if _batch_rule and not _fetch_rule_off else "optimizer")
     if rule != _rule:
         _rule = rule
-        if rule == "optimizer":
+        if rule == "batch":
+            text = ("proftop: steps: one per batch fetched: several optimizers step between "
+                    "two DataLoader fetches (a GAN's D and G) and are one training iteration "
+                    "(torch %s, zero-code helper)" % _torch.__version__)
+        elif rule == "optimizer":
             text = ("proftop: steps: one per optimizer step (torch %s, zero-code helper)"
                     % _torch.__version__)
         elif rule == "backward":
@@ -214,8 +231,19 @@ def _control(ts):
 
 def _begin(ts, fetch=False):
     """A fetch, outermost forward, backward or optimizer step begins."""
+    global _batch_rule
     if fetch and ts.pending is None and ts.soft is not None:
         ts.pending = ts.soft  # forward, forward, fetch and no backward: inference
+    if ts.pending is not None and not fetch and ts.fetches and _opt_seen and not _fetch_rule_off:
+        # an optimizer stepped and more work follows before the next fetch
+        # (a GAN's G after its D): the batch's iteration may not be over
+        _hold(ts)
+    elif fetch and ts.held:
+        if ts.pending is None:
+            ts.pending = ts.held[-1][0]  # the iteration ended at its last optimizer step
+        if len(ts.held) > 1 or ts.pending != ts.held[-1][0]:
+            _batch_rule = True  # two or more optimizer steps in one batch's iteration
+        ts.held = []
     if ts.bwd_end:
         ts.bwd_end = False
         if ts.pending is None and not _opt_seen:
@@ -230,6 +258,23 @@ def _begin(ts, fetch=False):
         _emit_step(ts)
     if ts.start is None:
         ts.start = _now()
+    if fetch:
+        ts.fetches += 1
+
+
+def _hold(ts):
+    """The step's end is kept, not emitted, until the next fetch says whether
+    the iteration went on; past HOLD_MAX optimizer steps without a fetch the
+    loop does not fetch a batch per iteration (it trains on one batch): the
+    kept ends become steps, and every optimizer step ends one from then on."""
+    global _fetch_rule_off
+    ts.held.append((ts.pending, ts.loader_samples, ts.fwd_samples))
+    ts.pending = None
+    if len(ts.held) <= HOLD_MAX:
+        return
+    _fetch_rule_off = True
+    marks, ts.held = ts.held, []
+    _emit_marks(ts, marks)
 
 
 def _saw_opt(ts):
@@ -257,6 +302,12 @@ def _bwd_mark(ts, now):
 def _bwd_flush(ts):
     """The kept backward-rule ends become steps, in order."""
     marks, ts.bwd_marks = ts.bwd_marks, []
+    _emit_marks(ts, marks)
+
+
+def _emit_marks(ts, marks):
+    """Kept step ends [(ns, loader samples so far, forward samples so far)]
+    become steps, in order; the samples after the last stay with the open step."""
     if not marks:
         return
     total = ts.loader_samples, ts.fwd_samples
@@ -280,6 +331,46 @@ def _set_train():
 
 
 _batch_size = proftop.batch_size
+_first_tensor = proftop.first_tensor
+_seq_first_types = ()  # RNNs and attention layers, when their batch_first is False
+
+
+def _fwd_batch(names, args):
+    """Samples in an outermost forward's inputs: the first dimension of the
+    first tensor, or the second for a sequence-first model (an RNN or
+    attention layer with batch_first=False in its tree) fed token ids
+    (seq, batch) or features (seq, batch, feature)."""
+    t = _first_tensor(args)
+    if t is None:
+        return 0
+    shape = t.shape
+    if names is not None and names.get(-2) and len(shape) in (2, 3) and (
+            len(shape) == 3 or not t.is_floating_point()):
+        return int(shape[1])
+    return int(shape[0])
+
+
+def _loader_batch(it, out):
+    """Samples in what a DataLoader iterator returned: the dimension that
+    equals the loader's batch_size (the second for a collate_fn that pads
+    sequences to (seq, batch)), found on a full batch and kept for the
+    iterator's later ones, else the first."""
+    t = _first_tensor(out)
+    if t is None:
+        return 0
+    shape = t.shape
+    dim = getattr(it, "_proftop_dim", None)
+    if dim is None:
+        bs = getattr(it, "_proftop_bs", None)
+        dim = 0
+        if bs and len(shape) >= 2 and shape[0] != bs and shape[1] == bs:
+            dim = 1
+        if bs and shape[dim] == bs:
+            try:
+                it._proftop_dim = dim
+            except Exception:  # noqa: BLE001 - an iterator with __slots__
+                pass
+    return int(shape[dim]) if dim < len(shape) else int(shape[0])
 
 
 # ---- module labels
@@ -305,10 +396,20 @@ def _build_labels(root):
         if comp is not base:
             m[id(comp)] = (0, 0)
         base = comp
+    top = ""
+    if _multi_root:
+        # two models called at the top (a GAN's netG and netD): each one's
+        # modules are named from it, so that their "main (Sequential)" never merge
+        top = _root_name(root)
+        if -1 in m:
+            m[-1] = _name_id("%s (compiled %s)" % (top, type(comp).__name__))
+        top += "."
     if base is not root:
         m[id(base)] = (0, 0)
     seen = set([id(base)])
-    stack = [(base, "", 1)]
+    stack = [(base, top, 1)]
+    if isinstance(base, _seq_first_types) and not getattr(base, "batch_first", True):
+        m[-2] = (0, 0)
     while stack:
         mod, prefix, depth = stack.pop()
         for name, child in getattr(mod, "_modules", {}).items():
@@ -329,6 +430,8 @@ def _build_labels(root):
             else:
                 m[id(child)] = (_name_id("%s (%s)" % (qual, type(child).__name__))
                                 if depth <= _max_depth else 0, depth)
+            if isinstance(child, _seq_first_types) and not getattr(child, "batch_first", True):
+                m[-2] = (0, 0)  # a sequence-first model: (seq, batch) inputs
             stack.append((child, qual + ".", depth if isinstance(child, _containers)
                           else depth + 1))
     return m
@@ -344,24 +447,90 @@ def _compiled_of(mod):
 def _labels_of(root):
     m = _labels.get(root)
     if m is None:
+        _note_root(root)
         m = _labels[root] = _build_labels(root)
     return m
 
 
-def _label_miss(ts, mod):
-    """A module the root's map lacks: registered since (the map is rebuilt), or
-    not registered under the root at all (named by its type, at its call depth)."""
-    key = id(mod)
-    m = ts.names
-    if ts.root is not None:
-        m = _labels[ts.root] = _build_labels(ts.root)
-        ts.names = m
-        ent = m.get(key)
-        if ent is not None:
-            return ent
-    ent = (_name_id("(%s)" % type(mod).__name__) if ts.depth <= _max_depth else 0, ts.depth)
-    m[key] = ent
-    return ent
+_root_names = None  # WeakKeyDictionary root -> its name in labels, once there are two
+
+
+def _note_root(root):
+    """A model called outermost for the first time. Once there are two, or
+    at the first when the frame that holds it holds another model too (a
+    GAN's netG beside netD), every root's labels carry its root's name."""
+    global _multi_root
+    if _multi_root or root in _roots:
+        return
+    _roots.add(root)
+    if len(_roots) < 2:
+        name, scope = _find_name(root)
+        if name is None or not _other_model_in(scope, root):
+            return
+    _multi_root = True
+    for r in list(_roots):
+        _root_name(r)
+    _labels.clear()
+
+
+def _other_model_in(scope, root):
+    """Whether scope (a frame's variables) holds a model besides root that is
+    not a loss and neither holds root nor is held by it."""
+    mine = None
+    for v in list(scope.values()):
+        if v is root or not isinstance(v, _torch.nn.Module) or isinstance(v, _loss_base):
+            continue
+        if mine is None:
+            mine = set(id(m) for m in root.modules())
+        if id(v) in mine or any(m is root for m in v.modules()):
+            continue  # a part of root (root.encoder), or one holding it (DDP(root))
+        if any(True for _ in v.parameters()):
+            return True  # a model of its own (not a parameter-free helper module)
+    return False
+
+
+def _root_name(root):
+    n = _root_names.get(root)
+    if n is None:
+        n = _find_name(root)[0] or type(root).__name__
+        taken = set(_root_names.values())
+        base, k = n, 2
+        while n in taken:
+            n = "%s#%d" % (base, k)
+            k += 1
+        _root_names[root] = n
+    return n
+
+
+def _find_name(obj):
+    """(name, scope): the name the script holds obj by in the outermost
+    calling frame outside torch and the helper that holds it (a variable, or
+    an attribute of its self), and that frame's variables; (None, None)."""
+    try:
+        f = sys._getframe(1)
+    except (AttributeError, ValueError):
+        return None, None
+    here = os.path.dirname(os.path.abspath(__file__))
+    tdir = os.path.dirname(getattr(_torch, "__file__", "") or "") or "\0"
+    found = (None, None)
+    for _ in range(24):
+        if f is None:
+            break
+        fn = f.f_code.co_filename
+        if not (fn.startswith(tdir) or fn.startswith(here) or fn.startswith("<frozen")):
+            loc = f.f_locals
+            for scope in (loc, f.f_globals, getattr(loc.get("self"), "__dict__", None)):
+                hit = None
+                if isinstance(scope, dict):
+                    for k, v in list(scope.items()):
+                        if v is obj and isinstance(k, str) and not k.startswith("_"):
+                            hit = k
+                            break
+                if hit is not None:
+                    found = (hit, scope)
+                    break
+        f = f.f_back
+    return found
 
 
 # ---- the wrappers
@@ -417,9 +586,9 @@ def _root_enter(ts, mod, args):
         ts.root = None
         return 3
     _begin(ts)
-    if not _batch_fixed and (_grad_enabled() or not _train):
-        ts.fwd_samples += _batch_size(args)
     ts.names = names = _labels_of(mod)
+    if not _batch_fixed and (_grad_enabled() or not _train):
+        ts.fwd_samples += _fwd_batch(names, args)
     ts.root = mod
     _lib.proftop_phase_push(_FORWARD)
     comp = names.get(-1)
@@ -495,7 +664,7 @@ def _wrap_phase(orig, phase, flag, fetch=False, train=False, samples=False):
                     ts.bwd_end = True
         if samples and not _batch_fixed:
             try:
-                ts.loader_samples += _batch_size(out)
+                ts.loader_samples += _loader_batch(args[0] if args else None, out)
             except Exception as e:  # noqa: BLE001
                 _fail(e)
         return out
@@ -555,16 +724,31 @@ def _wrap_opt_method(orig, meth, role):
                     _fail(e)
     method = functools.wraps(orig)(method)
     method._proftop_wrapped = True
+    _ours.add(method)
     return method
+
+
+# Our method wrappers themselves: torch's own step wrapper (the profiler's
+# record_function, and on 2.x the global step hooks), put on the class by
+# the first optimizer's __init__, copies their attributes (functools.wraps),
+# so a marker attribute cannot tell whether ours is the outermost.
+_ours = set()
 
 
 def _wrap_class_methods(cls, names, role):
     for meth in names:
-        f = getattr(cls, meth, None)
-        if f is None or getattr(f, "_proftop_wrapped", False):
+        # wrapped in the class that defines it, the first in the MRO
+        owner = next((c for c in cls.__mro__ if meth in vars(c)), object)
+        f = vars(owner).get(meth) if owner is not object else None
+        if f is None or not callable(f) or f in _ours:
             continue
+        # torch's step wrapper around ours (made by the first optimizer's
+        # __init__): ours goes around it again, so that the Optimization
+        # phase holds all the time the call takes (the profiler's
+        # record_function cost 40-80 us a step outside it); the inner one
+        # passes straight through (in_opt)
         try:
-            setattr(cls, meth, _wrap_opt_method(f, meth, role))
+            setattr(owner, meth, _wrap_opt_method(f, meth, role))
         except (TypeError, AttributeError):
             pass
 
@@ -709,6 +893,8 @@ def _watch_reader():
                 with _lock:
                     for ts in list(_all_ts):
                         ts.pending = ts.soft = ts.start = None
+                        ts.held = []
+                        ts.fetches = 0
                         ts.partial = True  # steps restart at a boundary
                         ts.loader_samples = ts.fwd_samples = 0
                 _reader_seen_ns = _now()
@@ -899,10 +1085,12 @@ def _dp_prepare_ds(ds):
         _stage_id(text)
 
 
-def _sample_queue(it):
-    """The batches ready when the training asks (multi-worker iterators)."""
+def _queue_ready(it):
+    """The batches ready when the training asks (multi-worker iterators: its
+    data queue's size plus those that arrived out of order), None without
+    workers."""
     if getattr(it, "_tasks_outstanding", None) is None:
-        return  # no workers: no queue
+        return None  # no workers: no queue
     ready = 0
     info = getattr(it, "_task_info", None)
     if isinstance(info, dict):
@@ -914,24 +1102,57 @@ def _sample_queue(it):
         try:
             ready += int(q.qsize())
         except Exception:  # noqa: BLE001 - not every platform has qsize
-            return
+            return None
+    return ready
+
+
+def _queue_emit(it, ready):
+    """The queue as the fetch found it: 0 when the fetch waited for its batch
+    (its queue was empty when the iterator asked for more: _wrap_try_get),
+    whatever else had arrived out of order; else the batches that were ready."""
     if not getattr(it, "_proftop_cap", False):
         it._proftop_cap = True
         cap = (getattr(it, "_num_workers", 0) or 0) * (getattr(it, "_prefetch_factor", 0) or 0)
         if cap > 0:
             _lib.proftop_counter(b"Dataloader queue capacity", float(cap))
-    _lib.proftop_counter(b"Dataloader queue", float(ready))
+    v = 0 if getattr(it, "_proftop_waited", False) else max(ready, 1)
+    _lib.proftop_counter(b"Dataloader queue", float(v))
 
 
 def _wrap_next(inner):
     def __next__(self):
+        ready = None
         if _dp_on:
             try:
-                _sample_queue(self)
+                ready = _queue_ready(self)
+                if ready is not None:
+                    self._proftop_waited = False
             except Exception as e:  # noqa: BLE001
                 _fail(e)
-        return inner(self)
+        if ready is None:
+            return inner(self)
+        try:
+            return inner(self)
+        finally:
+            try:
+                _queue_emit(self, ready)
+            except Exception as e:  # noqa: BLE001
+                _fail(e)
     return functools.wraps(inner)(__next__)
+
+
+def _wrap_try_get(orig):
+    """A multi-worker iterator asks its data queue for a batch: with nothing
+    in it, the training waits (the batch it needs next is not there)."""
+    def _try_get_data(self, *args, **kwargs):
+        if _dp_on and getattr(self, "_proftop_waited", None) is False:
+            try:
+                if self._data_queue.qsize() == 0:
+                    self._proftop_waited = True
+            except Exception:  # noqa: BLE001 - no qsize: the figure stays as counted
+                pass
+        return orig(self, *args, **kwargs)
+    return functools.wraps(orig)(_try_get_data)
 
 
 def _wrap_iter(inner):
@@ -941,7 +1162,13 @@ def _wrap_iter(inner):
                 _dp_prepare(self)
             except Exception as e:  # noqa: BLE001
                 _fail(e)
-        return inner(self)
+        it = inner(self)
+        try:
+            it._proftop_bs = getattr(self, "batch_size", None)  # for _loader_batch
+            it._proftop_dim = None
+        except Exception:  # noqa: BLE001 - an iterator that takes no attributes
+            pass
+        return it
     return functools.wraps(inner)(__iter__)
 
 
@@ -1021,6 +1248,9 @@ def _install_data(torch):
     pin = getattr(utils, "pin_memory", None)
     if pin is not None and callable(getattr(pin, "pin_memory", None)):
         pin.pin_memory = _wrap_pin(pin.pin_memory)
+    mp_it = getattr(getattr(data, "dataloader", None), "_MultiProcessingDataLoaderIter", None)
+    if isinstance(mp_it, type) and "_try_get_data" in vars(mp_it):
+        mp_it._try_get_data = _wrap_try_get(mp_it._try_get_data)
     worker = getattr(utils, "worker", None)
     if worker is not None and callable(getattr(worker, "_worker_loop", None)):
         worker._worker_loop = _wrap_worker_loop(worker._worker_loop)
@@ -1074,6 +1304,9 @@ def _at_exit():
         if not _off and ts is not None:
             if ts.pending is None:
                 ts.pending = ts.soft
+            if ts.pending is None and ts.held:
+                ts.pending = ts.held[-1][0]  # the work after the last optimizer step: not a step
+            ts.held = []
             if not _opt_seen:
                 _bwd_flush(ts)
             if ts.pending is None and ts.bwd_end and not _opt_seen:
@@ -1192,7 +1425,7 @@ def install(torch, attach=False):
     """Installs the hooks into torch (once); returns a one-line status."""
     global _off, _lib, _max_depth, _batch_fixed, _compiling, _grad_enabled, _loss_base
     global _wrapper_roots, _labels, _torch, _installed, _attach, _nvtx_ctx, _all_ts, _containers
-    global _ctl, _comp
+    global _ctl, _comp, _root_names, _roots, _seq_first_types
     global _dp_on
     if _installed:
         return status()
@@ -1225,6 +1458,11 @@ def install(torch, attach=False):
     _max_depth = _env_int("PROFTOP_TORCH_DEPTH", 3)
     _batch_fixed = _env_int("PROFTOP_BATCH", 0)
     _labels = weakref.WeakKeyDictionary()
+    _seq_first_types = tuple(c for c in (getattr(torch.nn, n, None) for n in (
+        "RNNBase", "TransformerEncoderLayer", "TransformerDecoderLayer", "Transformer",
+        "MultiheadAttention")) if isinstance(c, type))
+    _root_names = weakref.WeakKeyDictionary()
+    _roots = weakref.WeakSet()
     _grad_enabled = torch.is_grad_enabled
     comp = getattr(getattr(torch, "compiler", None), "is_compiling", None)
     if comp is None:
@@ -1343,6 +1581,8 @@ def stand_down(reason="proftop.torch.instrument() is in use"):
     with _lock:
         for ts in list(_all_ts):
             ts.pending = ts.soft = ts.start = None
+            ts.held = []
+            ts.fetches = 0
     try:
         _lib.proftop_mark(("proftop: the zero-code helper stood down: %s" % reason).encode())
     except Exception:  # noqa: BLE001

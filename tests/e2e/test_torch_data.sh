@@ -86,6 +86,13 @@ if case == "noworkers":
 if case == "iterable":
     want(not any(n.endswith(".__getitem__") for n in st), "no __getitem__ stage for an iterable dataset")
     want(dp["samples_from"] == "steps", "per sample over the steps' samples (%s)" % dp["samples_from"])
+if case == "uneven":
+    # worker 1's batches arrive before worker 0's: "empty" is the fetches that
+    # waited for the batch they needed, as the script's own clock counts them
+    theirs = 100.0 * int(res["waited"]) / max(int(res["fetches"]), 1)
+    info.append("queue empty %.1f%%/%.1f%%" % (dp["queue_empty_pct"], theirs))
+    want(abs(dp["queue_empty_pct"] - theirs) <= 15.0,
+         "queue empty at %.1f%% of fetches, the script waited at %.1f%%" % (dp["queue_empty_pct"], theirs))
 if case == "epochs":
     procs = sorted(l["processes"] for l in dp["lanes"] if l["role"] == "worker")
     want(procs == [3, 3], "each worker lane spans its 3 processes (%s)" % procs)
@@ -109,6 +116,11 @@ if out=$(judge workers workers 2>&1); then ok "2 workers: stages by class, per s
 record noworkers --workers 0 --batches 8 --get-ms 1 --a-ms 1 --b-ms 2 || true
 if out=$(judge noworkers noworkers 2>&1); then ok "no workers: stages on the training thread, no queue ($out)"; else not_ok "no workers" "$out"; fi
 check_out "no workers: the text says there is no queue" "Queue: none: the loader has no workers" cat "$TMP/noworkers.txt"
+
+# worker 0 much slower than worker 1: half the fetches wait (worker 0's
+# batches) while worker 1's wait in the queue, out of order
+record uneven --batches 16 --get-ms 1 --a-ms 1 --b-ms 2 --slow-worker-ms 25 || true
+if out=$(judge uneven uneven 2>&1); then ok "a slow worker: the queue is empty when the training waits ($out)"; else not_ok "uneven workers" "$out"; fi
 
 record iterable --iterable --batches 8 --get-ms 1 --a-ms 1 --b-ms 2 || true
 if out=$(judge iterable iterable 2>&1); then ok "an IterableDataset with 2 workers ($out)"; else not_ok "iterable" "$out"; fi

@@ -37,6 +37,18 @@ grep -q "^Note: steps: one per backward" <("$PROFTOP" report "$TMP/manual.json")
 	not_ok "the backward rule's note" "$("$PROFTOP" report "$TMP/manual.json" | grep '^Note')"
 PYTHON=$PY record wrap $S/wrapper.sh --steps 60
 compare wrap "through a shell wrapper that forks python"
+# a GAN as PyTorch's dcgan example trains one: two optimizers step per batch,
+# one iteration per batch; the models' layers apart, named from netG and netD
+record gan "$PY" $S/gan.py --batches 40
+compare gan "a GAN: D's and G's optimizers, one step per batch"
+"$PY" - "$TMP/gan.rep" <<'PYEOF' && ok "a GAN: the rule said, netG's and netD's layers apart" || not_ok "a GAN's rule and operators" "$(grep -o '"notes": [^]]*]' "$TMP/gan.rep")"
+import json, sys
+rep = json.load(open(sys.argv[1]))
+ops = {o["name"] for o in rep["operators"]}
+ok = any(n.startswith("steps: one per batch fetched") for n in rep.get("notes", []))
+ok = ok and "netG.0 (Linear)" in ops and "netD.0 (Linear)" in ops and "0 (Linear)" not in ops
+sys.exit(0 if ok else 1)
+PYEOF
 
 # --- what the report names
 grep -q '"notes": \["steps: one per optimizer step' "$TMP/cnn0.rep" &&

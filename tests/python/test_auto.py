@@ -254,6 +254,94 @@ class Auto(unittest.TestCase):
         self.assertEqual(res["together"], 2)  # the third closes at the next forward
         self.assertEqual(len(spans(res["log"])), 1 + 6)
 
+    def test_gan_one_step_per_batch_and_models_apart(self):
+        res = self.run_scenario("""
+            from torch.utils.data import DataLoader, TensorDataset
+            loader = DataLoader(TensorDataset(torch.randn(12, 4)), batch_size=3)
+            netG = nn.Sequential(nn.Linear(2, 4))
+            netD = nn.Sequential(nn.Linear(4, 1))
+            optD = torch.optim.Adam(netD.parameters())
+            optG = torch.optim.Adam(netG.parameters())
+            for (real,) in loader:  # D on real and fake, then G: one iteration per batch
+                netD.zero_grad()
+                netD(real).mean().backward()
+                fake = netG(torch.randn(5, 2))
+                netD(fake.detach()).mean().backward()
+                optD.step()
+                netG.zero_grad()
+                netD(fake).mean().backward()
+                optG.step()
+            done()
+        """)
+        s = spans(res["log"])
+        self.assertEqual(len(s), 4)
+        self.assertEqual([x[2] for x in s], [3, 3, 3, 3])  # the loader's batch, not G's noise
+        self.assertTrue(any("one per batch fetched" in l for l in res["log"]))
+        ops = set(l[2:] for l in res["log"] if l.startswith("O+"))
+        self.assertIn("netG.0 (Linear)", ops)
+        self.assertIn("netD.0 (Linear)", ops)
+        balanced(self, res["log"])
+
+    def test_one_batch_trained_many_times_steps_per_optimizer(self):
+        res = self.run_scenario("""
+            from torch.utils.data import DataLoader, TensorDataset
+            loader = DataLoader(TensorDataset(torch.randn(8, 4)), batch_size=4)
+            m = nn.Linear(4, 1)
+            opt = torch.optim.SGD(m.parameters(), lr=0.1)
+            (x,) = next(iter(loader))  # one batch, then 20 steps on it
+            for i in range(20):
+                m(x).sum().backward(); opt.step(); opt.zero_grad()
+            done()
+        """)
+        s = spans(res["log"])
+        self.assertEqual(len(s), 20)
+        self.assertTrue(all(a < b for a, b, _ in s))
+        self.assertEqual([b for _, b, _ in s[:-1]], [a for a, _, _ in s[1:]])  # contiguous
+        self.assertFalse(any("one per batch fetched" in l for l in res["log"]))
+
+    def test_sequence_first_samples(self):
+        res = self.run_scenario("""
+            from torch.utils.data import DataLoader
+            class LM(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.emb = nn.Embedding(50, 8)
+                    self.rnn = nn.LSTM(8, 8)  # batch_first=False: (seq, batch)
+                    self.out = nn.Linear(8, 50)
+                def forward(self, x):
+                    return self.out(self.rnn(self.emb(x))[0])
+            model = LM()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for i in range(3):  # hand-made batches (seq 35, batch 6), as word_language_model
+                x = torch.randint(0, 50, (35, 6))
+                model(x).sum().backward(); opt.step(); opt.zero_grad()
+            def pad(items):  # a collate_fn that makes (seq, batch)
+                return torch.stack(items, 1)
+            loader = DataLoader([torch.randint(0, 50, (35,)) for _ in range(14)],
+                                batch_size=4, collate_fn=pad)
+            for x in loader:
+                model(x).sum().backward(); opt.step(); opt.zero_grad()
+            done()
+        """)
+        self.assertEqual([x[2] for x in spans(res["log"])], [6, 6, 6, 4, 4, 4, 2])
+
+    def test_optimizer_phase_holds_the_whole_step_call(self):
+        # torch's own step wrapper (the profiler's record_function; on 2.x the
+        # global hooks), put on the class by the first optimizer, runs inside
+        # the Optimization phase: ours is the outermost, on the class that
+        # defines step, and the inner one passes through
+        res = self.run_scenario("""
+            m = nn.Linear(3, 1)
+            a = torch.optim.Adam(m.parameters())
+            b = torch.optim.Adam(m.parameters())
+            outer = torch.optim.Adam.step in proftop_auto._ours
+            m(torch.randn(2, 3)).sum().backward(); a.step(); b.step()
+            done(outer=outer)
+        """)
+        self.assertTrue(res["outer"])
+        self.assertEqual(res["log"].count("O+Adam.step"), 2)
+        balanced(self, res["log"])
+
     def test_scheduler_in_init_is_not_a_phase(self):
         res = self.run_scenario("""
             m = nn.Linear(2, 2)

@@ -6,6 +6,10 @@ the loop's time (loop_s).
 --workers N (default 2), --iterable (an IterableDataset instead), --epochs E
 (workers restart every epoch), --get-ms, --a-ms, --b-ms (the costs),
 --start-method fork|spawn|forkserver (how the workers start).
+--slow-worker-ms X: worker 0 sleeps X ms more per sample, so batches from
+the others arrive out of order and wait while the training waits for worker
+0's; the script counts the fetches that waited (longer than half of worker
+0's extra time per batch: RESULT waited= fetches=).
 Without torchvision the Compose is left out (RESULT compose=0)."""
 import argparse
 import time
@@ -43,9 +47,13 @@ class SlowB(SlowA):
         return d
 
 
+SLOW_WORKER_MS = 0.0
+
+
 def make(i, get_ms, tf):
     t = time.perf_counter()
-    nap(get_ms)
+    info = torch.utils.data.get_worker_info()
+    nap(get_ms + (SLOW_WORKER_MS if info is not None and info.id == 0 else 0.0))
     g = torch.Generator().manual_seed(i)
     d = {"x": torch.randn(8, generator=g), "y": i % 2, "a_ms": 0.0, "b_ms": 0.0}
     if tf is not None:
@@ -89,7 +97,9 @@ if __name__ == "__main__":
     ap.add_argument("--get-ms", type=float, default=1.0)
     ap.add_argument("--a-ms", type=float, default=2.0)
     ap.add_argument("--b-ms", type=float, default=6.0)
+    ap.add_argument("--slow-worker-ms", type=float, default=0.0)
     a = ap.parse_args()
+    SLOW_WORKER_MS = a.slow_worker_ms
     torch.manual_seed(0)
     tf = T.Compose([SlowA(a.a_ms), SlowB(a.b_ms)]) if T is not None else None
     n = a.batches * a.batch
@@ -101,8 +111,17 @@ if __name__ == "__main__":
     steps, seen = 0, 0
     t0 = time.perf_counter()
     sums = {"get_ms": 0.0, "a_ms": 0.0, "b_ms": 0.0}
+    waited = fetches = 0
     for _ in range(a.epochs):
-        for d in loader:
+        it = iter(loader)
+        while True:
+            t = time.perf_counter()
+            try:
+                d = next(it)
+            except StopIteration:
+                break
+            fetches += 1
+            waited += (time.perf_counter() - t) * 1000.0 > 0.5 * a.slow_worker_ms * a.batch
             loss = nn.functional.cross_entropy(model(d["x"]), d["y"])
             opt.zero_grad()
             loss.backward()
@@ -112,6 +131,7 @@ if __name__ == "__main__":
             for k in sums:
                 sums[k] += float(d[k].sum())
     loop_s = time.perf_counter() - t0
-    print("RESULT steps=%d samples=%d compose=%d get_ms=%.4f a_ms=%.4f b_ms=%.4f loop_s=%.4f"
+    print("RESULT steps=%d samples=%d compose=%d get_ms=%.4f a_ms=%.4f b_ms=%.4f loop_s=%.4f "
+          "waited=%d fetches=%d"
           % (steps, seen, tf is not None, sums["get_ms"] / seen, sums["a_ms"] / seen,
-             sums["b_ms"] / seen, loop_s))
+             sums["b_ms"] / seen, loop_s, waited, fetches))
