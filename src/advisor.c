@@ -168,12 +168,18 @@ static void rule_input(struct ctx *c)
 	if (p->ips_avg > 0)
 		put(a->evidence, " (ips %.2f %s now)", p->ips_avg,
 		    p->ips_samples ? "samples/s" : "steps/s");
+	/* the loader's own setting where the helper saw it (its workers' lanes) */
+	char workers[96] = "0 -> 4 or more";
+	if (c->f && c->f->dp_present && c->f->dp_workers)
+		snprintf(workers, sizeof workers, "%zu -> %zu, while there are cores for them",
+			 c->f->dp_workers, 2 * c->f->dp_workers);
 	put(a->suggestion,
-	    "Prepare batches in parallel with the step: raise the DataLoader's num_workers (0 -> 4 "
-	    "or more), prefetch batches ahead (prefetch_factor, a background reader), use pinned "
+	    "Prepare batches in parallel with the step: raise the DataLoader's num_workers (%s), "
+	    "prefetch batches ahead (prefetch_factor, a background reader), use pinned "
 	    "memory (pin_memory=True) and keep decoding and augmentation out of the training loop. "
 	    "Paddle's case study: reader ratio 38%% -> num_workers=4 -> 0.99%%, ips 30 -> 101 "
-	    "steps/s.");
+	    "steps/s.",
+	    workers);
 }
 
 /* Kernels in the window: count and device time (communication included). */

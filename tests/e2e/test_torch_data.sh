@@ -93,6 +93,10 @@ if case == "uneven":
     info.append("queue empty %.1f%%/%.1f%%" % (dp["queue_empty_pct"], theirs))
     want(abs(dp["queue_empty_pct"] - theirs) <= 15.0,
          "queue empty at %.1f%% of fetches, the script waited at %.1f%%" % (dp["queue_empty_pct"], theirs))
+    # the input-bound advice reads the loader's real setting (2 workers)
+    adv = [a for a in rep["advice"] if a["key"] == "input_bound"]
+    want(adv and "num_workers (2 -> 4" in adv[0]["suggestion"],
+         "input-bound advice from the loader's 2 workers (%s)" % (adv and adv[0]["suggestion"][:120]))
 if case == "epochs":
     procs = sorted(l["processes"] for l in dp["lanes"] if l["role"] == "worker")
     want(procs == [3, 3], "each worker lane spans its 3 processes (%s)" % procs)
