@@ -481,7 +481,10 @@ static void settle_perf(struct pt_summary *s)
 		pt_stat_add(&p->batch, st->dur_ns);
 		uint64_t w = p->ips_samples ? st->samples : 1;
 		work += w;
-		if (!st->dur_ns)
+		/* a step's own rate needs a step of real length: in a job that
+		 * loads data, one that fetched no batch (the tail of an iteration
+		 * split off, a GAN's G step counted apart) is in the average only */
+		if (!st->dur_ns || (p->has_reader && !st->cpu_ns[PT_MS_DATALOADER]))
 			continue;
 		double ips = (double)w * 1e9 / (double)st->dur_ns;
 		if (first || ips > p->ips_max)

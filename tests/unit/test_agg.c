@@ -611,6 +611,29 @@ static void test_accumulation_backward_union(void **state)
 	pt_trace_free(t);
 }
 
+/* A job that loads data: a short step that fetched no batch (a split-off
+ * tail of an iteration) is in the average ips, not in its max or min. */
+static void test_ips_extremes_need_a_fetch(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES);
+	uint32_t h = tu_track(t, 1, 1, -1);
+	ev_full(t, h, PT_KIND_PROFILE_STEP, "ProfileStep#1", 0, 100, 0, 0, 32);
+	tu_ev(t, h, PT_KIND_DATALOADER, "Dataloader", 0, 10, 0);
+	ev_full(t, h, PT_KIND_PROFILE_STEP, "ProfileStep#2", 100, 200, 0, 0, 32);
+	tu_ev(t, h, PT_KIND_DATALOADER, "Dataloader", 100, 20, 0);
+	ev_full(t, h, PT_KIND_PROFILE_STEP, "ProfileStep#3", 300, 1, 0, 0, 32);
+	struct pt_summary *s = summarize_all(t);
+	const struct pt_perf *p = &s->perf;
+	assert_int_equal(s->nsteps, 3);
+	assert_int_equal(p->ips_samples, 1);
+	assert_true(p->ips_max > 319999.9 && p->ips_max < 320000.1); /* 32 / 100 us, not 32 / 1 us */
+	assert_true(p->ips_min > 159999.9 && p->ips_min < 160000.1); /* 32 / 200 us */
+	assert_true(p->ips_avg > 96.0 / 301e-6 * 0.999 && p->ips_avg < 96.0 / 301e-6 * 1.001);
+	pt_summary_free(s);
+	pt_trace_free(t);
+}
+
 static void test_perf_without_samples(void **state)
 {
 	(void)state;
@@ -861,8 +884,9 @@ static void test_union_random(void **state)
 /* GPU time goes to the step holding its launch's start (an orphan's own
  * start): the latest-starting of the steps that hold it. Steps on two
  * threads overlap; launches on three threads are settled a thread at a
- * time, so the times asked about jump back at each thread. Against a
- * brute-force search over the steps. */
+ * time, so the times asked about jump back at each thread. Orphans (no
+ * launch) count as their union on the device per step. Against a
+ * brute-force search over the steps and a bitmap of each step's orphans. */
 static void test_gpu_to_steps_random(void **state)
 {
 	(void)state;
@@ -874,6 +898,8 @@ static void test_gpu_to_steps_random(void **state)
 		uint32_t g = tu_track(t, 0, 7, 0);
 		enum { MAXS = 64 };
 		uint64_t ss[MAXS], se[MAXS], want[MAXS];
+		static unsigned char orph[MAXS][4100 * 4]; /* quarter-microsecond cells */
+		memset(orph, 0, sizeof orph);
 		int ns = 0;
 		for (int k = 0; k < 2; k++) { /* odd starts on one thread, even on the other */
 			int pos = k;
@@ -906,9 +932,15 @@ static void test_gpu_to_steps_random(void **state)
 			for (int j = 0; j < ns; j++)
 				if (ss[j] <= x && x < se[j] && (best < 0 || ss[j] > ss[best]))
 					best = j;
-			if (best >= 0)
+			if (best >= 0 && c)
 				want[best] += US(dur);
+			else if (best >= 0)
+				for (int q = (int)((at + 0.5) * 4); q < (int)((at + 0.5 + dur) * 4); q++)
+					orph[best][q] = 1;
 		}
+		for (int j = 0; j < ns; j++)
+			for (int q = 0; q < 4100 * 4; q++)
+				want[j] += orph[j][q] ? 250 : 0;
 		struct pt_summary *s = summarize_all(t);
 		assert_int_equal(s->nsteps, ns);
 		for (size_t i = 0; i < s->nsteps; i++) {
@@ -1251,6 +1283,7 @@ int main(void)
 	    cmocka_unit_test(test_feed_interleaved),
 	    cmocka_unit_test(test_paddle_steps_and_perf),
 	    cmocka_unit_test(test_perf_without_samples),
+	    cmocka_unit_test(test_ips_extremes_need_a_fetch),
 	    cmocka_unit_test(test_accumulation_backward_union),
 	    cmocka_unit_test(test_step_window),
 	    cmocka_unit_test(test_distributed),
