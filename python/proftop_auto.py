@@ -17,7 +17,9 @@ running job. From then on, with no change to the script:
   subclass (user-defined ones too: wrapped per class when the first instance
   is made), and LR schedulers' step(); operators "SGD.step", "StepLR.step".
 - Dataloader: each __next__ of a torch.utils.data.DataLoader iterator, with
-  workers or without, and iter(loader) itself (starting the workers).
+  workers or without, and iter(loader) itself (starting the workers); without
+  a DataLoader, each resume of the generator (or Python __next__) the loop
+  draws its batches from, up to the next model call (_feed_prof).
 - Steps: in a training job (a backward or an optimizer step has been seen),
   one step per optimizer step: a step ends when its last optimizer, zero_grad
   or scheduler call returns, and the next begins there, so steps are
@@ -25,15 +27,19 @@ running job. From then on, with no change to the script:
   lands in the first step after it). Gradient accumulation (several
   forward/backward per optimizer step) and optimizers stepping back to back
   are one step; optimizers stepping apart (a GAN's D and G) are one step
-  each. Until then (inference, evaluation loops) one step per outermost
+  when a fetch bounds the iteration (one batch per iteration), else one
+  step each. Until then (inference, evaluation loops) one step per outermost
   forward: under torch.no_grad()/inference_mode or in eval mode at once;
   otherwise (it may be a training step's first forward) only when a
   DataLoader fetch follows before any backward. The step ends once the next
   one begins (or when its thread or the program ends), with
   proftop_step_span.
 - Samples per step: the batch dimension of what the DataLoader yields in the
-  step (summed over gradient accumulation), else of the outermost forwards'
-  inputs; PROFTOP_BATCH=N fixes it.
+  step (summed over gradient accumulation; the dimension equal to its
+  batch_size), else of the outermost forwards' inputs (dim 1 of a
+  sequence-first model's (seq, batch) input); PROFTOP_BATCH=N fixes it.
+- Two models called at the top: each one's operators carry its name
+  ("netG.main.0 (Linear)"), so they never merge.
 
 How: Module.__call__, Optimizer.__init__ and the methods above are wrapped
 (try/finally, so a forward that raises still closes its ranges at once, and
@@ -102,7 +108,7 @@ class _TS(object):
     """One thread's state: module depth, open ranges, the step being built."""
     __slots__ = ("depth", "names", "root", "in_bwd", "in_opt", "in_fetch", "start", "pending", "soft",
                  "loader_samples", "fwd_samples", "partial", "compiling", "hooked", "bwd_end",
-                 "bwd_marks", "fetches", "held", "__weakref__")
+                 "bwd_marks", "fetches", "held", "gen_open", "__weakref__")
 
     def __init__(self):
         self.depth = 0            # nn.Module calls open on this thread
@@ -123,6 +129,7 @@ class _TS(object):
         self.fetches = 0          # DataLoader fetches in the step being built
         self.held = []            # optimizer-step ends followed by more work before the next
                                   # fetch: (ns, samples so far); the step may go on (a GAN's G)
+        self.gen_open = False     # a Dataloader phase opened at a generator's resume (_feed_prof)
 
     def __del__(self):
         # The thread has ended (its thread-local data goes away while it still
@@ -133,6 +140,7 @@ class _TS(object):
             if self.pending is None and self.held:
                 self.pending = self.held[-1][0]
             self.held = []
+            _feed_close(self)
             if not _opt_seen and not _off:
                 _bwd_flush(self)
             if self.pending is None and self.bwd_end and not _opt_seen:
@@ -373,6 +381,100 @@ def _loader_batch(it, out):
     return int(shape[dim]) if dim < len(shape) else int(shape[0])
 
 
+# ---- a loop fed by a generator or any iterator that is not a DataLoader
+#
+# What a for loop or next() draws batches from is timed when it is Python
+# code: a generator (or a class's __next__) resumed from the training loop's
+# own frame. Only while the loop is outside the model, backward and
+# optimizer calls (armed when the outermost one returns, disarmed when the
+# next begins) is a profile function set on the thread (sys.setprofile); at
+# the first resume from the loop it opens a Dataloader phase, the fetch's
+# start (a step boundary, like a DataLoader fetch), and takes itself off at
+# once, so the generator's own work runs unprofiled; the phase ends where
+# the next model, loss, backward or optimizer call begins. Never while a
+# DataLoader feeds the job (its fetches are timed as such), another
+# profiler is set (cProfile, a debugger), or a deep capture runs.
+
+_feed_on = True        # no DataLoader fetch seen: a generator may feed the loop
+_feed_look = 16        # root calls left whose calling frames name the loop (_loop_codes)
+_loop_codes = set()    # code of the frames that call the model (the training loop)
+_CO_GENERATOR = 0x20
+
+
+def _feed_learn():
+    """The code objects of the frames, outside torch and the helper, that the
+    model is called from: the loop whose fetches are timed."""
+    global _feed_look
+    _feed_look -= 1
+    try:
+        f = sys._getframe(2)
+    except (AttributeError, ValueError):
+        return
+    here = os.path.dirname(os.path.abspath(__file__))
+    tdir = os.path.dirname(getattr(_torch, "__file__", "") or "") or "\0"
+    for _ in range(8):
+        if f is None:
+            return
+        fn = f.f_code.co_filename
+        if not (fn.startswith(tdir) or fn.startswith(here) or fn.startswith("<frozen")):
+            _loop_codes.add(f.f_code)
+        f = f.f_back
+
+
+def _feed_prof(frame, event, arg):
+    """The profile function of the gap between steps: a generator or a
+    __next__ resumed from the loop begins a fetch."""
+    if event != "call":
+        return
+    try:
+        if _off or _forked or not _feed_on:
+            sys.setprofile(None)
+            return
+        co = frame.f_code
+        if not (co.co_flags & _CO_GENERATOR or co.co_name == "__next__") or co.co_name[:1] == "<":
+            return  # not a feed (a generator expression, a list comprehension)
+        back = frame.f_back
+        if back is None or back.f_code not in _loop_codes:
+            return
+        sys.setprofile(None)
+        ts = _ts()
+        if ts.gen_open or ts.depth or ts.in_bwd or ts.in_opt or ts.in_fetch or ts.compiling:
+            return
+        _begin(ts, fetch=True)
+        _lib.proftop_phase_push(_DATALOADER)
+        ts.gen_open = True
+    except Exception as e:  # noqa: BLE001
+        _fail(e)
+
+
+def _feed_arm(ts):
+    """An outermost model, loss, backward or optimizer call returned: the
+    loop may fetch its next batch."""
+    if (_feed_on and _loop_codes and not ts.depth and not ts.in_bwd and not ts.in_opt and
+            not ts.in_fetch and not ts.gen_open and sys.getprofile() is None and
+            (_ctl is None or _ctl._cap is None)):
+        sys.setprofile(_feed_prof)
+
+
+def _feed_disarm(ts):
+    """Such a call begins: the fetch, if one began, ends here."""
+    if sys.getprofile() is _feed_prof:
+        sys.setprofile(None)
+    if ts.gen_open:
+        ts.gen_open = False
+        _lib.proftop_phase_pop()
+
+
+def _feed_close(ts):
+    """The thread ends: the fetch open on it ends."""
+    if ts.gen_open:
+        ts.gen_open = False
+        try:
+            _lib.proftop_phase_pop()
+        except Exception:  # noqa: BLE001
+            pass
+
+
 # ---- module labels
 
 def _name_id(text):
@@ -579,6 +681,9 @@ def _root_enter(ts, mod, args):
     """Outermost module call: the Forward phase (2), or a loss on its own (3)."""
     global _activity
     _activity = True
+    _feed_disarm(ts)
+    if _feed_look:
+        _feed_learn()
     if isinstance(mod, _loss_base):
         _lib.proftop_phase_push(_FORWARD)
         _lib.proftop_op_push_id(_loss_label(mod))
@@ -616,6 +721,7 @@ def _root_exit(ts, code):
     root = ts.root
     ts.names = None
     ts.root = None
+    _feed_arm(ts)
     if code != 3 and not _train:
         # inference: a step per outermost forward. Without no_grad and in
         # training mode it may be the first forward of a training step (a
@@ -641,8 +747,11 @@ def _wrap_phase(orig, phase, flag, fetch=False, train=False, samples=False):
             return orig(*args, **kwargs)
         pushed = False
         try:
-            global _activity
+            global _activity, _feed_on
             _activity = True
+            if fetch:
+                _feed_on = False  # a DataLoader feeds the loop: it is timed as such
+            _feed_disarm(ts)
             if train:
                 _set_train()
             _begin(ts, fetch=fetch)
@@ -658,6 +767,7 @@ def _wrap_phase(orig, phase, flag, fetch=False, train=False, samples=False):
             if pushed:
                 try:
                     _lib.proftop_phase_pop()
+                    _feed_arm(ts)
                 except Exception as e:  # noqa: BLE001
                     _fail(e)
                 if train and not _opt_seen:
@@ -695,6 +805,7 @@ def _wrap_opt_method(orig, meth, role):
         try:
             global _activity
             _activity = True
+            _feed_disarm(ts)
             if role == "step":
                 _set_train()
                 _saw_opt(ts)
@@ -720,6 +831,7 @@ def _wrap_opt_method(orig, meth, role):
                     _lib.proftop_phase_pop()
                     if role == "step" or ts.pending is not None:
                         ts.pending = _now()
+                    _feed_arm(ts)
                 except Exception as e:  # noqa: BLE001
                     _fail(e)
     method = functools.wraps(orig)(method)
@@ -776,6 +888,7 @@ def _opt_pre_hook(opt, args, kwargs):
             _hook_close(ts)  # its last step raised
         global _activity
         _activity = True
+        _feed_disarm(ts)
         _set_train()
         _saw_opt(ts)
         if ts.pending is None:
@@ -793,6 +906,7 @@ def _hook_close(ts):
     _lib.proftop_op_pop()
     _lib.proftop_phase_pop()
     ts.pending = _now()
+    _feed_arm(ts)
 
 
 def _opt_post_hook(opt, args, kwargs):
@@ -1307,6 +1421,7 @@ def _at_exit():
             if ts.pending is None and ts.held:
                 ts.pending = ts.held[-1][0]  # the work after the last optimizer step: not a step
             ts.held = []
+            _feed_disarm(ts)
             if not _opt_seen:
                 _bwd_flush(ts)
             if ts.pending is None and ts.bwd_end and not _opt_seen:

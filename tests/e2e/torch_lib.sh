@@ -29,9 +29,8 @@ record() {
 }
 
 # compare NAME DESC [nodata]: the script's RESULT line against the report.
-# nodata: the script's batches come from a plain generator, which proftop
-# does not mark (docs/python.md): its Dataloader must be 0, and the
-# generator's time is in Others, not compared
+# nodata: the script fetches no batches (its data sits in tensors): its
+# Dataloader must be 0
 compare() {
 	local name=$1 desc=$2 verdict
 	verdict=$("$PY" - "$TMP/$name.log" "$TMP/$name.rep" "${3:-}" <<'PYEOF'

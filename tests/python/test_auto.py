@@ -342,6 +342,76 @@ class Auto(unittest.TestCase):
         self.assertEqual(res["log"].count("O+Adam.step"), 2)
         balanced(self, res["log"])
 
+    def test_generator_feed_is_the_dataloader(self):
+        res = self.run_scenario("""
+            import sys
+            def batches(n):
+                for i in range(n):
+                    yield torch.randn(4, 3)
+            class Feed(object):  # an iterator class: its __next__ is timed too
+                def __init__(self, n): self.n = n
+                def __iter__(self): return self
+                def __next__(self):
+                    if not self.n: raise StopIteration
+                    self.n -= 1
+                    return torch.randn(2, 3)
+            m = nn.Linear(3, 1)
+            opt = torch.optim.SGD(m.parameters(), lr=0.1)
+            def train(feed):
+                for x in feed:
+                    m(x).sum().backward(); opt.step(); opt.zero_grad()
+                    total = sum(p.numel() for p in m.parameters())  # a genexpr: not a feed
+            train(batches(3))
+            gen_log = take()
+            train(Feed(2))
+            done(gen_log=gen_log, prof=repr(sys.getprofile()))
+        """)
+        # the generator: its 2nd and 3rd batches and the StopIteration (the
+        # loop is known from the first forward on); the iterator class: its
+        # second batch and its StopIteration (the first is in the phase the
+        # last StopIteration opened: it lasts to the next forward, as a
+        # DataLoader's next epoch starts in its fetch); never the generator
+        # expression
+        self.assertEqual(res["gen_log"].count("P+1"), 3)
+        self.assertEqual(res["log"].count("P+1"), 2)
+        self.assertEqual([x[2] for x in spans(res["gen_log"] + res["log"])], [4, 4, 4, 2, 2])
+        self.assertEqual(res["prof"], "None")  # not left on after the loop
+        balanced(self, res["gen_log"] + res["log"])
+
+    def test_generator_fetches_marked_in_order(self):
+        res = self.run_scenario("""
+            def batches(n):
+                for i in range(n):
+                    yield torch.randn(4, 3)
+            m = nn.Linear(3, 1)
+            opt = torch.optim.SGD(m.parameters(), lr=0.1)
+            for x in batches(3):
+                m(x).sum().backward(); opt.step()
+            done()
+        """)
+        log = res["log"]
+        # each fetch after the first forward: a Dataloader phase (1) closed before the forward (2)
+        phases = [l for l in log if l.startswith("P+")]
+        self.assertEqual(phases[:4], ["P+2", "P+3", "P+4", "P+1"])
+        self.assertEqual(phases.count("P+1"), 3)  # the 2nd and 3rd batches, and the StopIteration
+        self.assertEqual([x[2] for x in spans(log)], [4, 4, 4])
+        balanced(self, log)
+
+    def test_dataloader_job_sets_no_profile_function(self):
+        res = self.run_scenario("""
+            import sys
+            from torch.utils.data import DataLoader, TensorDataset
+            loader = DataLoader(TensorDataset(torch.randn(12, 3)), batch_size=4)
+            m = nn.Linear(3, 1)
+            opt = torch.optim.SGD(m.parameters(), lr=0.1)
+            seen = []
+            for (x,) in loader:
+                m(x).sum().backward(); opt.step()
+                seen.append(sys.getprofile() is not None)
+            done(seen=seen)
+        """)
+        self.assertEqual(res["seen"], [False, False, False])
+
     def test_scheduler_in_init_is_not_a_phase(self):
         res = self.run_scenario("""
             m = nn.Linear(2, 2)

@@ -1,7 +1,6 @@
 """A plain PyTorch script (no proftop import): an MLP fed by a Python generator
-(no DataLoader: the generator's time is not a Dataloader phase for proftop,
-so it is kept small), gradient accumulation over --accum micro-batches,
-AdamW.
+(no DataLoader; --data-ms: the generator sleeps that long per batch, as a
+reader would), gradient accumulation over --accum micro-batches, AdamW.
 Times its own phases; ends with
 
   RESULT steps=N samples=S loop_s=T data_s=D fwd_s=F bwd_s=B opt_s=O
@@ -13,9 +12,11 @@ import torch
 from torch import nn
 
 
-def batches(n, batch, seed):
+def batches(n, batch, seed, data_ms):
     g = torch.Generator().manual_seed(seed)
     for _ in range(n):
+        if data_ms:
+            time.sleep(data_ms / 1000.0)
         x = torch.randn(batch, 64, generator=g)
         yield x, (x.sum(1) > 0).long()
 
@@ -25,6 +26,7 @@ def main():
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--accum", type=int, default=4)
     ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--data-ms", type=float, default=0.0)
     a = ap.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(1)
@@ -34,7 +36,7 @@ def main():
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     data = fwd = bwd = optim = 0.0
     steps = samples = 0
-    gen = batches(a.steps * a.accum, a.batch, 1)
+    gen = batches(a.steps * a.accum, a.batch, 1, a.data_ms)
     t_loop = time.perf_counter()
     t = t_loop
     for step in range(a.steps):
