@@ -526,7 +526,7 @@ static void step_out(const struct pt_agg *a, const struct step_rec *r, const str
 	st->number = num >= 0 ? num : -1;
 	st->start_ns = r->start_ns;
 	st->dur_ns = r->dur_ns;
-	st->samples = r->samples;
+	st->samples = r->samples ? r->samples : a->o.batch_samples;
 	st->track = r->track;
 	memcpy(st->cpu_ns, acc->cpu, sizeof st->cpu_ns);
 	memcpy(st->gpu_ns, acc->gpu, sizeof st->gpu_ns);

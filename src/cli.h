@@ -33,6 +33,7 @@ struct cli_load_opts {
 	int64_t step_first, step_last; /* inclusive */
 	const char *steps_text;        /* as given, for messages */
 	int with_compile;              /* --with-compile: compiling steps in the figures */
+	uint64_t batch;                /* --batch N: samples of a step that carries none */
 };
 void cli_load_opts_init(struct cli_load_opts *o);
 
@@ -53,7 +54,7 @@ int cli_opt_steps(struct cli_load_opts *o, const char *arg);
 int cli_opt_max_mem(struct cli_load_opts *o, const char *arg);
 int cli_opt_threads(struct cli_load_opts *o, const char *arg);
 /* The loading options every trace-reading command shares, as getopt entries. */
-enum { CLI_OPT_STEPS = 400, CLI_OPT_MAXMEM, CLI_OPT_THREADS, CLI_OPT_WITH_COMPILE };
+enum { CLI_OPT_STEPS = 400, CLI_OPT_MAXMEM, CLI_OPT_THREADS, CLI_OPT_WITH_COMPILE, CLI_OPT_BATCH };
 #define CLI_LOAD_LONGOPTS                                                                      \
 	{"max-mem", required_argument, NULL, CLI_OPT_MAXMEM},                                  \
 	{"threads", required_argument, NULL, CLI_OPT_THREADS}
@@ -61,6 +62,10 @@ enum { CLI_OPT_STEPS = 400, CLI_OPT_MAXMEM, CLI_OPT_THREADS, CLI_OPT_WITH_COMPIL
 #define CLI_WITH_COMPILE_LONGOPT {"with-compile", no_argument, NULL, CLI_OPT_WITH_COMPILE}
 #define CLI_WITH_COMPILE_HELP                                                                          \
 	"      --with-compile  count the steps that compiled (torch.compile) in the figures\n"
+#define CLI_BATCH_LONGOPT {"batch", required_argument, NULL, CLI_OPT_BATCH}
+#define CLI_BATCH_HELP                                                                         \
+	"      --batch N       N samples in each step that carries no count (a trace another\n"  \
+	"                      profiler wrote), so that ips is in samples/s\n"
 /* 1 when c was a loading option (applied), 0 when not, CLI_USAGE after an error. */
 int cli_load_opt(struct cli_load_opts *o, int c, const char *arg);
 

@@ -164,6 +164,15 @@ int cli_load_opt(struct cli_load_opts *o, int c, const char *arg)
 		o->with_compile = 1;
 		rc = 0;
 		break;
+	case CLI_OPT_BATCH: {
+		uint64_t v;
+		rc = 0;
+		if (cli_parse_count(arg, UINT32_MAX, &v) || !v)
+			rc = cli_usage_error("--batch: '%s' is not a number of samples (1 or more)", arg);
+		else
+			o->batch = v;
+		break;
+	}
 	case CLI_OPT_MAXMEM:
 		rc = cli_opt_max_mem(o, arg);
 		break;
@@ -254,6 +263,7 @@ int cli_summarize_spare(struct pt_trace *t, const struct cli_load_opts *o,
 		ao.step_last = o->step_last;
 	}
 	ao.with_compile = o->with_compile;
+	ao.batch_samples = o->batch;
 	ao.spare = spare;
 	ao.spare_arg = arg;
 	struct pt_summary *s = pt_summarize(t, &ao);
@@ -262,6 +272,7 @@ int cli_summarize_spare(struct pt_trace *t, const struct cli_load_opts *o,
 		/* say which steps there are: summarize again without the range */
 		pt_summary_free(s);
 		pt_agg_opts_init(&ao);
+		ao.batch_samples = o->batch;
 		struct pt_summary *all = pt_summarize(t, &ao);
 		char range[64];
 		step_range_text(o, range, sizeof range);

@@ -229,6 +229,9 @@ struct pt_agg_opts {
 	/* 1: steps that compiled (torch.compile) count in the Perf and Model
 	 * Summaries like any other; 0 (the default): they are left out. */
 	int with_compile;
+	/* samples in a step that carries no count (a trace another profiler
+	 * wrote: report --batch N), so that ips is samples/s; 0: none */
+	uint64_t batch_samples;
 };
 #define PT_SUMMARIZE_PIPE_EVENTS 65536
 void pt_agg_opts_init(struct pt_agg_opts *o);

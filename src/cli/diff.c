@@ -34,6 +34,7 @@ void cli_usage_diff(FILE *f)
 	      "      --top N         rows per table (default 20, 0 = all)\n"
 	      "      --steps A:B     only steps A to B of each run, inclusive (also A:, :B, A)\n"
 	      CLI_WITH_COMPILE_HELP
+	      CLI_BATCH_HELP
 	      "      --fail-if EXPR  exit 3 with a one-line reason when EXPR holds over AFTER's\n"
 	      "                      figures and NAME_delta, the relative change (after -\n"
 	      "                      before) / before: e.g. 'ips_delta<-5% || step_ms>120'\n"
@@ -99,6 +100,7 @@ int cli_diff(int argc, char **argv)
 	    {"top", required_argument, NULL, OPT_TOP},
 		CLI_STEPS_LONGOPT,
 		CLI_WITH_COMPILE_LONGOPT,
+		CLI_BATCH_LONGOPT,
 	    CLI_LOAD_LONGOPTS,
 	    {"fail-if", required_argument, NULL, OPT_FAILIF},
 	    {"help", no_argument, NULL, 'h'},

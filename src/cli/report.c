@@ -63,6 +63,7 @@ void cli_usage_report(FILE *f)
 	      "      --sort KEY      order rows by total (default), avg, max, calls, gpu or name\n"
 	      "      --steps A:B     only steps A to B, inclusive (also A:, :B, A)\n"
 	      CLI_WITH_COMPILE_HELP
+	      CLI_BATCH_HELP
 	      "      --detail        show inner ops and the kernels under each operator\n"
 	      "      --no-advice     leave out the Advice section (the bottleneck advisor)\n"
 	      CLI_PEAK_HELP
@@ -114,6 +115,7 @@ int cli_report(int argc, char **argv)
 		{"sort", required_argument, NULL, OPT_SORT},
 		CLI_STEPS_LONGOPT,
 		CLI_WITH_COMPILE_LONGOPT,
+		CLI_BATCH_LONGOPT,
 		{"detail", no_argument, NULL, OPT_DETAIL},
 		{"no-advice", no_argument, NULL, OPT_NO_ADVICE},
 		CLI_PEAK_LONGOPTS,
@@ -211,6 +213,7 @@ int cli_report(int argc, char **argv)
 			rj.ao.step_last = lo.step_last;
 		}
 		rj.ao.with_compile = lo.with_compile;
+		rj.ao.batch_samples = lo.batch;
 		pt_store_sort(t->store);
 		rj_thread = pthread_create(&rj_th, NULL, rank_job_main, &rj) == 0;
 		if (!rj_thread)

@@ -169,6 +169,30 @@ else
 	not_ok "invalid UTF-8 names: report of the export equals the original's" "$(diff <(echo "$a") <(echo "$b") | head -n 6)"
 fi
 
+# --- --batch N: a foreign trace's steps carry no samples; N each makes ips samples/s
+"$PROFTOP" report --json "$W0" >"$TMP/nb.json" 2>/dev/null
+"$PROFTOP" report --json --batch 32 "$W0" >"$TMP/b32.json" 2>/dev/null
+"$PROFTOP" report --json --batch 32 "$PT_FIXTURES/dialects/proftop_export.json" >"$TMP/bown.json" 2>/dev/null
+"$PROFTOP" report --json "$PT_FIXTURES/dialects/proftop_export.json" >"$TMP/own.json" 2>/dev/null
+if python3 - "$TMP/nb.json" "$TMP/b32.json" "$TMP/own.json" "$TMP/bown.json" <<'PYEOF'; then
+import json, sys
+a, b, own, bown = (json.load(open(p))["perf_summary"] for p in sys.argv[1:])
+assert a["ips_unit"] == "steps/s" and b["ips_unit"] == "samples/s", (a["ips_unit"], b["ips_unit"])
+for k in ("avg", "max", "min"):
+    assert abs(b["ips"][k] - 32 * a["ips"][k]) <= 1e-6 * b["ips"][k], (k, a["ips"][k], b["ips"][k])
+assert own["ips"] == bown["ips"], (own["ips"], bown["ips"])  # samples the trace has win
+PYEOF
+	ok "report --batch 32: ips in samples/s, 32x the steps/s; a trace's own sample counts win"
+else
+	not_ok "report --batch 32" "$(head -c 300 "$TMP/b32.json")"
+fi
+for bad in 0 x -3; do
+	"$PROFTOP" report --batch "$bad" "$W0" >/dev/null 2>"$TMP/bb.err"
+	rc=$?
+	[ $rc -eq 2 ] && grep -q "^proftop: --batch: '$bad' is not a number of samples" "$TMP/bb.err" &&
+		ok "report --batch $bad: usage error" || not_ok "report --batch $bad: exit 2 and why" "rc=$rc $(cat "$TMP/bb.err")"
+done
+
 # --- output that cannot be written is an error, never a silent exit 0
 if [ -w /dev/full ]; then
 	for args in "backends" "ls" "--help" "report $W0" "report --json $W0"; do
