@@ -399,7 +399,7 @@ static void op_flops(struct cr_sink *s, const struct cr_batch *b, const struct p
 	return;
 packed:
 	ev->arg = pt_flops_pack((double)r->flops, (double)RAW_OR0(r, PT_RAW_BYTES, bytes),
-				(r->have & PT_RAW_DTYPE) ? (int)(r->dtype & 3) : PT_DT_F32);
+				(r->have & PT_RAW_DTYPE) ? (int)(r->dtype & PT_DT_MASK) : PT_DT_F32);
 	ev->flags |= PT_EVF_FLOPS;
 }
 

@@ -233,11 +233,13 @@ static int type_size(const char *s, size_t n, int *dtype)
 	    {"float", 4, PT_DT_F32},
 	    {"double", 8, PT_DT_F64},
 	    {"c10::Half", 2, PT_DT_F16},
-	    {"c10::BFloat16", 2, PT_DT_F16},
+	    {"c10::BFloat16", 2, PT_DT_BF16},
 	    {"Half", 2, PT_DT_F16},
-	    {"BFloat16", 2, PT_DT_F16},
-	    {"c10::Float8_e4m3fn", 1, PT_DT_OTHER},
-	    {"c10::Float8_e5m2", 1, PT_DT_OTHER},
+	    {"BFloat16", 2, PT_DT_BF16},
+	    {"c10::Float8_e4m3fn", 1, PT_DT_FP8},
+	    {"c10::Float8_e5m2", 1, PT_DT_FP8},
+	    {"c10::Float8_e4m3fnuz", 1, PT_DT_FP8},
+	    {"c10::Float8_e5m2fnuz", 1, PT_DT_FP8},
 	    {"int", 4, PT_DT_OTHER},
 	    {"long int", 8, PT_DT_OTHER},
 	    {"long", 8, PT_DT_OTHER},
@@ -672,33 +674,41 @@ int pt_flops_compute(int op, const char *dims, size_t dlen, const char *types, s
 
 /* ---- peaks ---- */
 
-/* Dense peaks from the vendors' data sheets: 16-bit tensor, fp32 (CUDA
- * cores), fp64 TFLOP/s, and memory GB/s. First match wins (more specific
- * names first). */
+/* Dense peaks from the vendors' data sheets (no sparsity), TFLOP/s:
+ * 16-bit tensor (fp16 and bf16 alike), TF32 tensor, fp32 (CUDA cores),
+ * fp64, fp8 tensor (0: the device has no such unit), and memory GB/s.
+ * First match wins (more specific names first). */
 static const struct {
 	const char *match;
-	double f16, f32, f64, gbps;
+	double f16, tf32, f32, f64, fp8, gbps;
 } peaks[] = {
-    {"H200", 989.5, 66.9, 66.9, 4800},
-    {"H100 NVL", 835, 60, 60, 3900},
-    {"H100 PCIe", 756, 51.2, 51.2, 2000},
-    {"H100", 989.5, 66.9, 66.9, 3350},
-    {"GH200", 989.5, 66.9, 66.9, 4000},
-    {"A100-SXM4-80GB", 312, 19.5, 9.7, 2039},
-    {"A100 80GB PCIe", 312, 19.5, 9.7, 1935},
-    {"A100-PCIE-80GB", 312, 19.5, 9.7, 1935},
-    {"A100", 312, 19.5, 9.7, 1555},
-    {"A800", 312, 19.5, 9.7, 2039},
-    {"L40S", 362, 91.6, 1.4, 864},
-    {"L40", 181, 90.5, 1.4, 864},
-    {"L4", 121, 30.3, 0.5, 300},
-    {"A10G", 70, 31.2, 1.0, 600},
-    {"A10", 125, 31.2, 1.0, 600},
-    {"V100", 125, 15.7, 7.8, 900},
-    {"T4", 65, 8.1, 0.25, 320},
-    {"B200", 2250, 80, 40, 8000},
-    {"RTX 4090", 165, 82.6, 1.3, 1008},
+    {"H200", 989.5, 494.7, 66.9, 66.9, 1978.9, 4800},
+    {"H100 NVL", 835, 417.5, 60, 60, 1670, 3900},
+    {"H100 PCIe", 756, 378, 51.2, 51.2, 1513, 2000},
+    {"H100", 989.5, 494.7, 66.9, 66.9, 1978.9, 3350},
+    {"GH200", 989.5, 494.7, 66.9, 66.9, 1978.9, 4000},
+    {"A100-SXM4-80GB", 312, 156, 19.5, 9.7, 0, 2039},
+    {"A100 80GB PCIe", 312, 156, 19.5, 9.7, 0, 1935},
+    {"A100-PCIE-80GB", 312, 156, 19.5, 9.7, 0, 1935},
+    {"A100", 312, 156, 19.5, 9.7, 0, 1555},
+    {"A800", 312, 156, 19.5, 9.7, 0, 2039},
+    {"L40S", 362, 183, 91.6, 1.4, 733, 864},
+    {"L40", 181, 90.5, 90.5, 1.4, 362, 864},
+    {"L4", 121, 60, 30.3, 0.5, 242, 300},
+    {"A10G", 70, 35, 31.2, 1.0, 0, 600},
+    {"A10", 125, 62.5, 31.2, 1.0, 0, 600},
+    {"V100", 125, 0, 15.7, 7.8, 0, 900},
+    {"T4", 65, 0, 8.1, 0.25, 0, 320},
+    {"B200", 2250, 1100, 80, 40, 4500, 8000},
+    {"RTX 4090", 165, 82.6, 82.6, 1.3, 330, 1008},
 };
+
+const char *pt_dtype_name(int d)
+{
+	static const char *const n[PT_DT__COUNT] = {"fp32", "fp16", "fp64", "int",
+						    "bf16", "tf32", "fp8"};
+	return d >= 0 && d < PT_DT__COUNT ? n[d] : "?";
+}
 
 int pt_peak_of_device(const char *name, struct pt_peak *out)
 {
@@ -714,8 +724,12 @@ int pt_peak_of_device(const char *name, struct pt_peak *out)
 		if (next >= '0' && next <= '9')
 			continue;
 		out->tflops[PT_DT_F16] = peaks[i].f16;
+		/* bf16 came with TF32 (Ampere): V100 and T4 have neither */
+		out->tflops[PT_DT_BF16] = peaks[i].tf32 > 0 ? peaks[i].f16 : 0;
+		out->tflops[PT_DT_TF32] = peaks[i].tf32;
 		out->tflops[PT_DT_F32] = peaks[i].f32;
 		out->tflops[PT_DT_F64] = peaks[i].f64;
+		out->tflops[PT_DT_FP8] = peaks[i].fp8;
 		out->gbps = peaks[i].gbps;
 		snprintf(out->device, sizeof out->device, "%s", name);
 		return 0;
@@ -726,7 +740,7 @@ int pt_peak_of_device(const char *name, struct pt_peak *out)
 void pt_peak_override(struct pt_peak *p, double tflops, double gbps)
 {
 	if (tflops > 0) {
-		for (int i = 0; i < 4; i++)
+		for (int i = 0; i < PT_DT__COUNT; i++)
 			p->tflops[i] = tflops;
 		snprintf(p->device, sizeof p->device, "--peak-tflops %g", tflops);
 	}
@@ -767,7 +781,8 @@ double pt_flops_row_peak_pct(const struct pt_flops_row *r, const struct pt_peak 
 {
 	if (!p)
 		return -1;
-	double peak = p->tflops[r->dtype & 3];
+	int d = (int)((unsigned)r->dtype & PT_DT_MASK);
+	double peak = d < PT_DT__COUNT ? p->tflops[d] : 0;
 	/* a device's roof is for device time: a rate timed on the CPU (a trace
 	 * with no kernels for the row) is not a share of it */
 	if (!(peak > 0) || !r->gpu_ns || pt_flops_row_tflops(r) < 0)
@@ -796,6 +811,7 @@ struct inst {
 	int dtype;
 	double flops, bytes;
 	uint64_t cpu_ns, gpu_ns, own_gpu_ns;
+	uint64_t tf32_ns; /* of own_gpu_ns, in kernels that ran fp32 math as TF32 */
 	int32_t parent; /* enclosing operator with FLOPs, -1 */
 };
 
@@ -803,7 +819,18 @@ struct kern {
 	uint32_t name_id;
 	uint64_t dur_ns;
 	uint32_t inst;
+	int tf32;
 };
+
+/* cuDNN, cuBLAS and CUTLASS kernels that run fp32 math on tensor cores as
+ * TF32 say so in their names ("sm80_xmma_fprop_implicit_gemm_tf32f32_...",
+ * "cutlass_80_tensorop_s1688gemm_..."); an fp32 operator run by them is
+ * judged against the TF32 peak, not the CUDA cores' fp32 one. */
+static int kernel_is_tf32(const char *n)
+{
+	return strstr(n, "tf32") || strstr(n, "TF32") || strstr(n, "tensorop_s1688") ||
+	       strstr(n, "tensorop_s16816");
+}
 
 struct frame {
 	uint64_t end;
@@ -828,8 +855,8 @@ static int by_flops(const void *pa, const void *pb, void *ctx)
 static struct pt_flops_row *row_of(struct pt_flops_row **v, size_t *n, size_t *cap,
 				   struct pt_u32map *idx, uint32_t name_id, int dtype)
 {
-	/* one row per name and data type class (ids stay below 2^30) */
-	uint32_t key = (name_id << 2) | ((uint32_t)dtype & 3u);
+	/* one row per name and data type class (ids stay below 2^29) */
+	uint32_t key = (name_id << 3) | ((uint32_t)dtype & PT_DT_MASK);
 	uint32_t i = pt_u32map_get(idx, key);
 	if (i)
 		return &(*v)[i - 1];
@@ -879,7 +906,7 @@ void pt_flops_summarize(struct pt_trace *t, uint64_t t0_ns, uint64_t t1_ns,
 				pt_flops_unpack(ev->arg, &in->flops, &in->bytes, &in->dtype);
 				in->name_id = ev->name_id;
 				in->cpu_ns = ev->dur_ns;
-				in->gpu_ns = in->own_gpu_ns = 0;
+				in->gpu_ns = in->own_gpu_ns = in->tf32_ns = 0;
 				in->parent = cur;
 				cur = (int32_t)ninst++;
 			} else if (ev->corr && cur >= 0 && ev->kind == PT_KIND_CUDA_RUNTIME) {
@@ -897,6 +924,7 @@ void pt_flops_summarize(struct pt_trace *t, uint64_t t0_ns, uint64_t t1_ns,
 	struct kern *kerns = NULL;
 	size_t nk = 0, kcap = 0;
 	int gpu_trace = 0;
+	struct pt_u32map tf32_by_name = {0}; /* kernel name id -> 2 TF32, 1 not */
 	for (uint32_t tr = 0; tr < t->ntracks && ninst; tr++) {
 		if (!pt_track_is_device(&t->tracks[tr]))
 			continue;
@@ -917,8 +945,19 @@ void pt_flops_summarize(struct pt_trace *t, uint64_t t0_ns, uint64_t t1_ns,
 			/* a memset or memcpy is the operator's device time too, but
 			 * computes nothing: no FLOPs are credited to it */
 			if (ev->kind == PT_KIND_KERNEL) {
-				kerns[nk++] = (struct kern){ev->name_id, ev->dur_ns, i - 1};
+				int tf = 0;
+				if (insts[i - 1].dtype == PT_DT_F32) {
+					uint32_t known = pt_u32map_get(&tf32_by_name, ev->name_id);
+					if (!known) {
+						known = kernel_is_tf32(pt_trace_str(t, ev->name_id)) ? 2 : 1;
+						pt_u32map_put(&tf32_by_name, ev->name_id, known);
+					}
+					tf = known == 2;
+				}
+				kerns[nk++] = (struct kern){ev->name_id, ev->dur_ns, i - 1, tf};
 				insts[i - 1].own_gpu_ns += ev->dur_ns;
+				if (tf)
+					insts[i - 1].tf32_ns += ev->dur_ns;
 			}
 			for (int32_t j = (int32_t)(i - 1); j >= 0; j = insts[j].parent)
 				insts[j].gpu_ns += ev->dur_ns;
@@ -931,7 +970,10 @@ void pt_flops_summarize(struct pt_trace *t, uint64_t t0_ns, uint64_t t1_ns,
 	 * are not in the trace (cut off at its end) would make its row's rate
 	 * too high: its calls count only where no call of the row has kernels */
 	for (size_t i = 0; i < ninst; i++) {
-		const struct inst *in = &insts[i];
+		struct inst *in = &insts[i];
+		/* most of its kernel time in TF32 kernels: a TF32 call */
+		if (in->dtype == PT_DT_F32 && in->tf32_ns && 2 * in->tf32_ns >= in->own_gpu_ns)
+			in->dtype = PT_DT_TF32;
 		struct pt_flops_row *r =
 		    row_of(&out->ops, &out->nops, &ocap, &oidx, in->name_id, in->dtype);
 		if (in->gpu_ns && !r->gpu_ns) { /* the first call with kernels: start over */
@@ -952,8 +994,9 @@ void pt_flops_summarize(struct pt_trace *t, uint64_t t0_ns, uint64_t t1_ns,
 	for (size_t i = 0; i < nk; i++) {
 		const struct inst *in = &insts[kerns[i].inst];
 		double share = in->own_gpu_ns ? (double)kerns[i].dur_ns / (double)in->own_gpu_ns : 0;
+		int dt = kerns[i].tf32 ? PT_DT_TF32 : in->dtype == PT_DT_TF32 ? PT_DT_F32 : in->dtype;
 		struct pt_flops_row *r =
-		    row_of(&out->kernels, &out->nkernels, &kc, &kidx, kerns[i].name_id, in->dtype);
+		    row_of(&out->kernels, &out->nkernels, &kc, &kidx, kerns[i].name_id, dt);
 		r->calls++;
 		r->flops += in->flops * share;
 		r->bytes += in->bytes * share;
@@ -967,6 +1010,7 @@ void pt_flops_summarize(struct pt_trace *t, uint64_t t0_ns, uint64_t t1_ns,
 	pt_u32map_free(&oidx);
 	pt_u32map_free(&kidx);
 	pt_u32map_free(&by_corr);
+	pt_u32map_free(&tf32_by_name);
 	free(insts);
 	free(kerns);
 	free(stack);

@@ -14,8 +14,30 @@
 
 static const char *dtype_name(int d)
 {
-	static const char *const n[4] = {"fp32", "fp16/bf16", "fp64", "int/fp8"};
-	return n[d & 3];
+	return pt_dtype_name(d);
+}
+
+/* "fp16/bf16 989.5, tf32 494.7, fp32 66.9, fp64 66.9, fp8 1978.9" (the
+ * classes the device has) into buf */
+static void peak_list(char *buf, size_t n, const struct pt_peak *pk)
+{
+	static const struct {
+		int d;
+		const char *name;
+	} order[] = {{PT_DT_F16, "fp16"}, {PT_DT_BF16, "bf16"}, {PT_DT_TF32, "tf32"},
+		     {PT_DT_F32, "fp32"}, {PT_DT_F64, "fp64"},  {PT_DT_FP8, "fp8"}};
+	size_t k = 0;
+	buf[0] = 0;
+	int same16 = pk->tflops[PT_DT_F16] == pk->tflops[PT_DT_BF16];
+	for (size_t i = 0; i < sizeof order / sizeof order[0] && k < n; i++)
+		if (same16 && order[i].d == PT_DT_F16 && pk->tflops[PT_DT_F16] > 0)
+			k += (size_t)snprintf(buf + k, n - k, "%sfp16/bf16 %.1f", k ? ", " : "",
+					      pk->tflops[PT_DT_F16]);
+		else if (same16 && order[i].d == PT_DT_BF16)
+			continue;
+		else if (pk->tflops[order[i].d] > 0)
+			k += (size_t)snprintf(buf + k, n - k, "%s%s %.1f", k ? ", " : "", order[i].name,
+					      pk->tflops[order[i].d]);
 }
 
 static void put_rows(FILE *out, const struct pt_trace *t, const struct pt_flops_row *rows,
@@ -81,8 +103,9 @@ void pt_report_flops_text(FILE *out, const struct pt_trace *t, const struct pt_s
 	if (have_peak) {
 		char dev[100];
 		pt_escape_term(dev, sizeof dev, pk.device, strlen(pk.device), 60, 0);
-		fprintf(out, "Peak: %s: fp16/bf16 %.1f, fp32 %.1f, fp64 %.1f TFLOP/s", dev,
-			pk.tflops[PT_DT_F16], pk.tflops[PT_DT_F32], pk.tflops[PT_DT_F64]);
+		char list[200];
+		peak_list(list, sizeof list, &pk);
+		fprintf(out, "Peak: %s: %s TFLOP/s (dense)", dev, list);
 		if (pk.gbps > 0)
 			fprintf(out, ", memory %.0f GB/s", pk.gbps);
 		fputc('\n', out);
@@ -150,10 +173,18 @@ void pt_report_flops_json(struct pt_buf *b, const struct pt_trace *t, const stru
 	if (have_peak) {
 		pt_buf_put(b, "{\"device\":", 10);
 		pt_buf_json_str(b, pk.device, strlen(pk.device));
-		pt_buf_printf(b,
-			      ",\"tflops_per_s\":{\"fp16/bf16\":%.6g,\"fp32\":%.6g,\"fp64\":%.6g},"
-			      "\"gb_per_s\":%.6g}",
-			      pk.tflops[PT_DT_F16], pk.tflops[PT_DT_F32], pk.tflops[PT_DT_F64], pk.gbps);
+		static const int order[] = {PT_DT_F16, PT_DT_BF16, PT_DT_TF32,
+					    PT_DT_F32, PT_DT_F64,  PT_DT_FP8};
+		pt_buf_put(b, ",\"tflops_per_s\":{", 17);
+		for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+			const char *nm = pt_dtype_name(order[i]);
+			pt_buf_printf(b, "%s\"%s\":", i ? "," : "", nm);
+			if (pk.tflops[order[i]] > 0)
+				pt_buf_printf(b, "%.6g", pk.tflops[order[i]]);
+			else
+				pt_buf_put(b, "null", 4);
+		}
+		pt_buf_printf(b, "},\"gb_per_s\":%.6g}", pk.gbps);
 	} else {
 		pt_buf_put(b, "null", 4);
 	}

@@ -38,21 +38,26 @@
 
 /* Data type classes, for the peak that applies. */
 enum pt_dtype_class {
-	PT_DT_F32 = 0, /* float32, or unknown */
-	PT_DT_F16 = 1, /* half, bfloat16 (tensor-core rate) */
+	PT_DT_F32 = 0,   /* float32, or unknown (CUDA cores) */
+	PT_DT_F16 = 1,   /* half (tensor cores) */
 	PT_DT_F64 = 2,
-	PT_DT_OTHER = 3, /* integers, 8-bit floats: no peak is assumed */
+	PT_DT_OTHER = 3, /* integers, complex: no peak is assumed */
+	PT_DT_BF16 = 4,  /* bfloat16 (tensor cores) */
+	PT_DT_TF32 = 5,  /* float32 run on tensor cores as TF32 (told by the kernel's name) */
+	PT_DT_FP8 = 6,   /* float8 e4m3 / e5m2 (tensor cores) */
+	PT_DT__COUNT = 7
 };
+#define PT_DT_MASK 7u
 
 /* FLOPs and bytes in an event's 64-bit arg: two float32 (24-bit mantissas),
- * the dtype class in the bytes' two lowest mantissa bits. */
+ * the dtype class in the bytes' three lowest mantissa bits. */
 static inline uint64_t pt_flops_pack(double flops, double bytes, int dtype)
 {
 	float f = (float)flops, b = (float)bytes;
 	uint32_t fb, bb;
 	memcpy(&fb, &f, 4);
 	memcpy(&bb, &b, 4);
-	bb = (bb & ~3u) | ((uint32_t)dtype & 3u);
+	bb = (bb & ~PT_DT_MASK) | ((uint32_t)dtype & PT_DT_MASK);
 	return ((uint64_t)fb << 32) | bb;
 }
 static inline void pt_flops_unpack(uint64_t arg, double *flops, double *bytes, int *dtype)
@@ -60,8 +65,8 @@ static inline void pt_flops_unpack(uint64_t arg, double *flops, double *bytes, i
 	uint32_t fb = (uint32_t)(arg >> 32), bb = (uint32_t)arg;
 	float f, b;
 	memcpy(&f, &fb, 4);
-	*dtype = (int)(bb & 3u);
-	bb &= ~3u;
+	*dtype = (int)(bb & PT_DT_MASK);
+	bb &= ~PT_DT_MASK;
 	memcpy(&b, &bb, 4);
 	*flops = f;
 	*bytes = b;
@@ -83,10 +88,12 @@ int pt_flops_compute(int op, const char *dims, size_t dlen, const char *types, s
 /* A device's peaks (dense, from the vendors' data sheets), per dtype class:
  * TFLOP/s, 0 = unknown; memory bandwidth in GB/s, 0 = unknown. */
 struct pt_peak {
-	double tflops[4];
+	double tflops[PT_DT__COUNT]; /* dense, per dtype class; 0: the device has none */
 	double gbps;
 	char device[64];   /* what it is for ("NVIDIA H100 80GB HBM3", "--peak-tflops") */
 };
+/* Short name of a dtype class ("fp32", "bf16", "tf32", ...). */
+const char *pt_dtype_name(int dtype);
 /* The peaks of an NVML device name; 0, or -1 when the name is not in the table. */
 int pt_peak_of_device(const char *name, struct pt_peak *out);
 /* A user's figures (--peak-tflops, --peak-gbps; 0 = not given) over dev's. */

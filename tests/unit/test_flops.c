@@ -51,10 +51,24 @@ static void test_matmuls(void **state)
 	 * (128 + 512 + 32 + 256) * 4 */
 	assert_true(calc("aten::linear", "[[8, 16], [32, 16], [32]]", NULL, NULL, -1));
 	assert_true(g_fl == 8192 && g_by == (128 + 512 + 32 + 256) * 4);
-	/* half precision: 2-byte elements, the 16-bit class */
+	/* 16-bit: 2-byte elements; bfloat16 and half each their own class, and
+	 * float8 1-byte elements of the fp8 class */
 	assert_true(calc("aten::mm", "[[2, 3], [3, 4]]", "[\"c10::BFloat16\", \"c10::BFloat16\"]",
 			 NULL, -1));
+	assert_true(g_fl == 48 && g_by == 52 && g_dt == PT_DT_BF16);
+	assert_true(calc("aten::mm", "[[2, 3], [3, 4]]", "[\"c10::Half\", \"c10::Half\"]", NULL, -1));
 	assert_true(g_fl == 48 && g_by == 52 && g_dt == PT_DT_F16);
+	assert_true(calc("aten::mm", "[[2, 3], [3, 4]]",
+			 "[\"c10::Float8_e4m3fn\", \"c10::Float8_e4m3fn\"]", NULL, -1));
+	assert_true(g_fl == 48 && g_by == 26 && g_dt == PT_DT_FP8);
+	/* every class survives the event's packing */
+	for (int d = 0; d < PT_DT__COUNT; d++) {
+		double f, b;
+		int dd;
+		pt_flops_unpack(pt_flops_pack(1e9, 3e6, d), &f, &b, &dd);
+		assert_int_equal(dd, d);
+		assert_true(fabs(f - 1e9) < 1e3 && fabs(b - 3e6) < 10);
+	}
 	/* shapes that do not multiply, or none: no answer */
 	assert_false(calc("aten::mm", "[[2, 3], [4, 4]]", NULL, NULL, -1));
 	assert_false(calc("aten::mm", "[[], []]", NULL, NULL, -1));
@@ -169,6 +183,15 @@ static void test_pack_and_peaks(void **state)
 	assert_int_equal(pt_peak_of_device("NVIDIA L40S", &p), 0); /* not an L4 */
 	assert_true(p.tflops[PT_DT_F16] == 362);
 	assert_int_equal(pt_peak_of_device("Some Accelerator 9000", &p), -1);
+	/* per dtype class: TF32 and fp8 tensor cores where the device has them,
+	 * bf16 from Ampere on (a V100 has fp16 tensor cores only) */
+	assert_int_equal(pt_peak_of_device("NVIDIA H100 80GB HBM3", &p), 0);
+	assert_true(p.tflops[PT_DT_TF32] == 494.7 && p.tflops[PT_DT_BF16] == 989.5 &&
+		    p.tflops[PT_DT_FP8] == 1978.9 && p.tflops[PT_DT_F32] == 66.9);
+	assert_int_equal(pt_peak_of_device("Tesla V100-SXM2-16GB", &p), 0);
+	assert_true(p.tflops[PT_DT_F16] == 125 && p.tflops[PT_DT_BF16] == 0 &&
+		    p.tflops[PT_DT_TF32] == 0 && p.tflops[PT_DT_FP8] == 0);
+	assert_string_equal(pt_dtype_name(PT_DT_TF32), "tf32");
 	/* a row of 1 TFLOP in 1 s over 1 GB on an H100: intensity 1000 FLOP/B,
 	 * compute bound: fp32 1 / 66.9 TFLOP/s */
 	assert_int_equal(pt_peak_of_device("NVIDIA H100 80GB HBM3", &p), 0);
@@ -239,6 +262,50 @@ static void check_gpu_tables(struct pt_trace *t)
 	assert_int_equal(pt_peak_of_trace(t, 0, 0, &p), 0); /* the trace's deviceProperties */
 	assert_true(p.tflops[PT_DT_F16] == 989.5);
 	pt_flops_table_free(&tab);
+}
+
+/* An fp32 matmul that cuBLAS ran as TF32 on an A100: the operator and the
+ * kernel are TF32 rows, judged against the TF32 peak (156), not fp32 (19.5);
+ * a plain fp32 kernel of the same operator stays fp32. */
+static const char tf32_trace[] =
+    "{\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA A100-SXM4-80GB\"}],\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":100,"
+    "\"dur\":50,\"args\":{\"Input Dims\":[[1024, 1024], [1024, 1024]],\"Input type\":[\"float\","
+    "\"float\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+    "\"ts\":110,\"dur\":5,\"args\":{\"correlation\":7}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+    "\"ts\":120,\"dur\":5,\"args\":{\"correlation\":8}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"sm80_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x16\","
+    "\"pid\":0,\"tid\":7,\"ts\":130,\"dur\":30,\"args\":{\"correlation\":7,\"device\":0,\"stream\":7}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"splitKreduce_kernel\",\"pid\":0,\"tid\":7,"
+    "\"ts\":170,\"dur\":10,\"args\":{\"correlation\":8,\"device\":0,\"stream\":7}}"
+    "]}";
+
+static void test_tf32(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES);
+	char err[256];
+	assert_int_equal(pt_chrome_read_mem(t, tf32_trace, strlen(tf32_trace), "tf32", NULL, err,
+					    sizeof err),
+			 0);
+	struct pt_flops_table tab;
+	pt_flops_summarize(t, 0, UINT64_MAX, &tab);
+	assert_int_equal(tab.nops, 1);
+	assert_int_equal(tab.ops[0].dtype, PT_DT_TF32); /* 30 of its 40 us in the TF32 kernel */
+	assert_int_equal(tab.nkernels, 2);
+	for (size_t i = 0; i < 2; i++) {
+		const char *n = pt_trace_str(t, tab.kernels[i].name_id);
+		assert_int_equal(tab.kernels[i].dtype, strstr(n, "tf32") ? PT_DT_TF32 : PT_DT_F32);
+	}
+	struct pt_peak p;
+	assert_int_equal(pt_peak_of_trace(t, 0, 0, &p), 0);
+	/* 2*1024^3 FLOPs in 40 us = 53.7 TFLOP/s: past fp32's 19.5, 34 % of TF32's 156 */
+	double pct = pt_flops_row_peak_pct(&tab.ops[0], &p);
+	assert_true(fabs(pct - 100.0 * (2.0 * 1024 * 1024 * 1024 / 40e-6 / 1e12) / 156.0) < 1e-6);
+	pt_flops_table_free(&tab);
+	pt_trace_free(t);
 }
 
 static void test_tables(void **state)
@@ -315,6 +382,7 @@ int main(void)
 	    cmocka_unit_test(test_convolutions),
 	    cmocka_unit_test(test_attention_and_elementwise),
 	    cmocka_unit_test(test_pack_and_peaks),
+	    cmocka_unit_test(test_tf32),
 	    cmocka_unit_test(test_tables),
 	    cmocka_unit_test(test_kineto_fixture),
 	};
