@@ -7,6 +7,7 @@
  * JSON always has a "flops" object (empty arrays without them).
  */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "proftop/flops.h"
@@ -38,6 +39,60 @@ static void peak_list(char *buf, size_t n, const struct pt_peak *pk)
 		else if (pk->tflops[order[i].d] > 0)
 			k += (size_t)snprintf(buf + k, n - k, "%s%s %.1f", k ? ", " : "", order[i].name,
 					      pk->tflops[order[i].d]);
+}
+
+/* The MFU over the summary's steps (those its figures count: a step that
+ * compiled is left out with them). */
+static int mfu_of(const struct pt_trace *t, const struct pt_summary *s, const struct pt_peak *pk,
+		  struct pt_mfu *m)
+{
+	struct pt_step *st = pt_xmalloc((s->nsteps ? s->nsteps : 1) * sizeof *st);
+	size_t n = 0;
+	for (size_t i = 0; i < s->nsteps; i++)
+		if (!(s->perf.compile_left_out && s->steps[i].compile_ns))
+			st[n++] = s->steps[i];
+	int rc = pt_mfu_compute((struct pt_trace *)t, st, n, pk, m);
+	free(st);
+	return rc;
+}
+
+/* "MFU: ..." lines under the FLOPs tables */
+static void put_mfu(FILE *out, const struct pt_trace *t, const struct pt_summary *s,
+		    const struct pt_peak *pk)
+{
+	struct pt_mfu m;
+	if (mfu_of(t, s, pk, &m) != 0) {
+		pt_mfu_free(&m);
+		return;
+	}
+	fprintf(out,
+		"MFU: achieved %.3f TFLOP/s a step (min %.3f, max %.3f) over %zu steps, %.3f GFLOP a "
+		"step (%s: %.0f%% of the FLOPs)",
+		m.tflops_avg, m.tflops_min, m.tflops_max, m.steps, m.flops_per_step / 1e9,
+		pt_dtype_name(m.dtype), m.dtype_share_pct);
+	if (m.gpu_trace && m.step_gpu_ns)
+		fprintf(out, "; the operators with FLOPs hold %.1f%% of the steps' device time",
+			100.0 * (double)m.covered_gpu_ns / (double)m.step_gpu_ns);
+	fputc('\n', out);
+	char dev[100];
+	if (pk)
+		pt_escape_term(dev, sizeof dev, pk->device, strlen(pk->device), 60, 0);
+	if (m.mfu_pct >= 0)
+		fprintf(out, "     = %.2f%% of the %s dense peak, %.1f TFLOP/s (%s)\n", m.mfu_pct,
+			pt_dtype_name(m.dtype), m.peak_tflops, dev);
+	else if (m.mfu_pct == -2)
+		fprintf(out,
+			"     past the %s dense peak given, %.1f TFLOP/s (%s): the peak is too low "
+			"for this device, or the shapes overstate the work; no MFU\n",
+			pt_dtype_name(m.dtype), m.peak_tflops, dev);
+	else if (!m.gpu_trace && !(pk && pk->from_user))
+		fputs("     no MFU: the operators ran on the CPU, which has no peak here "
+		      "(--peak-tflops N gives one)\n",
+		      out);
+	else
+		fprintf(out, "     no MFU: no %s peak known for this device (--peak-tflops N)\n",
+			pt_dtype_name(m.dtype));
+	pt_mfu_free(&m);
 }
 
 static void put_rows(FILE *out, const struct pt_trace *t, const struct pt_flops_row *rows,
@@ -124,8 +179,11 @@ void pt_report_flops_text(FILE *out, const struct pt_trace *t, const struct pt_s
 	      "min(peak, FLOPs per byte x memory bandwidth), for device time only (none for a "
 	      "rate timed on the CPU); >100: past the compute peak or moving more bytes than the "
 	      "memory bandwidth given (the shapes overstate the traffic: an expanded input, data "
-	      "in cache; or the peak is wrong).\n",
+	      "in cache; or the peak is wrong). MFU: the steps' FLOPs (outermost calls with "
+	      "shapes, so covering only those) over their time, against the dense peak of the "
+	      "data type with the most FLOPs.\n",
 	      out);
+	put_mfu(out, t, s, have_peak ? &pk : NULL);
 	pt_box_n(out, '-', 127);
 	fputs("\n\n", out);
 	pt_flops_table_free(&tab);
@@ -192,6 +250,47 @@ void pt_report_flops_json(struct pt_buf *b, const struct pt_trace *t, const stru
 	j_rows(b, t, tab.ops, tab.nops, o->top, have_peak ? &pk : NULL);
 	pt_buf_put(b, ",\"kernels\":", 11);
 	j_rows(b, t, tab.kernels, tab.nkernels, o->top, have_peak ? &pk : NULL);
+	struct pt_mfu m;
+	pt_buf_printf(b, ",\n    \"mfu\":");
+	if (mfu_of(t, s, have_peak ? &pk : NULL, &m) == 0) {
+		pt_buf_printf(b,
+			      "{\"steps\":%zu,\"flops_per_step\":%.6g,\"tflops_per_s\":{\"avg\":%.6g,"
+			      "\"max\":%.6g,\"min\":%.6g},\"dtype\":\"%s\",\"dtype_share_pct\":%.4g,"
+			      "\"peak_tflops_per_s\":",
+			      m.steps, m.flops_per_step, m.tflops_avg, m.tflops_max, m.tflops_min,
+			      pt_dtype_name(m.dtype), m.dtype_share_pct);
+		if (m.peak_tflops > 0)
+			pt_buf_printf(b, "%.6g", m.peak_tflops);
+		else
+			pt_buf_put(b, "null", 4);
+		pt_buf_put(b, ",\"mfu_pct\":", 11);
+		if (m.mfu_pct >= 0)
+			pt_buf_printf(b, "%.4g", m.mfu_pct);
+		else
+			pt_buf_put(b, "null", 4);
+		if (m.mfu_pct == -2)
+			pt_buf_put(b, ",\"over_peak\":true", 17);
+		pt_buf_printf(b, ",\"no_peak_reason\":");
+		if (m.mfu_pct >= 0 || m.mfu_pct == -2)
+			pt_buf_put(b, "null", 4);
+		else if (!m.gpu_trace && !(have_peak && pk.from_user))
+			pt_buf_printf(b, "\"cpu\"");
+		else
+			pt_buf_printf(b, "\"unknown device\"");
+		pt_buf_printf(b, ",\"device_time_covered_pct\":");
+		if (m.gpu_trace && m.step_gpu_ns)
+			pt_buf_printf(b, "%.4g",
+				      100.0 * (double)m.covered_gpu_ns / (double)m.step_gpu_ns);
+		else
+			pt_buf_put(b, "null", 4);
+		pt_buf_put(b, ",\"per_step_tflops_per_s\":[", 26);
+		for (size_t i = 0; i < m.nper_step; i++)
+			pt_buf_printf(b, "%s%.6g", i ? "," : "", m.per_step[i]);
+		pt_buf_put(b, "]}", 2);
+	} else {
+		pt_buf_put(b, "null", 4);
+	}
+	pt_mfu_free(&m);
 	pt_buf_putc(b, '}');
 	pt_flops_table_free(&tab);
 }

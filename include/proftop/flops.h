@@ -90,6 +90,7 @@ int pt_flops_compute(int op, const char *dims, size_t dlen, const char *types, s
 struct pt_peak {
 	double tflops[PT_DT__COUNT]; /* dense, per dtype class; 0: the device has none */
 	double gbps;
+	int from_user;     /* --peak-tflops: the user's figure, not a device's */
 	char device[64];   /* what it is for ("NVIDIA H100 80GB HBM3", "--peak-tflops") */
 };
 /* Short name of a dtype class ("fp32", "bf16", "tf32", ...). */
@@ -141,5 +142,33 @@ struct pt_flops_table {
 void pt_flops_summarize(struct pt_trace *t, uint64_t t0_ns, uint64_t t1_ns,
 			struct pt_flops_table *out);
 void pt_flops_table_free(struct pt_flops_table *tab);
+
+/*
+ * Model FLOPs utilization: per step, the FLOPs of the outermost operator
+ * calls with FLOPs that start in it on the step's own process (a call
+ * inside another is not counted twice; another rank's calls are its own),
+ * over the step's time; MFU = the average achieved rate over the dense
+ * peak of the data type with the most FLOPs. The peak is taken only for a
+ * trace with device time, or when the user gave it (--peak-tflops): a
+ * CPU-only trace has no peak of its own.
+ */
+struct pt_step;
+struct pt_mfu {
+	size_t steps;          /* steps with FLOPs */
+	double flops_per_step; /* over all steps given */
+	double tflops_avg, tflops_max, tflops_min; /* achieved; avg = all FLOPs / all time */
+	int dtype;             /* the class with the most FLOPs */
+	double dtype_share_pct;/* its share of the FLOPs */
+	double peak_tflops;    /* that class's dense peak; 0: none known */
+	double mfu_pct;        /* tflops_avg / peak; -1 no peak, -2 past it (the peak is wrong) */
+	int gpu_trace;         /* the trace has device tracks */
+	uint64_t covered_gpu_ns, step_gpu_ns; /* device time of the calls with FLOPs, of the steps */
+	double *per_step;      /* achieved TFLOP/s of each step given, in their order */
+	size_t nper_step;
+};
+/* 0, or -1 when no step has FLOPs (m is set either way; free it). */
+int pt_mfu_compute(struct pt_trace *t, const struct pt_step *steps, size_t nsteps,
+		   const struct pt_peak *peak, struct pt_mfu *m);
+void pt_mfu_free(struct pt_mfu *m);
 
 #endif

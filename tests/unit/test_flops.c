@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "proftop/chrome.h"
+#include "proftop/agg.h"
 #include "proftop/flops.h"
 #include "proftop/store.h"
 
@@ -308,6 +309,84 @@ static void test_tf32(void **state)
 	pt_trace_free(t);
 }
 
+/* MFU: a step [0, 1000) us holding aten::linear (which holds aten::addmm,
+ * both with the same FLOPs: counted once) on an H100, in bf16; another
+ * process's call in the same span is its own step's, not this one's. */
+static const char mfu_trace[] =
+    "{\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA H100 80GB HBM3\"}],\"traceEvents\":["
+    "{\"ph\":\"X\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":1000},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":100,"
+    "\"dur\":50,\"args\":{\"Input Dims\":[[4096, 4096], [4096, 4096], []],\"Input type\":["
+    "\"c10::BFloat16\",\"c10::BFloat16\",\"\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"pid\":1,\"tid\":1,\"ts\":105,"
+    "\"dur\":40,\"args\":{\"Input Dims\":[[4096], [4096, 4096], [4096, 4096]],\"Input type\":["
+    "\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+    "\"ts\":110,\"dur\":5,\"args\":{\"correlation\":7}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"sm90_gemm_bf16\",\"pid\":0,\"tid\":7,\"ts\":120,"
+    "\"dur\":400,\"args\":{\"correlation\":7,\"device\":0,\"stream\":7}},"
+    "{\"ph\":\"X\",\"name\":\"ProfilerStep#1\",\"pid\":2,\"tid\":1,\"ts\":0,\"dur\":1000},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":2,\"tid\":1,\"ts\":100,"
+    "\"dur\":50,\"args\":{\"Input Dims\":[[8, 8], [8, 8]]}}"
+    "]}";
+
+static void test_mfu(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES);
+	char err[256];
+	assert_int_equal(pt_chrome_read_mem(t, mfu_trace, strlen(mfu_trace), "mfu", NULL, err,
+					    sizeof err),
+			 0);
+	struct pt_summary *s = pt_summarize(t, NULL);
+	assert_int_equal(s->nsteps, 2);
+	struct pt_peak p;
+	assert_int_equal(pt_peak_of_trace(t, 0, 0, &p), 0);
+	struct pt_mfu m;
+	assert_int_equal(pt_mfu_compute(t, s->steps, s->nsteps, &p, &m), 0);
+	const double fl = 2.0 * 4096 * 4096 * 4096; /* once, not twice */
+	assert_int_equal(m.steps, 2);
+	assert_int_equal(m.dtype, PT_DT_BF16);
+	double total = fl + 2.0 * 8 * 8 * 8; /* the other rank's small mm in its own step */
+	assert_true(fabs(m.flops_per_step - total / 2) < 1);
+	assert_true(fabs(m.tflops_avg - total / 2e-3 / 1e12) < 1e-9);
+	assert_true(fabs(m.mfu_pct - 100.0 * m.tflops_avg / 989.5) < 1e-9);
+	assert_true(m.peak_tflops == 989.5 && m.gpu_trace);
+	assert_int_equal(m.nper_step, 2);
+	/* each step its own process's calls: 137.4 TFLOP/s in one, ~0 in the other */
+	double hi = m.per_step[0] > m.per_step[1] ? m.per_step[0] : m.per_step[1];
+	assert_true(fabs(hi - fl / 1e-3 / 1e12) < 1e-6);
+	pt_mfu_free(&m);
+	/* a peak too low: no MFU past it, flagged */
+	pt_peak_override(&p, 10, 0);
+	assert_int_equal(pt_mfu_compute(t, s->steps, s->nsteps, &p, &m), 0);
+	assert_true(m.mfu_pct == -2);
+	pt_mfu_free(&m);
+	pt_summary_free(s);
+	pt_trace_free(t);
+	/* the CPU: no device, so no peak is assumed, unless the user gives one */
+	static const char cpu_trace[] =
+	    "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,"
+	    "\"ts\":0,\"dur\":1000},{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\","
+	    "\"pid\":1,\"tid\":1,\"ts\":100,\"dur\":50,\"args\":{\"Input Dims\":[[64, 64], [64, 64]]}}]}";
+	t = pt_trace_new(PT_STORE_MIN_MAX_BYTES);
+	assert_int_equal(pt_chrome_read_mem(t, cpu_trace, strlen(cpu_trace), "cpu", NULL, err,
+					    sizeof err),
+			 0);
+	s = pt_summarize(t, NULL);
+	assert_int_equal(pt_peak_of_device("NVIDIA H100 80GB HBM3", &p), 0);
+	assert_int_equal(pt_mfu_compute(t, s->steps, s->nsteps, &p, &m), 0);
+	assert_true(m.mfu_pct == -1 && m.peak_tflops == 0 && !m.gpu_trace);
+	assert_true(m.tflops_avg > 0);
+	pt_mfu_free(&m);
+	pt_peak_override(&p, 1, 0);
+	assert_int_equal(pt_mfu_compute(t, s->steps, s->nsteps, &p, &m), 0);
+	assert_true(m.mfu_pct > 0 && m.mfu_pct < 100);
+	pt_mfu_free(&m);
+	pt_summary_free(s);
+	pt_trace_free(t);
+}
+
 static void test_tables(void **state)
 {
 	(void)state;
@@ -383,6 +462,7 @@ int main(void)
 	    cmocka_unit_test(test_attention_and_elementwise),
 	    cmocka_unit_test(test_pack_and_peaks),
 	    cmocka_unit_test(test_tf32),
+	    cmocka_unit_test(test_mfu),
 	    cmocka_unit_test(test_tables),
 	    cmocka_unit_test(test_kineto_fixture),
 	};
