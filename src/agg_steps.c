@@ -31,6 +31,7 @@ static uint64_t u64_max(uint64_t x, uint64_t y)
 struct sorted_step {
 	uint64_t start_ns, end_ns;
 	uint32_t fid;
+	uint32_t proc; /* 1 + the step's process among those with steps (0: one process) */
 };
 
 static int sstep_cmp(const void *pa, const void *pb)
@@ -84,6 +85,12 @@ struct steps_ctx {
 	uint64_t *pmax_end; /* max end over ss[0..i] */
 	size_t n;
 	size_t hint; /* find_step's last answer to "steps starting at or before t" */
+	/* Several processes with steps (the ranks of a merged trace, the
+	 * sessions of a torchrun job): each record goes to a step of its own
+	 * track's process (proc_of_track: 1 + that process, 0 for a track of
+	 * a process without steps, a device's); NULL with one process. */
+	uint32_t *proc_of_track;
+	uint32_t ntracks;
 };
 
 /* The step whose [start, end) holds t; with overlapping steps (several
@@ -115,6 +122,26 @@ static size_t find_step(struct steps_ctx *c, uint64_t t)
 		if (c->pmax_end[i] <= t)
 			break; /* no earlier step reaches t */
 		if (c->ss[i].end_ns > t)
+			return i;
+	}
+	return SIZE_MAX;
+}
+
+/* find_step among the steps of the process of `track` (any step when the
+ * trace has one process with steps, or the track's process has none: a
+ * device's activity). Another rank's step covering the same time never
+ * takes its events. */
+static size_t find_step_on(struct steps_ctx *c, uint64_t t, uint32_t track)
+{
+	uint32_t want = c->proc_of_track && track < c->ntracks ? c->proc_of_track[track] : 0;
+	size_t i = find_step(c, t);
+	if (!want || i == SIZE_MAX || c->ss[i].proc == want)
+		return i;
+	/* the latest-starting step of that process that holds t */
+	for (; i-- > 0;) {
+		if (c->pmax_end[i] <= t)
+			break;
+		if (c->ss[i].proc == want && c->ss[i].end_ns > t)
 			return i;
 	}
 	return SIZE_MAX;
@@ -156,7 +183,7 @@ static void settle_phases(struct pt_agg *a, struct steps_ctx *c, struct sacc *ac
 		qsort(a->phases, a->nphases, sizeof *a->phases, phase_cmp);
 	for (size_t i = 0; i < a->nphases; i++) {
 		const struct phase_rec *p = &a->phases[i];
-		size_t si = find_step(c, p->start_ns);
+		size_t si = find_step_on(c, p->start_ns, p->track);
 		if (si == SIZE_MAX)
 			continue;
 		struct sacc *sa = &acc[si];
@@ -228,7 +255,7 @@ static void settle_phases(struct pt_agg *a, struct steps_ctx *c, struct sacc *ac
 		const struct phase_rec *p = &a->phases[i];
 		if (p->kind != PT_KIND_OPTIMIZATION)
 			continue;
-		size_t si = find_step(c, p->start_ns);
+		size_t si = find_step_on(c, p->start_ns, p->track);
 		if (si == SIZE_MAX || p->start_ns < acc[si].data_end || acc[si].has_opt_after)
 			continue;
 		acc[si].opt_after = p->start_ns;
@@ -289,7 +316,7 @@ static void gpu_to_step(const struct pt_agg *a, struct steps_ctx *c, const struc
 			uint64_t (*gpu)[PT_MS__COUNT], uint64_t start_ns, uint32_t track,
 			uint8_t phase, uint64_t gpu_ns)
 {
-	size_t si = find_step(c, start_ns);
+	size_t si = find_step_on(c, start_ns, track);
 	if (si == SIZE_MAX)
 		return;
 	const struct sacc *sa = &acc[si];
@@ -501,15 +528,62 @@ static void settle_perf(struct pt_summary *s)
 }
 
 /* The steps in start order, with the running latest end (find_step). */
+static int i64_cmp(const void *pa, const void *pb)
+{
+	int64_t x = *(const int64_t *)pa, y = *(const int64_t *)pb;
+	return (x > y) - (x < y);
+}
+
+static uint32_t proc_index(const int64_t *pids, size_t n, int64_t pid)
+{
+	const int64_t *f = bsearch(&pid, pids, n, sizeof *pids, i64_cmp);
+	return f ? (uint32_t)(f - pids) + 1 : 0;
+}
+
+/* The processes that have steps; with two or more, each step's and each
+ * track's (steps_ctx.proc_of_track). */
+static void steps_ctx_procs(const struct pt_agg *a, struct steps_ctx *c)
+{
+	const struct pt_trace *t = a->t;
+	if (!t || c->n < 2)
+		return;
+	int64_t *pids = pt_xmalloc(c->n * sizeof *pids);
+	size_t np = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		uint32_t tr = a->steps[i].track;
+		if (tr < t->ntracks)
+			pids[np++] = t->tracks[tr].key.pid;
+	}
+	qsort(pids, np, sizeof *pids, i64_cmp);
+	size_t u = 0;
+	for (size_t i = 0; i < np; i++)
+		if (!u || pids[i] != pids[u - 1])
+			pids[u++] = pids[i];
+	if (u >= 2) {
+		c->ntracks = t->ntracks;
+		c->proc_of_track = pt_xcalloc(t->ntracks ? t->ntracks : 1, sizeof *c->proc_of_track);
+		for (uint32_t tr = 0; tr < t->ntracks; tr++)
+			c->proc_of_track[tr] = proc_index(pids, u, t->tracks[tr].key.pid);
+		for (size_t i = 0; i < c->n; i++) {
+			uint32_t tr = a->steps[i].track;
+			c->ss[i].proc = tr < t->ntracks ? c->proc_of_track[tr] : 0;
+		}
+	}
+	free(pids);
+}
+
 static void steps_ctx_build(const struct pt_agg *a, struct steps_ctx *c)
 {
 	c->n = a->nsteps;
 	c->hint = 0;
 	c->ss = pt_xmalloc((c->n ? c->n : 1) * sizeof *c->ss);
 	c->pmax_end = pt_xmalloc((c->n ? c->n : 1) * sizeof *c->pmax_end);
+	c->proc_of_track = NULL;
+	c->ntracks = 0;
 	for (size_t i = 0; i < c->n; i++)
 		c->ss[i] = (struct sorted_step){
-		    a->steps[i].start_ns, a->steps[i].start_ns + a->steps[i].dur_ns, (uint32_t)i};
+		    a->steps[i].start_ns, a->steps[i].start_ns + a->steps[i].dur_ns, (uint32_t)i, 0};
+	steps_ctx_procs(a, c);
 	if (c->n > 1)
 		qsort(c->ss, c->n, sizeof *c->ss, sstep_cmp);
 	for (size_t i = 0; i < c->n; i++)
@@ -582,6 +656,7 @@ void agg_settle_steps(struct pt_agg *a, struct pt_summary *s)
 	free(acc);
 	free(c.ss);
 	free(c.pmax_end);
+	free(c.proc_of_track);
 	settle_compile(s, a->o.with_compile);
 	/* Backward busy over the steps the Model Summary counts */
 	busy[0] += a->fold.bwd_busy[0];
@@ -758,6 +833,7 @@ void agg_fold_steps(struct pt_agg *a, uint64_t upto)
 	free(fid_folds);
 	free(c.ss);
 	free(c.pmax_end);
+	free(c.proc_of_track);
 }
 
 /* ---- pt_summarize ---- */
@@ -774,7 +850,7 @@ static int scan_step(void *ctx, struct pt_event *ev)
 	if (ev->kind != PT_KIND_PROFILE_STEP || ev->start_ns < c->t0_ns || ev->start_ns >= c->t1_ns)
 		return 0;
 	c->v = agg_grow(c->v, &c->cap, c->n, sizeof *c->v);
-	c->v[c->n++] = (struct sorted_step){ev->start_ns, pt_event_end(ev), ev->name_id};
+	c->v[c->n++] = (struct sorted_step){ev->start_ns, pt_event_end(ev), ev->name_id, 0};
 	return 0;
 }
 

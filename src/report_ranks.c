@@ -170,6 +170,10 @@ void pt_report_ranks_text(FILE *out, const struct pt_ranks *r)
 			sl->name, sl->step_avg_ms, r->median_step_ms, r->spread);
 	else
 		fputs("Slowest: fewer than two ranks with steps, no spread\n", out);
+	fputs("The Model and Perf Summaries add up every rank's steps, each with its own "
+	      "rank's phases: their ratios are the ranks' mean weighted by step time; this table "
+	      "has each rank.\n",
+	      out);
 	putc('\n', out);
 	free(cells);
 }

@@ -4,7 +4,8 @@
 # ranks of one job, read by tests/e2e/sane_report.py: no NaN, no negative
 # time, every percentage within 0-100 (a roofline share past 100 only with
 # its over_peak flag), min <= avg <= max, no phase longer than its step or
-# phases adding up to more, no more device time than the steps last.
+# phases adding up to more, no more device time than the steps last; and a
+# merge of two ranks adds up the ranks' own Model Summaries.
 . tests/e2e/lib.sh
 
 # Known, not fixed yet: kernels launched on overlapping streams are summed in
@@ -51,6 +52,31 @@ if grep -q "device time in" "$TMP/sane.txt"; then
 		"$(grep -c "device time in" "$TMP/sane.txt") traces sum kernels of overlapping streams (not their union)"
 else
 	ok "device time within the steps' length on every trace"
+fi
+
+# a merge of two ranks: each rank's steps keep their own phases, so the
+# merged Model Summary is the sum of the two ranks' own reports
+"$PROFTOP" report --json "$PT_TRACES/hta/trace_filter__sampled_rank-0.json.gz" >"$TMP/r0.one" 2>/dev/null
+"$PROFTOP" report --json "$PT_TRACES/hta/trace_filter__sampled_rank-1.json.gz" >"$TMP/r1.one" 2>/dev/null
+if out=$(python3 - "$TMP/r0.one" "$TMP/r1.one" "$TMP/merged_hta.rep" <<'PYEOF'
+import json, sys
+a, b, m = (json.load(open(p)) for p in sys.argv[1:])
+rows = lambda r: {x["name"]: x for x in r["model_summary"]}
+ra, rb, rm = rows(a), rows(b), rows(m)
+bad = []
+for name in rm:
+    for k in ("cpu_total_ms", "gpu_total_ms"):
+        want = (ra[name][k] or 0) + (rb[name][k] or 0)
+        if abs((rm[name][k] or 0) - want) > 0.01:
+            bad.append("%s %s %.3f, the ranks' sum %.3f" % (name, k, rm[name][k] or 0, want))
+print("; ".join(bad) if bad else "Forward %.1f = %.1f + %.1f ms" % (
+    rm["Forward"]["cpu_total_ms"], ra["Forward"]["cpu_total_ms"], rb["Forward"]["cpu_total_ms"]))
+sys.exit(1 if bad else 0)
+PYEOF
+); then
+	ok "merged ranks: the Model Summary is the sum of each rank's own ($out)"
+else
+	not_ok "merged ranks keep their phases" "$out"
 fi
 
 # the checker itself: it finds what it is there to find

@@ -634,6 +634,37 @@ static void test_ips_extremes_need_a_fetch(void **state)
 	pt_trace_free(t);
 }
 
+/* Two ranks merged (two processes, steps over the same time): each step
+ * takes only its own process's phases and launches, never the other
+ * rank's (they took each other's: Forward 1,530 ms in 1,239 ms steps). */
+static void test_ranks_keep_their_phases(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES);
+	uint32_t r0 = tu_track(t, 100, 1, -1), r1 = tu_track(t, 200, 1, -1);
+	uint32_t g1 = tu_track(t, 200, 7, 0);
+	tu_ev(t, r0, PT_KIND_PROFILE_STEP, "ProfileStep#1", 0, 100, 0);
+	tu_ev(t, r1, PT_KIND_PROFILE_STEP, "ProfileStep#1", 0, 100, 0);
+	tu_ev(t, r0, PT_KIND_FORWARD, "Forward", 10, 50, 0);
+	tu_ev(t, r1, PT_KIND_FORWARD, "Forward", 20, 10, 0);
+	tu_ev(t, r1, PT_KIND_OPTIMIZATION, "Optimization", 80, 10, 0);
+	tu_ev(t, r1, PT_KIND_CUDA_RUNTIME, "cudaLaunchKernel", 25, 1, 9);
+	tu_ev(t, g1, PT_KIND_KERNEL, "k", 30, 5, 9);
+	struct pt_summary *s = summarize_all(t);
+	assert_int_equal(s->nsteps, 2);
+	for (size_t i = 0; i < 2; i++) {
+		const struct pt_step *st = &s->steps[i];
+		int rank1 = t->tracks[st->track].key.pid == 200;
+		assert_int_equal(st->cpu_ns[PT_MS_FORWARD], rank1 ? US(10) : US(50));
+		assert_int_equal(st->cpu_ns[PT_MS_OPTIMIZATION], rank1 ? US(10) : 0);
+		assert_int_equal(st->gpu_ns[PT_MS_STEP], rank1 ? US(5) : 0);
+	}
+	assert_int_equal(s->model[PT_MS_FORWARD].cpu.total_ns, US(60));
+	assert_int_equal(s->model[PT_MS_STEP].cpu.total_ns, US(200));
+	pt_summary_free(s);
+	pt_trace_free(t);
+}
+
 static void test_perf_without_samples(void **state)
 {
 	(void)state;
@@ -1284,6 +1315,7 @@ int main(void)
 	    cmocka_unit_test(test_paddle_steps_and_perf),
 	    cmocka_unit_test(test_perf_without_samples),
 	    cmocka_unit_test(test_ips_extremes_need_a_fetch),
+	    cmocka_unit_test(test_ranks_keep_their_phases),
 	    cmocka_unit_test(test_accumulation_backward_union),
 	    cmocka_unit_test(test_step_window),
 	    cmocka_unit_test(test_distributed),
