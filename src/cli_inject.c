@@ -279,6 +279,8 @@ static void reap_inject_dirs(const char *tmpdir)
  * gdb -p PID: map a page, write line into it, queue PyRun_SimpleString(page)
  * as a pending call, detach. Output kept in out (for the error line).
  */
+static int run_gdb_argv(const char *gdb, char **argv, struct pt_buf *out, uint64_t *paused_ns);
+
 static int run_gdb(const char *gdb, int32_t pid, const char *line, struct pt_buf *out,
 		   uint64_t *paused_ns)
 {
@@ -334,13 +336,89 @@ static int run_gdb(const char *gdb, int32_t pid, const char *line, struct pt_buf
 	argv[ac++] = "-ex";
 	argv[ac++] = "detach";
 	argv[ac] = NULL;
+	int rc = run_gdb_argv(gdb, argv, out, paused_ns);
+	free(argv);
+	pt_buf_free(&words);
+	if (rc == -2)
+		kill(pid, SIGCONT); /* never leave the job stopped */
+	return rc;
+}
 
-	int pipefd[2];
-	if (pipe2(pipefd, O_CLOEXEC) != 0) {
-		free(argv);
-		pt_buf_free(&words);
+/*
+ * gdb's calls into a process (mmap, Py_AddPendingCall) end with gdb writing
+ * the thread's registers back. Where it cannot write the extended CPU state
+ * (gdb 13.1 on Linux 6.18: "Couldn't write extended state status: Bad
+ * address"), the process resumes with its vector registers lost and its
+ * interrupted system call failing (Python's time.sleep raised OSError
+ * errno 514). Tried first on a child of proftop's own, asleep as the job
+ * may be: 0 when that child slept on untouched, else -1 with why.
+ */
+static int gdb_calls_safe(const char *gdb, char *why, size_t whylen)
+{
+	why[0] = 0;
+	pid_t c = fork();
+	if (c < 0)
+		return 0; /* no child to try on: as before */
+	if (c == 0) {
+		struct timespec d;
+		clock_gettime(CLOCK_MONOTONIC, &d);
+		d.tv_sec += 30;
+		for (;;) {
+			int r = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &d, NULL);
+			if (r == 0)
+				_exit(0);
+			if (r != EINTR)
+				_exit(42); /* the kernel's restart code reached us */
+		}
+	}
+	char pidbuf[16];
+	snprintf(pidbuf, sizeof pidbuf, "%d", (int)c);
+	char *argv[] = {(char *)gdb, "-nx", "-q", "-batch", "-iex", "set auto-solib-add off",
+			"-iex", "set confirm off", "-p", pidbuf, "-ex", "sharedlibrary libc\\.so",
+			"-ex", "printf \"proftop-call %d\\n\", (int)getpid()", "-ex", "detach", NULL};
+	struct pt_buf out = {0};
+	uint64_t took = 0;
+	int g = run_gdb_argv(gdb, argv, &out, &took);
+	int st = 0, gone = 0;
+	for (int i = 0; i < 60 && !gone; i++) { /* 300 ms for the child to show harm */
+		if (waitpid(c, &st, WNOHANG) == c)
+			gone = 1;
+		else
+			sleep_ms(5);
+	}
+	if (!gone) {
+		kill(c, SIGKILL);
+		waitpid(c, &st, 0);
+	}
+	const char *o = out.p ? out.p : "";
+	const char *bad = strstr(o, "Couldn't write");
+	int harmed = (gone && WIFEXITED(st) && WEXITSTATUS(st) == 42) || bad;
+	if (harmed) {
+		char esc[160] = "";
+		if (bad) {
+			size_t n = strcspn(bad, "\n");
+			pt_escape_term(esc, sizeof esc, bad, n, 100, 0);
+		}
+		snprintf(why, whylen,
+			 "gdb cannot give a process back its CPU state after calling into it on "
+			 "this machine%s%s%s (a test on a process of proftop's own: its sleep failed "
+			 "once gdb let go)",
+			 esc[0] ? " (\"" : "", esc, esc[0] ? "\")" : "");
+		pt_buf_free(&out);
 		return -1;
 	}
+	(void)g;
+	pt_buf_free(&out);
+	return 0;
+}
+
+/* Runs gdb with argv, its output into out; 0 (exit 0), -1, or -2 when it
+ * ran past INJECT_GDB_TIMEOUT_NS (it was told to detach). */
+static int run_gdb_argv(const char *gdb, char **argv, struct pt_buf *out, uint64_t *paused_ns)
+{
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) != 0)
+		return -1;
 	uint64_t t0 = pt_now_ns();
 	pid_t g = fork();
 	if (g == 0) {
@@ -354,8 +432,6 @@ static int run_gdb(const char *gdb, int32_t pid, const char *line, struct pt_buf
 		_exit(127);
 	}
 	close(pipefd[1]);
-	free(argv);
-	pt_buf_free(&words);
 	if (g < 0) {
 		close(pipefd[0]);
 		return -1;
@@ -382,10 +458,8 @@ static int run_gdb(const char *gdb, int32_t pid, const char *line, struct pt_buf
 	close(pipefd[0]);
 	*paused_ns = pt_now_ns() - t0;
 	pt_buf_putc(out, 0);
-	if (killed) {
-		kill(pid, SIGCONT); /* never leave the job stopped */
+	if (killed)
 		return -2;
-	}
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
@@ -580,6 +654,14 @@ int cli_inject(int32_t pid)
 			rc = cli_fail("--inject: gdb is not installed (apt-get install gdb); it is "
 				      "needed to inject into Python %d.%d (3.14 and later need none)",
 				      ver / 100, ver % 100);
+			goto out2;
+		}
+		char unsafe[400];
+		if (gdb_calls_safe(gdb, unsafe, sizeof unsafe) != 0) {
+			rc = cli_fail("--inject: %s; pid %d was not touched. Start the job under "
+				      "proftop (proftop run -- CMD), or use Python 3.14 or later, which "
+				      "needs no gdb",
+				      unsafe, (int)pid);
 			goto out2;
 		}
 		int g = run_gdb(gdb, pid, line.p, &out, &paused);

@@ -39,6 +39,32 @@ wait_file() {
 	return 1
 }
 
+# Where gdb cannot write a thread's extended CPU state back after a call
+# (gdb 13.1 on Linux 6.18), --inject must refuse before touching the job:
+# a Python that sleeps 3 s sleeps on, untouched. On such a machine nothing
+# else here can be shown, and that is a skip with its reason.
+"$PY" -c 'import os, sys, time
+open(sys.argv[1], "w").write("%d\n" % os.getpid())
+time.sleep(3)
+print("slept ok")' "$TMP/sleeper.pid" >"$TMP/sleeper.out" 2>&1 &
+sleeper=$!
+pids+=("$sleeper")
+wait_file "$TMP/sleeper.pid"
+"$PROFTOP" -p "$sleeper" --inject --no-screen >"$TMP/sleeper.inj" 2>&1
+src=$?
+wait "$sleeper"
+if grep -q "gdb cannot give a process back its CPU state" "$TMP/sleeper.inj"; then
+	if [ $src -eq 1 ] && [ "$(grep -c . "$TMP/sleeper.inj")" -eq 1 ] &&
+		grep -qx "slept ok" "$TMP/sleeper.out" && grep -q "was not touched" "$TMP/sleeper.inj"; then
+		ok "gdb cannot restore a process's CPU state here: --inject refuses in one line, exit 1, the job sleeps on untouched"
+	else
+		not_ok "--inject's refusal where gdb cannot restore CPU state" "rc=$src" "$(cat "$TMP/sleeper.inj")" "job: $(cat "$TMP/sleeper.out")"
+	fi
+	skip "injecting into running jobs" "$(sed 's/^proftop: --inject: //; s/; pid .*//' "$TMP/sleeper.inj")"
+	done_testing
+	exit 0
+fi
+
 "$PY" tests/torch/steady.py --steps 2500 --sleep-ms 0 >"$TMP/alone.out" 2>&1
 alone=$(sed -n 's/^RESULT steps=\([0-9]*\) loss=\([0-9.]*\).*/\1 \2/p' "$TMP/alone.out")
 
