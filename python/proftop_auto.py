@@ -397,7 +397,9 @@ def _loader_batch(it, out):
 
 _feed_on = True        # no DataLoader fetch seen: a generator may feed the loop
 _feed_look = 16        # root calls left whose calling frames name the loop (_loop_codes)
-_loop_codes = set()    # code of the frames that call the model (the training loop)
+_loop_codes = {}       # code of the frames that call the model -> the offsets of those calls
+_for_iters = {}        # such a code -> {offset of a FOR_ITER: offset where its loop ends}
+_torch_dir = "\0"      # torch's own generators (Module.parameters) are never a feed
 _CO_GENERATOR = 0x20
 
 
@@ -410,15 +412,26 @@ def _feed_learn():
         f = sys._getframe(2)
     except (AttributeError, ValueError):
         return
+    global _torch_dir
     here = os.path.dirname(os.path.abspath(__file__))
-    tdir = os.path.dirname(getattr(_torch, "__file__", "") or "") or "\0"
+    tdir = _torch_dir = os.path.dirname(getattr(_torch, "__file__", "") or "") or "\0"
     for _ in range(8):
         if f is None:
             return
         fn = f.f_code.co_filename
         if not (fn.startswith(tdir) or fn.startswith(here) or fn.startswith("<frozen")):
-            _loop_codes.add(f.f_code)
+            _loop_codes.setdefault(f.f_code, set()).add(f.f_lasti)
         f = f.f_back
+
+
+def _loop_ends(code):
+    """{offset of each FOR_ITER in code: the offset its loop ends at}."""
+    ends = _for_iters.get(code)
+    if ends is None:
+        import dis
+        ends = _for_iters[code] = {i.offset: i.argval for i in dis.get_instructions(code)
+                                   if i.opname == "FOR_ITER" and isinstance(i.argval, int)}
+    return ends
 
 
 def _feed_prof(frame, event, arg):
@@ -433,9 +446,15 @@ def _feed_prof(frame, event, arg):
         co = frame.f_code
         if not (co.co_flags & _CO_GENERATOR or co.co_name == "__next__") or co.co_name[:1] == "<":
             return  # not a feed (a generator expression, a list comprehension)
+        if co.co_filename.startswith(_torch_dir):
+            return  # model.parameters() and the like
         back = frame.f_back
-        if back is None or back.f_code not in _loop_codes:
+        calls = _loop_codes.get(back.f_code) if back is not None else None
+        if calls is None:
             return
+        end = _loop_ends(back.f_code).get(back.f_lasti)
+        if end is not None and not any(back.f_lasti < c < end for c in calls):
+            return  # a for loop that does not hold the model's call (over a list of params)
         sys.setprofile(None)
         ts = _ts()
         if ts.gen_open or ts.depth or ts.in_bwd or ts.in_opt or ts.in_fetch or ts.compiling:

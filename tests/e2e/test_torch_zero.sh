@@ -37,6 +37,11 @@ grep -q "^Note: steps: one per backward" <("$PROFTOP" report "$TMP/manual.json")
 	not_ok "the backward rule's note" "$("$PROFTOP" report "$TMP/manual.json" | grep '^Note')"
 PYTHON=$PY record wrap $S/wrapper.sh --steps 60
 compare wrap "through a shell wrapper that forks python"
+# a word-level LSTM language model as PyTorch's word_language_model trains
+# one: (seq, batch) slices, weights updated by hand: one step per backward,
+# samples = the batch (20), not the sequence length (35)
+record lstm "$PY" $S/lstm_lm.py --batches 60
+compare lstm "an LSTM language model, (seq, batch) inputs, hand-written update" nodata
 # a GAN as PyTorch's dcgan example trains one: two optimizers step per batch,
 # one iteration per batch; the models' layers apart, named from netG and netD
 record gan "$PY" $S/gan.py --batches 40

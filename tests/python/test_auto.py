@@ -357,10 +357,17 @@ class Auto(unittest.TestCase):
                     return torch.randn(2, 3)
             m = nn.Linear(3, 1)
             opt = torch.optim.SGD(m.parameters(), lr=0.1)
+            def mine(mod):  # a generator of the script's own, looped over in the step
+                for p in mod.parameters():
+                    yield p
             def train(feed):
                 for x in feed:
                     m(x).sum().backward(); opt.step(); opt.zero_grad()
                     total = sum(p.numel() for p in m.parameters())  # a genexpr: not a feed
+                    for p in m.parameters():  # torch's generator: not a feed
+                        pass
+                    for p in mine(m):  # a loop that does not hold the model's call
+                        pass
             train(batches(3))
             gen_log = take()
             train(Feed(2))
@@ -371,7 +378,8 @@ class Auto(unittest.TestCase):
         # second batch and its StopIteration (the first is in the phase the
         # last StopIteration opened: it lasts to the next forward, as a
         # DataLoader's next epoch starts in its fetch); never the generator
-        # expression
+        # expression, torch's parameters() or a loop in the step over the
+        # script's own generator
         self.assertEqual(res["gen_log"].count("P+1"), 3)
         self.assertEqual(res["log"].count("P+1"), 2)
         self.assertEqual([x[2] for x in spans(res["gen_log"] + res["log"])], [4, 4, 4, 2, 2])
