@@ -12,6 +12,9 @@
 #include "probe_int.h"
 #include "proftop/proftop.h"
 
+/* the counter of a step's tokens: PT_STEP_TOKENS in agg.h, which reads it */
+#define PT_STEP_TOKENS_NAME "Step tokens"
+
 #define G pt_probe_g
 
 /* A thread with no ring counts the events it would have written. */
@@ -43,6 +46,7 @@ PT_EXPORT void proftop_step(uint64_t samples)
 	uint64_t now = pt_clock_now(&t->clk);
 	uint64_t start = t->step_start_ns;
 	t->step_start_ns = now;
+	t->last_step_ns = start;
 	pt_probe_emit(t, now, start, now > start ? now - start : 0, samples,
 		      G.phase_name[PT_KIND_PROFILE_STEP], PT_KIND_PROFILE_STEP, 0,
 		      (uint16_t)(t->depth < 0xffff ? t->depth : 0xffff));
@@ -60,6 +64,7 @@ PT_EXPORT void proftop_step_span(uint64_t start_ns, uint64_t end_ns, uint64_t sa
 	if (start_ns > end_ns)
 		start_ns = end_ns;
 	t->step_start_ns = end_ns;
+	t->last_step_ns = start_ns;
 	pt_probe_emit(t, now, start_ns, end_ns - start_ns, samples,
 		      G.phase_name[PT_KIND_PROFILE_STEP], PT_KIND_PROFILE_STEP, 0, 0);
 }
@@ -174,6 +179,23 @@ static inline void instant(const char *name, uint8_t kind, uint64_t arg)
 PT_EXPORT void proftop_mark(const char *name)
 {
 	instant(name, PT_KIND_INSTANT, 0);
+}
+
+PT_EXPORT void proftop_step_tokens(uint64_t tokens)
+{
+	SELF_OR(t, pt_probe_count_noring());
+	if (!tokens)
+		return;
+	uint8_t phase;
+	uint32_t off = pt_probe_name(t, PT_STEP_TOKENS_NAME, 0, &phase);
+	if (!off)
+		return; /* counted in dropped_no_string */
+	double v = (double)tokens;
+	uint64_t bits;
+	memcpy(&bits, &v, sizeof bits);
+	/* at the step's own start, so that it counts in that step */
+	pt_probe_emit(t, pt_clock_now(&t->clk), t->last_step_ns, 0, bits, off, PT_KIND_COUNTER, 0,
+		      (uint16_t)(t->depth < 0xffff ? t->depth : 0xffff));
 }
 
 PT_EXPORT void proftop_counter(const char *name, double value)

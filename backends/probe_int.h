@@ -65,6 +65,7 @@ struct pt_tstate {
 	uint32_t index; /* ring index */
 	struct pt_tclock clk;
 	uint64_t step_start_ns;
+	uint64_t last_step_ns; /* the start of the step recorded last (proftop_step_tokens) */
 	int32_t tid;
 	uint32_t pad;
 	struct pt_frame stack[PT_PROBE_MAX_DEPTH];

@@ -102,12 +102,13 @@ HOLD_MAX = 8           # one batch per iteration, so each optimizer step ends a 
 _multi_root = False    # two models are called at the top: module labels carry the root's name
 _roots = None          # WeakSet of the modules called outermost (losses aside)
 _comp = None           # proftop_compile, when torch has torch.compile
+_step_tokens = None    # proftop_step_tokens, when the probe has it
 
 
 class _TS(object):
     """One thread's state: module depth, open ranges, the step being built."""
     __slots__ = ("depth", "names", "root", "in_bwd", "in_opt", "in_fetch", "start", "pending", "soft",
-                 "loader_samples", "fwd_samples", "partial", "compiling", "hooked", "bwd_end",
+                 "loader_samples", "fwd_samples", "loader_tokens", "fwd_tokens", "partial", "compiling", "hooked", "bwd_end",
                  "bwd_marks", "fetches", "held", "gen_open", "__weakref__")
 
     def __init__(self):
@@ -120,6 +121,8 @@ class _TS(object):
         self.soft = None          # ns: a forward with gradients ended, no backward seen yet
         self.loader_samples = 0
         self.fwd_samples = 0
+        self.loader_tokens = 0    # token ids (integer inputs) in the step, for tokens/s
+        self.fwd_tokens = 0
         self.partial = _attach    # attached mid-step: the first step is not whole
         self.compiling = 0        # torch.compile compiles on this thread (proftop_compile)
         self.hooked = None        # the optimizer whose step the global step hooks opened
@@ -195,7 +198,8 @@ def _emit_step(ts):
     start = ts.start if ts.start is not None else end
     ts.start = end
     samples = _batch_fixed or ts.loader_samples or ts.fwd_samples
-    ts.loader_samples = ts.fwd_samples = 0
+    tokens = ts.loader_tokens or ts.fwd_tokens
+    ts.loader_samples = ts.fwd_samples = ts.loader_tokens = ts.fwd_tokens = 0
     ts.fetches = 0
     if ts.partial:
         ts.partial = False  # attached mid-step: steps start at this boundary
@@ -222,6 +226,8 @@ def _emit_step(ts):
                     "backward seen (torch %s, zero-code helper)" % _torch.__version__)
         _lib.proftop_mark(text.encode())
     _lib.proftop_step_span(start, end, samples)
+    if tokens and _step_tokens is not None:
+        _step_tokens(tokens)
     _steps += 1
     if _ctl is not None:
         _control(ts)
@@ -276,7 +282,7 @@ def _hold(ts):
     loop does not fetch a batch per iteration (it trains on one batch): the
     kept ends become steps, and every optimizer step ends one from then on."""
     global _fetch_rule_off
-    ts.held.append((ts.pending, ts.loader_samples, ts.fwd_samples))
+    ts.held.append((ts.pending,) + _counts(ts))
     ts.pending = None
     if len(ts.held) <= HOLD_MAX:
         return
@@ -301,7 +307,7 @@ def _bwd_mark(ts, now):
     global _bwd_rule
     # the sample counts so far, not reset: an optimizer that comes after all
     # finds its step's samples whole
-    ts.bwd_marks.append((now, ts.loader_samples, ts.fwd_samples))
+    ts.bwd_marks.append((now,) + _counts(ts))
     if len(ts.bwd_marks) >= BWD_RULE_AFTER:
         _bwd_rule = True
         _bwd_flush(ts)
@@ -313,19 +319,28 @@ def _bwd_flush(ts):
     _emit_marks(ts, marks)
 
 
+def _counts(ts):
+    """The open step's sample and token counts so far."""
+    return ts.loader_samples, ts.fwd_samples, ts.loader_tokens, ts.fwd_tokens
+
+
+def _set_counts(ts, c):
+    ts.loader_samples, ts.fwd_samples, ts.loader_tokens, ts.fwd_tokens = c
+
+
 def _emit_marks(ts, marks):
-    """Kept step ends [(ns, loader samples so far, forward samples so far)]
-    become steps, in order; the samples after the last stay with the open step."""
+    """Kept step ends [(ns, counts so far: _counts)] become steps, in order;
+    the counts after the last stay with the open step."""
     if not marks:
         return
-    total = ts.loader_samples, ts.fwd_samples
-    pl = pf = 0
-    for end, cl, cf in marks:
-        ts.pending = end
-        ts.loader_samples, ts.fwd_samples = cl - pl, cf - pf
-        pl, pf = cl, cf
+    total = _counts(ts)
+    prev = (0, 0, 0, 0)
+    for m in marks:
+        ts.pending = m[0]
+        _set_counts(ts, tuple(x - y for x, y in zip(m[1:], prev)))
+        prev = m[1:]
         _emit_step(ts)
-    ts.loader_samples, ts.fwd_samples = total[0] - pl, total[1] - pf
+    _set_counts(ts, tuple(x - y for x, y in zip(total, prev)))
 
 
 def _set_train():
@@ -343,29 +358,37 @@ _first_tensor = proftop.first_tensor
 _seq_first_types = ()  # RNNs and attention layers, when their batch_first is False
 
 
+def _tokens(t):
+    """Token ids in t: its numel when it holds integer indices (a language
+    model's input), else 0."""
+    if t.is_floating_point() or t.is_complex() or t.dtype is _torch.bool:
+        return 0
+    return int(t.numel())
+
+
 def _fwd_batch(names, args):
-    """Samples in an outermost forward's inputs: the first dimension of the
-    first tensor, or the second for a sequence-first model (an RNN or
-    attention layer with batch_first=False in its tree) fed token ids
-    (seq, batch) or features (seq, batch, feature)."""
+    """(samples, tokens) in an outermost forward's inputs: the first
+    dimension of the first tensor, or the second for a sequence-first model
+    (an RNN or attention layer with batch_first=False in its tree) fed token
+    ids (seq, batch) or features (seq, batch, feature); tokens: _tokens."""
     t = _first_tensor(args)
     if t is None:
-        return 0
+        return 0, 0
     shape = t.shape
     if names is not None and names.get(-2) and len(shape) in (2, 3) and (
             len(shape) == 3 or not t.is_floating_point()):
-        return int(shape[1])
-    return int(shape[0])
+        return int(shape[1]), _tokens(t)
+    return int(shape[0]), _tokens(t)
 
 
 def _loader_batch(it, out):
-    """Samples in what a DataLoader iterator returned: the dimension that
+    """(samples, tokens) in what a DataLoader iterator returned: the dimension that
     equals the loader's batch_size (the second for a collate_fn that pads
     sequences to (seq, batch)), found on a full batch and kept for the
     iterator's later ones, else the first."""
     t = _first_tensor(out)
     if t is None:
-        return 0
+        return 0, 0
     shape = t.shape
     dim = getattr(it, "_proftop_dim", None)
     if dim is None:
@@ -378,7 +401,7 @@ def _loader_batch(it, out):
                 it._proftop_dim = dim
             except Exception:  # noqa: BLE001 - an iterator with __slots__
                 pass
-    return int(shape[dim]) if dim < len(shape) else int(shape[0])
+    return (int(shape[dim]) if dim < len(shape) else int(shape[0])), _tokens(t)
 
 
 # ---- a loop fed by a generator or any iterator that is not a DataLoader
@@ -712,7 +735,9 @@ def _root_enter(ts, mod, args):
     _begin(ts)
     ts.names = names = _labels_of(mod)
     if not _batch_fixed and (_grad_enabled() or not _train):
-        ts.fwd_samples += _fwd_batch(names, args)
+        n, tok = _fwd_batch(names, args)
+        ts.fwd_samples += n
+        ts.fwd_tokens += tok
     ts.root = mod
     _lib.proftop_phase_push(_FORWARD)
     comp = names.get(-1)
@@ -793,7 +818,9 @@ def _wrap_phase(orig, phase, flag, fetch=False, train=False, samples=False):
                     ts.bwd_end = True
         if samples and not _batch_fixed:
             try:
-                ts.loader_samples += _loader_batch(args[0] if args else None, out)
+                n, tok = _loader_batch(args[0] if args else None, out)
+                ts.loader_samples += n
+                ts.loader_tokens += tok
             except Exception as e:  # noqa: BLE001
                 _fail(e)
         return out
@@ -1029,7 +1056,7 @@ def _watch_reader():
                         ts.held = []
                         ts.fetches = 0
                         ts.partial = True  # steps restart at a boundary
-                        ts.loader_samples = ts.fwd_samples = 0
+                        _set_counts(ts, (0, 0, 0, 0))
                 _reader_seen_ns = _now()
                 _off = False
                 _dp_on = True
@@ -1559,7 +1586,7 @@ def install(torch, attach=False):
     """Installs the hooks into torch (once); returns a one-line status."""
     global _off, _lib, _max_depth, _batch_fixed, _compiling, _grad_enabled, _loss_base
     global _wrapper_roots, _labels, _torch, _installed, _attach, _nvtx_ctx, _all_ts, _containers
-    global _ctl, _comp, _root_names, _roots, _seq_first_types
+    global _ctl, _comp, _root_names, _roots, _seq_first_types, _step_tokens
     global _dp_on
     if _installed:
         return status()
@@ -1651,6 +1678,7 @@ def install(torch, attach=False):
     atexit.register(_at_exit)
     _installed = True
     _off = False
+    _step_tokens = getattr(lib, "proftop_step_tokens", None)
     _ctl = _control_setup(lib, torch)
     _comp = _compile_setup(lib, torch)
     if attach:

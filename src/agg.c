@@ -688,9 +688,29 @@ static void device_event(struct pt_agg *a, struct track_state *ts, const struct 
 	pt_u32map_put(&a->act_by_corr, ev->corr, (uint32_t)++a->nacts);
 }
 
+/* A step's token count (PT_STEP_TOKENS), a record of the step holding
+ * its time, settled with the phases. */
+static void tokens_sample(struct pt_agg *a, const struct pt_event *ev)
+{
+	if (!a->tok_name && a->t && ev->name_id &&
+	    pt_strtab_len(a->t->strings, ev->name_id) == sizeof PT_STEP_TOKENS - 1 &&
+	    memcmp(pt_trace_str(a->t, ev->name_id), PT_STEP_TOKENS, sizeof PT_STEP_TOKENS - 1) == 0)
+		a->tok_name = ev->name_id;
+	if (!a->tok_name || ev->name_id != a->tok_name)
+		return;
+	double x;
+	memcpy(&x, &ev->arg, sizeof x);
+	if (!(x >= 1.0 && x < 1e15))
+		return;
+	a->phases = agg_grow(a->phases, &a->phases_cap, a->nphases, sizeof *a->phases);
+	a->phases[a->nphases++] =
+	    (struct phase_rec){ev->start_ns, (uint64_t)llround(x), ev->track_id, AGG_PH_TOKENS};
+}
+
 /* A counter sample: the mean of "CPU(Process)" goes into the summary. */
 static void counter_sample(struct pt_agg *a, const struct pt_event *ev)
 {
+	tokens_sample(a, ev);
 	if (!a->cpu_name && a->t && ev->name_id &&
 	    pt_strtab_len(a->t->strings, ev->name_id) == 12 &&
 	    memcmp(pt_trace_str(a->t, ev->name_id), "CPU(Process)", 12) == 0)

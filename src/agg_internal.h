@@ -280,6 +280,7 @@ struct phase_rec {
 #define AGG_PH_COMPILE 0xf0     /* "torch.compile: compile" */
 #define AGG_PH_RECOMPILE 0xf1   /* "torch.compile: recompile" */
 #define AGG_PH_GRAPH_BREAK 0xf2 /* "torch.compile: graph break" */
+#define AGG_PH_TOKENS 0xf3      /* a PT_STEP_TOKENS sample: end_ns holds the token count */
 
 /* A device activity with no launch (no corr, or one never launched). */
 struct orphan {
@@ -361,6 +362,7 @@ struct pt_agg {
 	 * CPU %): their name once seen, their count and their sum in millionths
 	 * of a percent (an integer sum: the same whatever order fed them) */
 	uint32_t cpu_name;
+	uint32_t tok_name; /* PT_STEP_TOKENS, once seen */
 	uint64_t cpu_n;
 	int64_t cpu_sum_u;
 	uint64_t device_total_ns; /* kernel+memcpy+memset+communication */

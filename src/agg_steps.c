@@ -76,6 +76,7 @@ struct sacc {
 	uint64_t data_end, bwd_start, bwd_min, bwd_max, opt_after;
 	uint64_t bwd_busy, bwd_cur_end; /* union of the backward events */
 	uint64_t compile_ns, compile_end; /* union of torch.compile's compilations */
+	uint64_t tokens;
 	uint32_t compiles, recompiles, graph_breaks;
 	int has_dl, has_fwd, has_bwd, has_opt_after;
 };
@@ -187,6 +188,10 @@ static void settle_phases(struct pt_agg *a, struct steps_ctx *c, struct sacc *ac
 		if (si == SIZE_MAX)
 			continue;
 		struct sacc *sa = &acc[si];
+		if (p->kind == AGG_PH_TOKENS) {
+			sa->tokens += p->end_ns; /* a count, not a time */
+			continue;
+		}
 		uint64_t cs = u64_max(p->start_ns, c->ss[si].start_ns);
 		uint64_t ce = u64_min(p->end_ns, c->ss[si].end_ns);
 		if (p->kind >= AGG_PH_COMPILE && p->kind <= AGG_PH_GRAPH_BREAK) {
@@ -525,6 +530,28 @@ static void settle_perf(struct pt_summary *s)
 		    100.0 * (double)p->reader.total_ns / (double)p->batch.total_ns;
 		p->ips_avg = (double)work * 1e9 / (double)p->batch.total_ns;
 	}
+	/* tokens/s over the steps that carry a token count, with the same
+	 * rule for the extremes as ips */
+	uint64_t tok = 0, tok_ns = 0;
+	for (size_t i = 0; i < s->nsteps; i++) {
+		const struct pt_step *st = &s->steps[i];
+		if (step_left_out(s, st) || !st->tokens || !st->dur_ns)
+			continue;
+		tok += st->tokens;
+		tok_ns += st->dur_ns;
+		double r = (double)st->tokens * 1e9 / (double)st->dur_ns;
+		if (p->has_reader && !st->cpu_ns[PT_MS_DATALOADER])
+			continue;
+		if (!p->has_tokens || r > p->tokens_max)
+			p->tokens_max = r;
+		if (!p->has_tokens || r < p->tokens_min)
+			p->tokens_min = r;
+		p->has_tokens = 1;
+	}
+	if (tok_ns) {
+		p->has_tokens = 1;
+		p->tokens_avg = (double)tok * 1e9 / (double)tok_ns;
+	}
 }
 
 /* The steps in start order, with the running latest end (find_step). */
@@ -601,6 +628,7 @@ static void step_out(const struct pt_agg *a, const struct step_rec *r, const str
 	st->start_ns = r->start_ns;
 	st->dur_ns = r->dur_ns;
 	st->samples = r->samples ? r->samples : a->o.batch_samples;
+	st->tokens = acc->tokens;
 	st->track = r->track;
 	memcpy(st->cpu_ns, acc->cpu, sizeof st->cpu_ns);
 	memcpy(st->gpu_ns, acc->gpu, sizeof st->gpu_ns);

@@ -144,11 +144,16 @@ void pt_live_line(FILE *out, struct pt_trace *t, struct pt_live_line_state *ls,
 	struct pt_summary *s = pt_summarize(t, &ao);
 	uint64_t dropped = t->warnings[PT_WARN_SOURCE_DROPPED] + t->warnings[PT_WARN_STORE_DROPPED];
 	uint64_t n = 0, samples = 0, all_samples = 1, sum[PT_MS__COUNT] = {0}, last_end = 0;
+	uint64_t tokens = 0, tok_ns = 0;
 	for (size_t i = 0; i < s->nsteps; i++) {
 		const struct pt_step *st = &s->steps[i];
 		uint64_t end = st->start_ns + st->dur_ns;
 		n++;
 		samples += st->samples;
+		if (st->tokens) {
+			tokens += st->tokens;
+			tok_ns += st->dur_ns;
+		}
 		all_samples &= st->samples > 0;
 		for (int r = 0; r < PT_MS__COUNT; r++)
 			sum[r] += st->cpu_ns[r];
@@ -169,6 +174,8 @@ void pt_live_line(FILE *out, struct pt_trace *t, struct pt_live_line_state *ls,
 	fprintf(out, " step=%lld steps=%llu ips=%.1f%s reader_cost_ms=%.3f batch_cost_ms=%.3f",
 		(long long)ls->steps - 1, (unsigned long long)n, ips, all_samples ? "" : " ips_unit=steps/s",
 		(double)sum[PT_MS_DATALOADER] / 1e6 / (double)n, (double)sum[PT_MS_STEP] / 1e6 / (double)n);
+	if (tok_ns)
+		fprintf(out, " tokens_per_s=%.0f", (double)tokens * 1e9 / (double)tok_ns);
 	static const struct {
 		const char *key;
 		int row;

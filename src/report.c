@@ -601,6 +601,8 @@ static void put_perf(FILE *out, const struct pt_summary *s)
 	put_perf_row(out, "batch_cost", stat_avg_s(&p->batch), sec_of(p->batch.max_ns),
 		     sec_of(pt_stat_min(&p->batch)));
 	put_perf_row(out, "ips", p->ips_avg, p->ips_max, p->ips_min);
+	if (p->has_tokens)
+		put_perf_row(out, "tokens/s", p->tokens_avg, p->tokens_max, p->tokens_min);
 	put_compile(out, s);
 	putc('\n', out);
 }

@@ -32,6 +32,7 @@
  *   "perf_summary": {"reader_ratio_pct", "reader_cost_ms": {"avg","max","min"},
  *      "batch_cost_ms": {"avg","max","min"}, "ips": {"avg","max","min"},
  *      "ips_unit": "steps/s" | "samples/s",
+ *      "tokens_per_s": {"avg","max","min"} (only when the steps carry token counts),
  *      "compile": {"steps", "steps_ms", "compile_ms", "compiles", "recompiles",
  *         "graph_breaks", "left_out"}},  only when a step compiled
  *                              (torch.compile) or a graph break was found;
@@ -305,6 +306,8 @@ static void j_perf(struct pt_buf *b, const struct pt_summary *s)
 	j_minmax(b, &first, "ips", p->ips_avg, p->ips_max, p->ips_min);
 	j_key(b, &first, "ips_unit");
 	pt_buf_printf(b, "\"%s\"", p->ips_samples ? "samples/s" : "steps/s");
+	if (p->has_tokens)
+		j_minmax(b, &first, "tokens_per_s", p->tokens_avg, p->tokens_max, p->tokens_min);
 	j_compile(b, &first, p);
 	pt_buf_putc(b, '}');
 }

@@ -421,6 +421,11 @@ void tui_summary_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 			 p->reader_ratio_pct, (unsigned long long)p->steps);
 		tui_put_str(c, x, y++, x + w, line, tui_st(TUI_C_DEFAULT, 0));
 	}
+	if (y < end && p->has_tokens) {
+		snprintf(line, sizeof line, "tokens/s avg %.0f max %.0f min %.0f", p->tokens_avg,
+			 p->tokens_max, p->tokens_min);
+		tui_put_str(c, x, y++, x + w, line, tui_st(TUI_C_DEFAULT, 0));
+	}
 	y = tui_base_perf_draw(a, c, x, y, end, w); /* before/after, with a baseline */
 	/* Steps: a list that scrolls and sorts (keep 3 rows for Overview) */
 	int room = end - y - 4;

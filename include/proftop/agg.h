@@ -71,10 +71,15 @@ struct pt_model_row {
 };
 
 /* One step, in start order. */
+/* The counter a step's tokens come in (proftop_step_tokens): its sample
+ * at the step's start holds the step's token count. */
+#define PT_STEP_TOKENS "Step tokens"
+
 struct pt_step {
 	int64_t number;      /* from the name ("ProfilerStep#552" -> 552), else ordinal */
 	uint64_t start_ns, dur_ns;
 	uint64_t samples;    /* 0 when unknown */
+	uint64_t tokens;     /* 0 when unknown (PT_STEP_TOKENS) */
 	uint32_t track;
 	/* torch.compile in the step (the Python helper's "torch.compile: ..."
 	 * user ranges): compilations begun (recompiles among them) and graph
@@ -96,6 +101,11 @@ struct pt_perf {
 	struct pt_stat batch;    /* per-step step time */
 	double ips_avg, ips_max, ips_min;
 	int ips_samples;         /* 1: samples/s (every step had a sample count), 0: steps/s */
+	/* tokens/s (a language model's steps carry their token counts): avg =
+	 * all tokens / the time of the steps that have some; max and min over
+	 * those steps. has_tokens 0: none had any */
+	int has_tokens;
+	double tokens_avg, tokens_max, tokens_min;
 	/* Compiling steps (struct pt_step.compile_ns > 0): left out of every
 	 * figure above and of the Model Summary (steps counts the others),
 	 * unless pt_agg_opts.with_compile, or when every step compiled. */

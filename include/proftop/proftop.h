@@ -67,6 +67,10 @@ PROFTOP_API void proftop_step_begin(void);
  * now; the thread's next proftop_step() starts at end_ns.
  */
 PROFTOP_API void proftop_step_span(uint64_t start_ns, uint64_t end_ns, uint64_t samples);
+/* Tokens in the step this thread recorded last (proftop_step or
+ * proftop_step_span), for a language model's tokens/s beside its samples/s;
+ * call it right after that step. 0 = unknown. */
+PROFTOP_API void proftop_step_tokens(uint64_t tokens);
 /* The session clock (CLOCK_MONOTONIC nanoseconds), as the events carry it. */
 PROFTOP_API uint64_t proftop_now(void);
 /* 1 while a proftop reader is attached to this process's session, else 0. */

@@ -42,6 +42,14 @@ compare wrap "through a shell wrapper that forks python"
 # samples = the batch (20), not the sequence length (35)
 record lstm "$PY" $S/lstm_lm.py --batches 60
 compare lstm "an LSTM language model, (seq, batch) inputs, hand-written update" nodata
+"$PY" - "$TMP/lstm.log" "$TMP/lstm.rep" <<'PYEOF' && ok "an LSTM language model: tokens/s beside samples/s ($(cat "$TMP/lstm.tok"))" || not_ok "tokens/s of the LSTM" "$(cat "$TMP/lstm.tok")"
+import json, sys
+res = dict(kv.split("=", 1) for l in open(sys.argv[1]) if l.startswith("RESULT ") for kv in l.split()[1:])
+tps = json.load(open(sys.argv[2]))["perf_summary"].get("tokens_per_s")
+want = int(res["tokens"]) / float(res["loop_s"])
+open(sys.argv[1].replace(".log", ".tok"), "w").write("%s against the script's %.0f" % (tps and round(tps["avg"]), want))
+sys.exit(0 if tps and abs(tps["avg"] - want) <= 0.08 * want else 1)
+PYEOF
 # a GAN as PyTorch's dcgan example trains one: two optimizers step per batch,
 # one iteration per batch; the models' layers apart, named from netG and netD
 record gan "$PY" $S/gan.py --batches 40

@@ -78,6 +78,7 @@ void proftop_range_push_id(uint32_t id) { logf_("R+%s\n", ids[id & 4095]); }
 void proftop_mark(const char *n) { logf_("mark %s\n", n); }
 void proftop_counter(const char *n, double v) { (void)v; logf_("counter %s\n", n); }
 uint64_t proftop_now(void) { return __atomic_add_fetch(&clk, 1, __ATOMIC_RELAXED); }
+void proftop_step_tokens(uint64_t n) { logf_("tokens %llu\n", (unsigned long long)n); }
 void proftop_step_span(uint64_t a, uint64_t b, uint64_t s) {
 	logf_("span %llu %llu %llu\n", (unsigned long long)a, (unsigned long long)b,
 	      (unsigned long long)s);
@@ -324,6 +325,11 @@ class Auto(unittest.TestCase):
             done()
         """)
         self.assertEqual([x[2] for x in spans(res["log"])], [6, 6, 6, 4, 4, 4, 2])
+        # token ids: each step's (seq, batch) input, right after its step
+        toks = [int(l.split()[1]) for l in res["log"] if l.startswith("tokens ")]
+        self.assertEqual(toks, [35 * 6] * 3 + [35 * 4] * 3 + [35 * 2])
+        order = [l.split()[0] for l in res["log"] if l.startswith(("span ", "tokens "))]
+        self.assertEqual(order, ["span", "tokens"] * 7)
 
     def test_optimizer_phase_holds_the_whole_step_call(self):
         # torch's own step wrapper (the profiler's record_function; on 2.x the

@@ -9,6 +9,8 @@
  */
 #include "testutil.h"
 
+#include <math.h>
+
 #include "proftop/advisor.h"
 #include "proftop/agg.h"
 
@@ -630,6 +632,40 @@ static void test_ips_extremes_need_a_fetch(void **state)
 	assert_true(p->ips_max > 319999.9 && p->ips_max < 320000.1); /* 32 / 100 us, not 32 / 1 us */
 	assert_true(p->ips_min > 159999.9 && p->ips_min < 160000.1); /* 32 / 200 us */
 	assert_true(p->ips_avg > 96.0 / 301e-6 * 0.999 && p->ips_avg < 96.0 / 301e-6 * 1.001);
+	pt_summary_free(s);
+	pt_trace_free(t);
+}
+
+/* A language model's steps carry their tokens (a PT_STEP_TOKENS counter at
+ * each step's start): per step, and tokens/s = all tokens / those steps'
+ * time; a step without a count is not in it. */
+static void tokens_ev(struct pt_trace *t, uint32_t track, double at_us, double tokens)
+{
+	uint64_t bits;
+	memcpy(&bits, &tokens, sizeof bits);
+	ev_full(t, track, PT_KIND_COUNTER, PT_STEP_TOKENS, at_us, 0, 0, 0, bits);
+}
+
+static void test_tokens_per_step(void **state)
+{
+	(void)state;
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES);
+	uint32_t h = tu_track(t, 1, 1, -1);
+	ev_full(t, h, PT_KIND_PROFILE_STEP, "ProfileStep#1", 0, 100, 0, 0, 8);
+	tokens_ev(t, h, 0, 4096);
+	ev_full(t, h, PT_KIND_PROFILE_STEP, "ProfileStep#2", 100, 300, 0, 0, 8);
+	tokens_ev(t, h, 100, 4096);
+	ev_full(t, h, PT_KIND_PROFILE_STEP, "ProfileStep#3", 400, 100, 0, 0, 8);
+	struct pt_summary *s = summarize_all(t);
+	assert_int_equal(s->nsteps, 3);
+	assert_int_equal(s->steps[0].tokens, 4096);
+	assert_int_equal(s->steps[1].tokens, 4096);
+	assert_int_equal(s->steps[2].tokens, 0);
+	const struct pt_perf *p = &s->perf;
+	assert_int_equal(p->has_tokens, 1);
+	assert_true(fabs(p->tokens_avg - 8192.0 / 400e-6) < 1e-3); /* 20.48 M tokens/s */
+	assert_true(fabs(p->tokens_max - 4096.0 / 100e-6) < 1e-3);
+	assert_true(fabs(p->tokens_min - 4096.0 / 300e-6) < 1e-3);
 	pt_summary_free(s);
 	pt_trace_free(t);
 }
@@ -1316,6 +1352,7 @@ int main(void)
 	    cmocka_unit_test(test_perf_without_samples),
 	    cmocka_unit_test(test_ips_extremes_need_a_fetch),
 	    cmocka_unit_test(test_ranks_keep_their_phases),
+	    cmocka_unit_test(test_tokens_per_step),
 	    cmocka_unit_test(test_accumulation_backward_union),
 	    cmocka_unit_test(test_step_window),
 	    cmocka_unit_test(test_distributed),

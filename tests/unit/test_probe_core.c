@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../../backends/probe_int.h"
+#include "proftop/agg.h"
 #include "proftop/proftop.h"
 
 #define G pt_probe_g
@@ -788,6 +789,19 @@ static void test_step_span(void **state)
 	assert_true(rec[2].dur_ns == 0 && rec[2].start_ns == b);
 	assert_true(rec[3].start_ns == b);
 	assert_int_equal(rec[3].arg, 2);
+	/* tokens of the step just recorded: a counter at that step's start, the
+	 * one the aggregator reads (agg.h) */
+	uint64_t c = proftop_now();
+	proftop_step_span(b, c, 4);
+	proftop_step_tokens(4 * 512);
+	proftop_step_tokens(0); /* unknown: nothing */
+	assert_int_equal(drain(r, rec, 8), 2);
+	assert_int_equal(rec[1].kind, PT_KIND_COUNTER);
+	assert_string_equal(nm(rec[1].name), PT_STEP_TOKENS);
+	assert_true(rec[1].start_ns == b);
+	double v;
+	memcpy(&v, &rec[1].arg, sizeof v);
+	assert_true(v == 2048.0);
 	set_reader(1);
 	assert_int_equal(proftop_reader_attached(), 1);
 	set_reader(0);
