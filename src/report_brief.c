@@ -79,14 +79,16 @@ int pt_report_brief(FILE *out, const struct pt_trace *t, const struct pt_summary
 	wrapped(out, "", line, cols, 2);
 	const struct pt_perf *p = &s->perf;
 	if (s->nsteps) {
-		char rr[48] = "reader n/a";
+		char rr[48] = "reader n/a", tok[48] = "";
 		if (p->has_reader)
 			snprintf(rr, sizeof rr, "reader ratio %.1f%%", p->reader_ratio_pct);
+		if (p->has_tokens)
+			snprintf(tok, sizeof tok, " | %.0f tokens/s", p->tokens_avg);
 		snprintf(line, sizeof line,
-			 "Step: avg %.2f ms, max %.2f, min %.2f | ips %.1f %s | %s",
+			 "Step: avg %.2f ms, max %.2f, min %.2f | ips %.1f %s%s | %s",
 			 p->batch.n ? ms(p->batch.total_ns) / (double)p->batch.n : 0.0,
 			 ms(p->batch.max_ns), ms(pt_stat_min(&p->batch)), p->ips_avg,
-			 p->ips_samples ? "samples/s" : "steps/s", rr);
+			 p->ips_samples ? "samples/s" : "steps/s", tok, rr);
 		wrapped(out, "", line, cols, 2);
 		uint64_t step = s->model[PT_MS_STEP].cpu.total_ns;
 		size_t n = 0;
