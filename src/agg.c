@@ -661,7 +661,7 @@ static void device_event(struct pt_agg *a, struct track_state *ts, const struct 
 		/* no launch to find: counts in the step holding its start */
 		a->orphans = agg_grow(a->orphans, &a->orphans_cap, a->norphans, sizeof *a->orphans);
 		a->orphans[a->norphans++] = (struct orphan){
-		    ev->start_ns, ev->dur_ns, ts->dev_idx != AGG_NONE ? (int32_t)ts->dev_idx : ORPHAN_SUM};
+		    ev->start_ns, ev->dur_ns, ts->dev_idx != AGG_NONE ? ORPHAN_DEV(ts->dev_idx) : ORPHAN_SUM};
 		return;
 	}
 	uint32_t li = a->nlaunches ? pt_u32map_get(&a->launch_by_corr, ev->corr) : 0;

@@ -283,11 +283,13 @@ struct phase_rec {
 #define AGG_PH_TOKENS 0xf3      /* a PT_STEP_TOKENS sample: end_ns holds the token count */
 
 /* A device activity with no launch (no corr, or one never launched). */
-struct orphan {
-	uint64_t start_ns, dur_ns;
-	int32_t dev; /* index into devs, for the union per device; ORPHAN_SUM: none known */
+struct orphan { /* 16 bytes: a long session keeps many */
+	uint64_t start_ns;
+	uint64_t dur_ns : 52; /* PT_MAX_DUR_NS fits */
+	uint64_t dev : 12;    /* 1 + index into devs, for the union per device; ORPHAN_SUM: none */
 };
-#define ORPHAN_SUM (-1)
+#define ORPHAN_SUM 0
+#define ORPHAN_DEV(idx) ((idx) < 4095 ? (uint64_t)(idx) + 1 : ORPHAN_SUM)
 
 struct dev_acc {
 	int32_t device;

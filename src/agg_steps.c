@@ -360,7 +360,7 @@ static void orphans_to_steps(const struct pt_agg *a, struct steps_ctx *c,
 	memcpy(o, a->orphans, a->norphans * sizeof *o);
 	qsort(o, a->norphans, sizeof *o, orphan_cmp);
 	size_t cur_si = SIZE_MAX;
-	int32_t cur_dev = ORPHAN_SUM;
+	uint64_t cur_dev = ORPHAN_SUM;
 	uint64_t covered = 0; /* end of the union so far, on cur_dev in step cur_si */
 	for (size_t i = 0; i < a->norphans; i++) {
 		size_t si = find_step(c, o[i].start_ns);
@@ -627,8 +627,9 @@ static void step_out(const struct pt_agg *a, const struct step_rec *r, const str
 	st->number = num >= 0 ? num : -1;
 	st->start_ns = r->start_ns;
 	st->dur_ns = r->dur_ns;
-	st->samples = r->samples ? r->samples : a->o.batch_samples;
-	st->tokens = acc->tokens;
+	uint64_t n = r->samples ? r->samples : a->o.batch_samples;
+	st->samples = n < UINT32_MAX ? (uint32_t)n : UINT32_MAX;
+	st->tokens = acc->tokens < UINT32_MAX ? (uint32_t)acc->tokens : UINT32_MAX;
 	st->track = r->track;
 	memcpy(st->cpu_ns, acc->cpu, sizeof st->cpu_ns);
 	memcpy(st->gpu_ns, acc->gpu, sizeof st->gpu_ns);

@@ -78,8 +78,10 @@ struct pt_model_row {
 struct pt_step {
 	int64_t number;      /* from the name ("ProfilerStep#552" -> 552), else ordinal */
 	uint64_t start_ns, dur_ns;
-	uint64_t samples;    /* 0 when unknown */
-	uint64_t tokens;     /* 0 when unknown (PT_STEP_TOKENS) */
+	/* samples and tokens in the step, 0 when unknown (saturating: 32 bits
+	 * each keep a long session's steps as small as before tokens came) */
+	uint32_t samples;
+	uint32_t tokens;     /* PT_STEP_TOKENS */
 	uint32_t track;
 	/* torch.compile in the step (the Python helper's "torch.compile: ..."
 	 * user ranges): compilations begun (recompiles among them) and graph
