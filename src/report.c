@@ -378,6 +378,28 @@ static void put_model(FILE *out, const struct pt_summary *s)
 
 /* ---- Distributed Summary ---- */
 
+size_t pt_report_dist(const struct pt_summary *s, const struct pt_report_opts *o,
+		      struct pt_distributed *d)
+{
+	*d = s->dist;
+	const struct pt_ranks *r = o ? o->ranks : NULL;
+	if (!r || r->n < 2)
+		return 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (!r->r[i].summary)
+			return 0;
+	memset(d, 0, sizeof *d);
+	for (size_t i = 0; i < r->n; i++) {
+		const struct pt_distributed *x = &r->r[i].summary->dist;
+		d->step_ns += x->step_ns;
+		d->comm_ns += x->comm_ns;
+		d->comp_ns += x->comp_ns;
+		d->overlap_ns += x->overlap_ns;
+		d->comm_from_host |= x->comm_from_host;
+	}
+	return r->n;
+}
+
 /* The largest difference, in percent of msprof's figure, between proftop's
  * computation / communication / exposed communication and msprof's own
  * Overlap Analysis (report_int.h). */
@@ -411,9 +433,11 @@ static void put_vendor_overlap(FILE *out, const struct pt_distributed *d)
 		diff <= 10.0 ? "they agree" : "THEY DIFFER", diff);
 }
 
-static void put_distributed(FILE *out, const struct pt_summary *s)
+static void put_distributed(FILE *out, const struct pt_summary *s, const struct pt_report_opts *o)
 {
-	const struct pt_distributed *d = &s->dist;
+	struct pt_distributed dd;
+	size_t summed = pt_report_dist(s, o, &dd);
+	const struct pt_distributed *d = &dd;
 	if (!d->comm_ns)
 		return;
 	int w[3] = {25, 25, 25};
@@ -441,6 +465,11 @@ static void put_distributed(FILE *out, const struct pt_summary *s)
 		fputs("Note: no communication kernels on a device; Communication is the time of "
 		      "host-side communication calls.\n",
 		      out);
+	if (summed)
+		fprintf(out,
+			"Note: the sum of the %zu ranks' own figures (each rank's communication "
+			"overlapped only by its own computation); per rank below.\n",
+			summed);
 	put_vendor_overlap(out, d);
 	putc('\n', out);
 }
@@ -639,7 +668,7 @@ int pt_report_text(FILE *out, const struct pt_trace *t, const struct pt_summary 
 	put_device(out, t, s);
 	put_overview(out, s);
 	put_model(out, s);
-	put_distributed(out, s);
+	put_distributed(out, s, o);
 	pt_report_ranks_dist_text(out, o->ranks);
 
 	const struct pt_table *ops = o->op_detail && s->op_detail.n ? &s->op_detail : &s->operators;

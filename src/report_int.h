@@ -83,6 +83,12 @@ void pt_put_wrapped(FILE *out, const char *prefix, const char *text, int cols, i
  * with FLOPs) and the JSON's "flops" object (always). */
 void pt_report_flops_text(FILE *out, const struct pt_trace *t, const struct pt_summary *s,
 			  const struct pt_report_opts *o);
+/* The Distributed figures a report shows: the summary's, or with two or
+ * more ranks (o->ranks) the sum of each rank's own, so that one rank's
+ * communication is never taken as overlapped by another rank's computation;
+ * returns the number of ranks summed (0: the summary's). */
+size_t pt_report_dist(const struct pt_summary *s, const struct pt_report_opts *o,
+		      struct pt_distributed *d);
 void pt_report_flops_json(struct pt_buf *b, const struct pt_trace *t, const struct pt_summary *s,
 			  const struct pt_report_opts *o);
 /* report_data.c: the Data Pipeline section (datapipe.h). */

@@ -376,9 +376,12 @@ static void j_overview(struct pt_buf *b, const struct pt_summary *s)
 	pt_buf_put(b, n ? "\n  }" : "}", n ? 4 : 1);
 }
 
-static void j_distributed(struct pt_buf *b, const struct pt_summary *s)
+static void j_distributed(struct pt_buf *b, const struct pt_summary *s,
+			  const struct pt_report_opts *o)
 {
-	const struct pt_distributed *d = &s->dist;
+	struct pt_distributed dd;
+	size_t summed = pt_report_dist(s, o, &dd);
+	const struct pt_distributed *d = &dd;
 	int first = 1;
 	pt_buf_put(b, ",\n  \"distributed\": {", 20);
 	kv_ms(b, &first, "step_ms", d->step_ns);
@@ -398,6 +401,10 @@ static void j_distributed(struct pt_buf *b, const struct pt_summary *s)
 	pt_buf_printf(b, "%s", d->comm_from_host ? "true" : "false");
 	j_key(b, &first, "within_steps");
 	pt_buf_printf(b, "%s", s->nsteps ? "true" : "false");
+	if (summed) {
+		j_key(b, &first, "ranks_summed");
+		pt_buf_printf(b, "%zu", summed);
+	}
 	j_key(b, &first, "msprof_overlap_analysis");
 	if (d->has_vendor) {
 		int f = 1;
@@ -566,7 +573,7 @@ void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct
 	j_op_detail(b, t, s, o);
 	pt_report_flops_json(b, t, s, o);
 	j_overview(b, s);
-	j_distributed(b, s);
+	j_distributed(b, s, o);
 	j_devices(b, t, s);
 	j_steps(b, s);
 	j_overhead(b, t, s);

@@ -233,9 +233,11 @@ static void md_overview(FILE *out, const struct pt_summary *s)
 	putc('\n', out);
 }
 
-static void md_distributed(FILE *out, const struct pt_summary *s)
+static void md_distributed(FILE *out, const struct pt_summary *s, const struct pt_report_opts *o)
 {
-	const struct pt_distributed *d = &s->dist;
+	struct pt_distributed dd;
+	pt_report_dist(s, o, &dd);
+	const struct pt_distributed *d = &dd;
 	if (!d->comm_ns)
 		return;
 	fputs("## Distributed Summary\n\nTime unit: ms.\n\n", out);
@@ -376,7 +378,7 @@ int pt_report_md(FILE *out, const struct pt_trace *t, const struct pt_summary *s
 	md_perf(out, s);
 	md_model(out, s);
 	md_overview(out, s);
-	md_distributed(out, s);
+	md_distributed(out, s, o);
 	md_ranks(out, o->ranks);
 	md_table(out, t, &s->operators, o, "Operator Summary", 1);
 	md_table(out, t, &s->kernels, o, "Kernel Summary", 0);

@@ -69,12 +69,16 @@ for name in rm:
         want = (ra[name][k] or 0) + (rb[name][k] or 0)
         if abs((rm[name][k] or 0) - want) > 0.01:
             bad.append("%s %s %.3f, the ranks' sum %.3f" % (name, k, rm[name][k] or 0, want))
-print("; ".join(bad) if bad else "Forward %.1f = %.1f + %.1f ms" % (
+for k in ("step_ms", "communication_ms", "computation_ms", "overlap_ms"):
+    want = a["distributed"][k] + b["distributed"][k]
+    if abs(m["distributed"][k] - want) > 0.01:
+        bad.append("distributed %s %.3f, the ranks' sum %.3f" % (k, m["distributed"][k], want))
+print("; ".join(bad) if bad else "Forward %.1f = %.1f + %.1f ms, overlap likewise" % (
     rm["Forward"]["cpu_total_ms"], ra["Forward"]["cpu_total_ms"], rb["Forward"]["cpu_total_ms"]))
 sys.exit(1 if bad else 0)
 PYEOF
 ); then
-	ok "merged ranks: the Model Summary is the sum of each rank's own ($out)"
+	ok "merged ranks: the Model and Distributed Summaries are the sums of each rank's own ($out)"
 else
 	not_ok "merged ranks keep their phases" "$out"
 fi
