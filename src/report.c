@@ -378,6 +378,28 @@ static void put_model(FILE *out, const struct pt_summary *s)
 
 /* ---- Distributed Summary ---- */
 
+const struct pt_summary *pt_report_overview_of(const struct pt_summary *s,
+					       const struct pt_report_opts *o,
+					       struct pt_summary *tmp)
+{
+	const struct pt_ranks *r = o ? o->ranks : NULL;
+	if (!r || r->n < 2)
+		return s;
+	for (size_t i = 0; i < r->n; i++)
+		if (!r->r[i].summary)
+			return s;
+	*tmp = *s; /* read only: the pointers are s's */
+	memset(tmp->overview, 0, sizeof tmp->overview);
+	for (size_t i = 0; i < r->n; i++)
+		for (int k = 0; k < PT_KIND__COUNT; k++) {
+			const struct pt_overview_row *x = &r->r[i].summary->overview[k];
+			tmp->overview[k].calls += x->calls;
+			tmp->overview[k].union_ns += x->union_ns;
+			tmp->overview[k].ratio_base_ns += x->ratio_base_ns;
+		}
+	return tmp;
+}
+
 size_t pt_report_dist(const struct pt_summary *s, const struct pt_report_opts *o,
 		      struct pt_distributed *d)
 {
@@ -666,7 +688,8 @@ int pt_report_text(FILE *out, const struct pt_trace *t, const struct pt_summary 
 	put_header(out, t, s);
 	pt_report_ranks_text(out, o->ranks);
 	put_device(out, t, s);
-	put_overview(out, s);
+	struct pt_summary ov;
+	put_overview(out, pt_report_overview_of(s, o, &ov));
 	put_model(out, s);
 	put_distributed(out, s, o);
 	pt_report_ranks_dist_text(out, o->ranks);

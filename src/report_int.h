@@ -83,6 +83,12 @@ void pt_put_wrapped(FILE *out, const char *prefix, const char *text, int cols, i
  * with FLOPs) and the JSON's "flops" object (always). */
 void pt_report_flops_text(FILE *out, const struct pt_trace *t, const struct pt_summary *s,
 			  const struct pt_report_opts *o);
+/* The summary whose Overview a report shows: s, or with two or more ranks
+ * (o->ranks) a copy of s in tmp whose Overview rows are the sums of each
+ * rank's own (one rank's time never merged with another's). */
+const struct pt_summary *pt_report_overview_of(const struct pt_summary *s,
+					       const struct pt_report_opts *o,
+					       struct pt_summary *tmp);
 /* The Distributed figures a report shows: the summary's, or with two or
  * more ranks (o->ranks) the sum of each rank's own, so that one rank's
  * communication is never taken as overlapped by another rank's computation;

@@ -572,7 +572,8 @@ void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct
 	j_rows(b, "memory", t, &s->memory, o);
 	j_op_detail(b, t, s, o);
 	pt_report_flops_json(b, t, s, o);
-	j_overview(b, s);
+	struct pt_summary ov;
+	j_overview(b, pt_report_overview_of(s, o, &ov));
 	j_distributed(b, s, o);
 	j_devices(b, t, s);
 	j_steps(b, s);

@@ -377,7 +377,8 @@ int pt_report_md(FILE *out, const struct pt_trace *t, const struct pt_summary *s
 	md_header(out, t, s);
 	md_perf(out, s);
 	md_model(out, s);
-	md_overview(out, s);
+	struct pt_summary ov;
+	md_overview(out, pt_report_overview_of(s, o, &ov));
 	md_distributed(out, s, o);
 	md_ranks(out, o->ranks);
 	md_table(out, t, &s->operators, o, "Operator Summary", 1);

@@ -69,6 +69,12 @@ for name in rm:
         want = (ra[name][k] or 0) + (rb[name][k] or 0)
         if abs((rm[name][k] or 0) - want) > 0.01:
             bad.append("%s %s %.3f, the ranks' sum %.3f" % (name, k, rm[name][k] or 0, want))
+for kind, row in m["overview"].items():
+    for k in ("cpu_ms", "gpu_ms", "calls"):
+        if k in row:
+            want = a["overview"].get(kind, {}).get(k, 0) + b["overview"].get(kind, {}).get(k, 0)
+            if abs(row[k] - want) > 0.01:
+                bad.append("overview %s %s %.3f, the ranks' sum %.3f" % (kind, k, row[k], want))
 for k in ("step_ms", "communication_ms", "computation_ms", "overlap_ms"):
     want = a["distributed"][k] + b["distributed"][k]
     if abs(m["distributed"][k] - want) > 0.01:
@@ -78,7 +84,7 @@ print("; ".join(bad) if bad else "Forward %.1f = %.1f + %.1f ms, overlap likewis
 sys.exit(1 if bad else 0)
 PYEOF
 ); then
-	ok "merged ranks: the Model and Distributed Summaries are the sums of each rank's own ($out)"
+	ok "merged ranks: the Model, Overview and Distributed Summaries are the sums of each rank's own ($out)"
 else
 	not_ok "merged ranks keep their phases" "$out"
 fi
