@@ -677,6 +677,22 @@ def _find_name(obj):
     return found
 
 
+def _label_miss(ts, mod):
+    """A module the root's map lacks: registered since (the map is rebuilt), or
+    not registered under the root at all (named by its type, at its call depth)."""
+    key = id(mod)
+    m = ts.names
+    if ts.root is not None:
+        m = _labels[ts.root] = _build_labels(ts.root)
+        ts.names = m
+        ent = m.get(key)
+        if ent is not None:
+            return ent
+    ent = (_name_id("(%s)" % type(mod).__name__) if ts.depth <= _max_depth else 0, ts.depth)
+    m[key] = ent
+    return ent
+
+
 # ---- the wrappers
 
 def _wrap_module_call(orig):

@@ -426,6 +426,30 @@ class Auto(unittest.TestCase):
         """)
         self.assertEqual(res["seen"], [False, False, False])
 
+    def test_modules_the_map_lacks(self):
+        # a submodule registered after the first call, and one the model
+        # holds outside its module tree: operators of their own, no error
+        res = self.run_scenario("""
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.a = nn.Linear(3, 3)
+                    self.hidden = [nn.Tanh()]  # not registered under the model
+                def forward(self, x):
+                    x = self.hidden[0](self.a(x))
+                    return self.b(x) if hasattr(self, "b") else x
+            m = Net()
+            opt = torch.optim.SGD(m.parameters(), lr=0.1)
+            m(torch.randn(2, 3)).sum().backward(); opt.step()
+            m.b = nn.Linear(3, 1)
+            m(torch.randn(2, 3)).sum().backward(); opt.step()
+            done()
+        """)
+        ops = set(l[2:] for l in res["log"] if l.startswith("O+"))
+        self.assertIn("b (Linear)", ops)
+        self.assertIn("(Tanh)", ops)
+        self.assertFalse([l for l in res["log"] if "caught an error" in l])
+
     def test_scheduler_in_init_is_not_a_phase(self):
         res = self.run_scenario("""
             m = nn.Linear(2, 2)
