@@ -422,8 +422,21 @@ _feed_on = True        # no DataLoader fetch seen: a generator may feed the loop
 _feed_look = 16        # root calls left whose calling frames name the loop (_loop_codes)
 _loop_codes = {}       # code of the frames that call the model -> the offsets of those calls
 _for_iters = {}        # such a code -> {offset of a FOR_ITER: offset where its loop ends}
-_torch_dir = "\0"      # torch's own generators (Module.parameters) are never a feed
+_torch_dir = "\0"      # torch's files (set at install): not the script's frames
+_here = os.path.dirname(os.path.abspath(__file__))  # the helper's files: neither
 _CO_GENERATOR = 0x20
+
+
+def _script_frames(f, limit):
+    """The frames from f outward, at most limit of them, that are the
+    script's own: not torch's, the helper's or the import system's."""
+    for _ in range(limit):
+        if f is None:
+            return
+        fn = f.f_code.co_filename
+        if not (fn.startswith(_torch_dir) or fn.startswith(_here) or fn.startswith("<frozen")):
+            yield f
+        f = f.f_back
 
 
 def _feed_learn():
@@ -435,16 +448,8 @@ def _feed_learn():
         f = sys._getframe(2)
     except (AttributeError, ValueError):
         return
-    global _torch_dir
-    here = os.path.dirname(os.path.abspath(__file__))
-    tdir = _torch_dir = os.path.dirname(getattr(_torch, "__file__", "") or "") or "\0"
-    for _ in range(8):
-        if f is None:
-            return
-        fn = f.f_code.co_filename
-        if not (fn.startswith(tdir) or fn.startswith(here) or fn.startswith("<frozen")):
-            _loop_codes.setdefault(f.f_code, set()).add(f.f_lasti)
-        f = f.f_back
+    for f in _script_frames(f, 8):
+        _loop_codes.setdefault(f.f_code, set()).add(f.f_lasti)
 
 
 def _loop_ends(code):
@@ -500,6 +505,8 @@ def _feed_arm(ts):
 
 def _feed_disarm(ts):
     """Such a call begins: the fetch, if one began, ends here."""
+    if not _feed_on and not ts.gen_open:
+        return  # a DataLoader feeds the job (a profile function left armed removes itself)
     if sys.getprofile() is _feed_prof:
         sys.setprofile(None)
     if ts.gen_open:
@@ -654,26 +661,19 @@ def _find_name(obj):
         f = sys._getframe(1)
     except (AttributeError, ValueError):
         return None, None
-    here = os.path.dirname(os.path.abspath(__file__))
-    tdir = os.path.dirname(getattr(_torch, "__file__", "") or "") or "\0"
     found = (None, None)
-    for _ in range(24):
-        if f is None:
-            break
-        fn = f.f_code.co_filename
-        if not (fn.startswith(tdir) or fn.startswith(here) or fn.startswith("<frozen")):
-            loc = f.f_locals
-            for scope in (loc, f.f_globals, getattr(loc.get("self"), "__dict__", None)):
-                hit = None
-                if isinstance(scope, dict):
-                    for k, v in list(scope.items()):
-                        if v is obj and isinstance(k, str) and not k.startswith("_"):
-                            hit = k
-                            break
-                if hit is not None:
-                    found = (hit, scope)
-                    break
-        f = f.f_back
+    for f in _script_frames(f, 24):
+        loc = f.f_locals
+        for scope in (loc, f.f_globals, getattr(loc.get("self"), "__dict__", None)):
+            hit = None
+            if isinstance(scope, dict):
+                for k, v in list(scope.items()):
+                    if v is obj and isinstance(k, str) and not k.startswith("_"):
+                        hit = k
+                        break
+            if hit is not None:
+                found = (hit, scope)
+                break
     return found
 
 
@@ -809,9 +809,9 @@ def _wrap_phase(orig, phase, flag, fetch=False, train=False, samples=False):
         try:
             global _activity, _feed_on
             _activity = True
+            _feed_disarm(ts)
             if fetch:
                 _feed_on = False  # a DataLoader feeds the loop: it is timed as such
-            _feed_disarm(ts)
             if train:
                 _set_train()
             _begin(ts, fetch=fetch)
@@ -1602,7 +1602,7 @@ def install(torch, attach=False):
     """Installs the hooks into torch (once); returns a one-line status."""
     global _off, _lib, _max_depth, _batch_fixed, _compiling, _grad_enabled, _loss_base
     global _wrapper_roots, _labels, _torch, _installed, _attach, _nvtx_ctx, _all_ts, _containers
-    global _ctl, _comp, _root_names, _roots, _seq_first_types, _step_tokens
+    global _ctl, _comp, _root_names, _roots, _seq_first_types, _step_tokens, _torch_dir
     global _dp_on
     if _installed:
         return status()
@@ -1693,6 +1693,7 @@ def install(torch, attach=False):
         os.register_at_fork(after_in_child=_after_fork_child)
     atexit.register(_at_exit)
     _installed = True
+    _torch_dir = os.path.dirname(getattr(torch, "__file__", "") or "") or "\0"
     _off = False
     _step_tokens = getattr(lib, "proftop_step_tokens", None)
     _ctl = _control_setup(lib, torch)
