@@ -501,7 +501,7 @@ static void settle_perf(struct pt_summary *s)
 	for (size_t i = 0; i < s->nsteps; i++)
 		if (!s->steps[i].samples && !step_left_out(s, &s->steps[i]))
 			p->ips_samples = 0;
-	uint64_t work = 0;
+	uint64_t work = 0, tok = 0, tok_ns = 0;
 	int first = 1;
 	for (size_t i = 0; i < s->nsteps; i++) {
 		const struct pt_step *st = &s->steps[i];
@@ -513,6 +513,10 @@ static void settle_perf(struct pt_summary *s)
 		pt_stat_add(&p->batch, st->dur_ns);
 		uint64_t w = p->ips_samples ? st->samples : 1;
 		work += w;
+		if (st->tokens && st->dur_ns) { /* tokens/s: over the steps that count them */
+			tok += st->tokens;
+			tok_ns += st->dur_ns;
+		}
 		/* a step's own rate needs a step of real length: in a job that
 		 * loads data, one that fetched no batch (the tail of an iteration
 		 * split off, a GAN's G step counted apart) is in the average only */
@@ -524,29 +528,19 @@ static void settle_perf(struct pt_summary *s)
 		if (first || ips < p->ips_min)
 			p->ips_min = ips;
 		first = 0;
+		if (st->tokens) {
+			double r = (double)st->tokens * 1e9 / (double)st->dur_ns;
+			if (!p->has_tokens || r > p->tokens_max)
+				p->tokens_max = r;
+			if (!p->has_tokens || r < p->tokens_min)
+				p->tokens_min = r;
+			p->has_tokens = 1;
+		}
 	}
 	if (p->batch.total_ns) {
 		p->reader_ratio_pct =
 		    100.0 * (double)p->reader.total_ns / (double)p->batch.total_ns;
 		p->ips_avg = (double)work * 1e9 / (double)p->batch.total_ns;
-	}
-	/* tokens/s over the steps that carry a token count, with the same
-	 * rule for the extremes as ips */
-	uint64_t tok = 0, tok_ns = 0;
-	for (size_t i = 0; i < s->nsteps; i++) {
-		const struct pt_step *st = &s->steps[i];
-		if (step_left_out(s, st) || !st->tokens || !st->dur_ns)
-			continue;
-		tok += st->tokens;
-		tok_ns += st->dur_ns;
-		double r = (double)st->tokens * 1e9 / (double)st->dur_ns;
-		if (p->has_reader && !st->cpu_ns[PT_MS_DATALOADER])
-			continue;
-		if (!p->has_tokens || r > p->tokens_max)
-			p->tokens_max = r;
-		if (!p->has_tokens || r < p->tokens_min)
-			p->tokens_min = r;
-		p->has_tokens = 1;
 	}
 	if (tok_ns) {
 		p->has_tokens = 1;
@@ -554,7 +548,6 @@ static void settle_perf(struct pt_summary *s)
 	}
 }
 
-/* The steps in start order, with the running latest end (find_step). */
 static int i64_cmp(const void *pa, const void *pb)
 {
 	int64_t x = *(const int64_t *)pa, y = *(const int64_t *)pb;
@@ -599,6 +592,7 @@ static void steps_ctx_procs(const struct pt_agg *a, struct steps_ctx *c)
 	free(pids);
 }
 
+/* The steps in start order, with the running latest end (find_step). */
 static void steps_ctx_build(const struct pt_agg *a, struct steps_ctx *c)
 {
 	c->n = a->nsteps;
