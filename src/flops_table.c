@@ -257,14 +257,10 @@ static void collect(struct pt_trace *t, uint64_t t0_ns, uint64_t t1_ns, struct c
 	c->nk = nk;
 }
 
-void pt_flops_summarize(struct pt_trace *t, uint64_t t0_ns, uint64_t t1_ns,
-			struct pt_flops_table *out)
+/* The rows per operator and per kernel of the calls in c. */
+static void tables_of(struct pt_trace *t, const struct calls *cp, struct pt_flops_table *out)
 {
-	memset(out, 0, sizeof *out);
-	if (!t->flop_events)
-		return;
-	struct calls c;
-	collect(t, t0_ns, t1_ns, &c);
+	const struct calls c = *cp;
 	const struct inst *insts = c.insts;
 	size_t ocap = 0, kc = 0;
 	struct pt_u32map oidx = {0}, kidx = {0};
@@ -309,6 +305,17 @@ void pt_flops_summarize(struct pt_trace *t, uint64_t t0_ns, uint64_t t1_ns,
 		qsort_r(out->kernels, out->nkernels, sizeof *out->kernels, by_flops, (void *)t);
 	pt_u32map_free(&oidx);
 	pt_u32map_free(&kidx);
+}
+
+void pt_flops_summarize(struct pt_trace *t, uint64_t t0_ns, uint64_t t1_ns,
+			struct pt_flops_table *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!t->flop_events)
+		return;
+	struct calls c;
+	collect(t, t0_ns, t1_ns, &c);
+	tables_of(t, &c, out);
 	calls_free(&c);
 }
 
@@ -320,22 +327,11 @@ static int inst_start_cmp(const void *pa, const void *pb)
 	return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
 }
 
-int pt_mfu_compute(struct pt_trace *t, const struct pt_step *steps, size_t nsteps,
-		   const struct pt_peak *peak, struct pt_mfu *out)
+/* The MFU of the steps from the calls in c (which it reorders). */
+static int mfu_of_calls(struct pt_trace *t, struct calls *cp, const struct pt_step *steps,
+			size_t nsteps, const struct pt_peak *peak, struct pt_mfu *out)
 {
-	memset(out, 0, sizeof *out);
-	out->mfu_pct = -1;
-	if (!t->flop_events || !nsteps)
-		return -1;
-	uint64_t t0 = UINT64_MAX, t1 = 0;
-	for (size_t i = 0; i < nsteps; i++) {
-		if (steps[i].start_ns < t0)
-			t0 = steps[i].start_ns;
-		if (steps[i].start_ns + steps[i].dur_ns > t1)
-			t1 = steps[i].start_ns + steps[i].dur_ns;
-	}
-	struct calls c;
-	collect(t, t0, t1, &c);
+	struct calls c = *cp;
 	/* the outermost calls only: aten::linear holds aten::addmm, and both
 	 * carry the same FLOPs */
 	size_t n = 0;
@@ -380,7 +376,6 @@ int pt_mfu_compute(struct pt_trace *t, const struct pt_step *steps, size_t nstep
 	}
 	out->nper_step = nsteps;
 	out->gpu_trace = c.gpu_trace;
-	calls_free(&c);
 	if (!(flops > 0) || !(secs > 0))
 		return -1;
 	out->flops_per_step = flops / (double)nsteps;
@@ -399,6 +394,44 @@ int pt_mfu_compute(struct pt_trace *t, const struct pt_step *steps, size_t nstep
 		out->mfu_pct = pct > 100.0 ? -2 : pct;
 	}
 	return 0;
+}
+
+int pt_mfu_compute(struct pt_trace *t, const struct pt_step *steps, size_t nsteps,
+		   const struct pt_peak *peak, struct pt_mfu *out)
+{
+	memset(out, 0, sizeof *out);
+	out->mfu_pct = -1;
+	if (!t->flop_events || !nsteps)
+		return -1;
+	uint64_t t0 = UINT64_MAX, t1 = 0;
+	for (size_t i = 0; i < nsteps; i++) {
+		if (steps[i].start_ns < t0)
+			t0 = steps[i].start_ns;
+		if (steps[i].start_ns + steps[i].dur_ns > t1)
+			t1 = steps[i].start_ns + steps[i].dur_ns;
+	}
+	struct calls c;
+	collect(t, t0, t1, &c);
+	int rc = mfu_of_calls(t, &c, steps, nsteps, peak, out);
+	calls_free(&c);
+	return rc;
+}
+
+int pt_flops_summarize_mfu(struct pt_trace *t, uint64_t t0_ns, uint64_t t1_ns,
+			   const struct pt_step *steps, size_t nsteps, const struct pt_peak *peak,
+			   struct pt_flops_table *tab, struct pt_mfu *m)
+{
+	memset(tab, 0, sizeof *tab);
+	memset(m, 0, sizeof *m);
+	m->mfu_pct = -1;
+	if (!t->flop_events)
+		return -1;
+	struct calls c;
+	collect(t, t0_ns, t1_ns, &c);
+	tables_of(t, &c, tab);
+	int rc = nsteps ? mfu_of_calls(t, &c, steps, nsteps, peak, m) : -1;
+	calls_free(&c);
+	return rc;
 }
 
 void pt_mfu_free(struct pt_mfu *m)

@@ -41,30 +41,29 @@ static void peak_list(char *buf, size_t n, const struct pt_peak *pk)
 					      pk->tflops[order[i].d]);
 }
 
-/* The MFU over the summary's steps (those its figures count: a step that
- * compiled is left out with them). */
-static int mfu_of(const struct pt_trace *t, const struct pt_summary *s, const struct pt_peak *pk,
-		  struct pt_mfu *m)
+/* The FLOPs tables over the summary's window and the MFU over its steps
+ * (those its figures count: a step that compiled is left out with them),
+ * from one pass over the trace; returns the MFU's 0 or -1. */
+static int tables_and_mfu(const struct pt_trace *t, const struct pt_summary *s,
+			  const struct pt_peak *pk, struct pt_flops_table *tab, struct pt_mfu *m)
 {
 	struct pt_step *st = pt_xmalloc((s->nsteps ? s->nsteps : 1) * sizeof *st);
 	size_t n = 0;
 	for (size_t i = 0; i < s->nsteps; i++)
 		if (!(s->perf.compile_left_out && s->steps[i].compile_ns))
 			st[n++] = s->steps[i];
-	int rc = pt_mfu_compute((struct pt_trace *)t, st, n, pk, m);
+	int rc = pt_flops_summarize_mfu((struct pt_trace *)t, s->t0_ns, s->t1_ns + 1, st, n, pk,
+					tab, m);
 	free(st);
 	return rc;
 }
 
 /* "MFU: ..." lines under the FLOPs tables */
-static void put_mfu(FILE *out, const struct pt_trace *t, const struct pt_summary *s,
-		    const struct pt_peak *pk)
+static void put_mfu(FILE *out, const struct pt_peak *pk, const struct pt_mfu *mp, int have)
 {
-	struct pt_mfu m;
-	if (mfu_of(t, s, pk, &m) != 0) {
-		pt_mfu_free(&m);
+	if (!have)
 		return;
-	}
+	const struct pt_mfu m = *mp;
 	fprintf(out,
 		"MFU: achieved %.3f TFLOP/s a step (min %.3f, max %.3f) over %zu steps, %.3f GFLOP a "
 		"step (%s: %.0f%% of the FLOPs)",
@@ -92,7 +91,6 @@ static void put_mfu(FILE *out, const struct pt_trace *t, const struct pt_summary
 	else
 		fprintf(out, "     no MFU: no %s peak known for this device (--peak-tflops N)\n",
 			pt_dtype_name(m.dtype));
-	pt_mfu_free(&m);
 }
 
 static void put_rows(FILE *out, const struct pt_trace *t, const struct pt_flops_row *rows,
@@ -146,14 +144,16 @@ void pt_report_flops_text(FILE *out, const struct pt_trace *t, const struct pt_s
 {
 	if (!t->flop_events)
 		return;
-	struct pt_flops_table tab;
-	pt_flops_summarize((struct pt_trace *)t, s->t0_ns, s->t1_ns + 1, &tab);
-	if (!tab.nops) {
-		pt_flops_table_free(&tab);
-		return;
-	}
 	struct pt_peak pk;
 	int have_peak = pt_peak_of_trace(t, o->peak_tflops, o->peak_gbps, &pk) == 0;
+	struct pt_flops_table tab;
+	struct pt_mfu m;
+	int have_mfu = tables_and_mfu(t, s, have_peak ? &pk : NULL, &tab, &m) == 0;
+	if (!tab.nops) {
+		pt_flops_table_free(&tab);
+		pt_mfu_free(&m);
+		return;
+	}
 	pt_box_title(out, "FLOPs Summary", 127, '-');
 	if (have_peak) {
 		char dev[100];
@@ -183,7 +183,8 @@ void pt_report_flops_text(FILE *out, const struct pt_trace *t, const struct pt_s
 	      "shapes, so covering only those) over their time, against the dense peak of the "
 	      "data type with the most FLOPs.\n",
 	      out);
-	put_mfu(out, t, s, have_peak ? &pk : NULL);
+	put_mfu(out, have_peak ? &pk : NULL, &m, have_mfu);
+	pt_mfu_free(&m);
 	pt_box_n(out, '-', 127);
 	fputs("\n\n", out);
 	pt_flops_table_free(&tab);
@@ -223,10 +224,11 @@ static void j_rows(struct pt_buf *b, const struct pt_trace *t, const struct pt_f
 void pt_report_flops_json(struct pt_buf *b, const struct pt_trace *t, const struct pt_summary *s,
 			  const struct pt_report_opts *o)
 {
-	struct pt_flops_table tab;
-	pt_flops_summarize((struct pt_trace *)t, s->t0_ns, s->t1_ns + 1, &tab);
 	struct pt_peak pk;
 	int have_peak = pt_peak_of_trace(t, o->peak_tflops, o->peak_gbps, &pk) == 0;
+	struct pt_flops_table tab;
+	struct pt_mfu m;
+	int have_mfu = tables_and_mfu(t, s, have_peak ? &pk : NULL, &tab, &m) == 0;
 	pt_buf_put(b, ",\n  \"flops\": {\"peak\":", 21);
 	if (have_peak) {
 		pt_buf_put(b, "{\"device\":", 10);
@@ -250,9 +252,8 @@ void pt_report_flops_json(struct pt_buf *b, const struct pt_trace *t, const stru
 	j_rows(b, t, tab.ops, tab.nops, o->top, have_peak ? &pk : NULL);
 	pt_buf_put(b, ",\"kernels\":", 11);
 	j_rows(b, t, tab.kernels, tab.nkernels, o->top, have_peak ? &pk : NULL);
-	struct pt_mfu m;
 	pt_buf_printf(b, ",\n    \"mfu\":");
-	if (mfu_of(t, s, have_peak ? &pk : NULL, &m) == 0) {
+	if (have_mfu) {
 		pt_buf_printf(b,
 			      "{\"steps\":%zu,\"flops_per_step\":%.6g,\"tflops_per_s\":{\"avg\":%.6g,"
 			      "\"max\":%.6g,\"min\":%.6g},\"dtype\":\"%s\",\"dtype_share_pct\":%.4g,"

@@ -170,5 +170,10 @@ struct pt_mfu {
 int pt_mfu_compute(struct pt_trace *t, const struct pt_step *steps, size_t nsteps,
 		   const struct pt_peak *peak, struct pt_mfu *m);
 void pt_mfu_free(struct pt_mfu *m);
+/* pt_flops_summarize over [t0_ns, t1_ns) and pt_mfu_compute of steps (which
+ * lie in it) from one pass over the trace; returns pt_mfu_compute's. */
+int pt_flops_summarize_mfu(struct pt_trace *t, uint64_t t0_ns, uint64_t t1_ns,
+			   const struct pt_step *steps, size_t nsteps, const struct pt_peak *peak,
+			   struct pt_flops_table *tab, struct pt_mfu *m);
 
 #endif
