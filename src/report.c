@@ -378,16 +378,26 @@ static void put_model(FILE *out, const struct pt_summary *s)
 
 /* ---- Distributed Summary ---- */
 
+/* The ranks whose own summaries a report adds up: two or more, each with
+ * its summary; else NULL. */
+static const struct pt_ranks *ranks_summed(const struct pt_report_opts *o)
+{
+	const struct pt_ranks *r = o ? o->ranks : NULL;
+	if (!r || r->n < 2)
+		return NULL;
+	for (size_t i = 0; i < r->n; i++)
+		if (!r->r[i].summary)
+			return NULL;
+	return r;
+}
+
 const struct pt_summary *pt_report_overview_of(const struct pt_summary *s,
 					       const struct pt_report_opts *o,
 					       struct pt_summary *tmp)
 {
-	const struct pt_ranks *r = o ? o->ranks : NULL;
-	if (!r || r->n < 2)
+	const struct pt_ranks *r = ranks_summed(o);
+	if (!r)
 		return s;
-	for (size_t i = 0; i < r->n; i++)
-		if (!r->r[i].summary)
-			return s;
 	*tmp = *s; /* read only: the pointers are s's */
 	memset(tmp->overview, 0, sizeof tmp->overview);
 	for (size_t i = 0; i < r->n; i++)
@@ -404,12 +414,9 @@ size_t pt_report_dist(const struct pt_summary *s, const struct pt_report_opts *o
 		      struct pt_distributed *d)
 {
 	*d = s->dist;
-	const struct pt_ranks *r = o ? o->ranks : NULL;
-	if (!r || r->n < 2)
+	const struct pt_ranks *r = ranks_summed(o);
+	if (!r)
 		return 0;
-	for (size_t i = 0; i < r->n; i++)
-		if (!r->r[i].summary)
-			return 0;
 	memset(d, 0, sizeof *d);
 	for (size_t i = 0; i < r->n; i++) {
 		const struct pt_distributed *x = &r->r[i].summary->dist;
