@@ -410,15 +410,22 @@ void tui_summary_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 		fmt_opt_ns(v[3], sizeof v[3], &p->batch, 1);
 		fmt_opt_ns(v[4], sizeof v[4], &p->batch, 2);
 		fmt_opt_ns(v[5], sizeof v[5], &p->batch, 3);
-		snprintf(line, sizeof line,
-			 "reader_cost avg %s max %s min %s | batch_cost avg %s max %s min %s", v[0], v[1],
-			 v[2], v[3], v[4], v[5]);
+		if (p->has_reader)
+			snprintf(line, sizeof line,
+				 "reader_cost avg %s max %s min %s | batch_cost avg %s max %s min %s",
+				 v[0], v[1], v[2], v[3], v[4], v[5]);
+		else /* no Dataloader in the steps: not applicable, not zero (as in report) */
+			snprintf(line, sizeof line, "reader_cost n/a | batch_cost avg %s max %s min %s",
+				 v[3], v[4], v[5]);
 		tui_put_str(c, x, y++, x + w, line, tui_st(TUI_C_DEFAULT, 0));
 	}
 	if (y < end) {
-		snprintf(line, sizeof line, "ips avg %.2f max %.2f min %.2f %s | reader ratio %.2f%% | %llu steps",
+		char rr[32] = "n/a";
+		if (p->has_reader)
+			snprintf(rr, sizeof rr, "%.2f%%", p->reader_ratio_pct);
+		snprintf(line, sizeof line, "ips avg %.2f max %.2f min %.2f %s | reader ratio %s | %llu steps",
 			 p->ips_avg, p->ips_max, p->ips_min, p->ips_samples ? "samples/s" : "steps/s",
-			 p->reader_ratio_pct, (unsigned long long)p->steps);
+			 rr, (unsigned long long)p->steps);
 		tui_put_str(c, x, y++, x + w, line, tui_st(TUI_C_DEFAULT, 0));
 	}
 	if (y < end && p->has_tokens) {
