@@ -116,7 +116,21 @@ PROG_BIN := $(PROG_SRC:tests/progs/%.c=$(BUILD)/tests/progs/%)
 BENCH_SRC := $(wildcard bench/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-all: $(BUILD)/proftop $(BUILD)/libproftop.so $(EXAMPLE_BIN)
+# The Python helper's per-call paths in C (python/_proftop_fast.c): a CPython
+# extension against the stable ABI (3.8+), one build for every Python, built
+# when Python's headers are there (python3-dev); the helper falls back to its
+# pure-Python wrappers without it. Like the probe, it runs inside the job:
+# never sanitized. In python/ beside libproftop.so, where the helper looks.
+PY_INC := $(shell $(VENV_PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
+PYFAST := $(if $(wildcard $(PY_INC)/Python.h),$(BUILD)/python/_proftop_fast.abi3.so)
+PYFAST_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Wno-missing-field-initializers -O2 -g -fPIC \
+	-fvisibility=hidden -I$(PY_INC)
+
+all: $(BUILD)/proftop $(BUILD)/libproftop.so $(EXAMPLE_BIN) $(PYFAST)
+
+$(BUILD)/python/_proftop_fast.abi3.so: python/_proftop_fast.c
+	@mkdir -p $(dir $@)
+	$(CC) $(PYFAST_CFLAGS) -shared -o $@ $<
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -316,10 +330,11 @@ install: $(BUILD)/proftop $(BUILD)/libproftop.so $(EXAMPLE_BIN)
 	install -m 0644 docs/proftop.1 $(DESTDIR)$(PREFIX)/share/man/man1/proftop.1
 	install -d $(DESTDIR)$(PREFIX)/share/proftop/python/boot
 	install -m 0644 $(wildcard python/*.py) $(DESTDIR)$(PREFIX)/share/proftop/python/
+	$(if $(PYFAST),install -m 0755 $(PYFAST) $(DESTDIR)$(PREFIX)/share/proftop/python/)
 	install -m 0644 python/boot/sitecustomize.py $(DESTDIR)$(PREFIX)/share/proftop/python/boot/
 
 DEB_PKGS := build-essential pkg-config libcjson-dev zlib1g-dev libncurses-dev libcmocka-dev \
-	tmux procps python3 python3-torch python3-torchvision python3-venv clang libclang-rt-14-dev valgrind strace \
+	tmux procps python3 python3-dev python3-torch python3-torchvision python3-venv clang libclang-rt-14-dev valgrind strace \
 	libmicrohttpd-dev prometheus gdb libcupti-dev
 # libcupti-dev (CUPTI 11.8 headers, for the second CUPTI build) is in Debian's
 # non-free component, enabled in debian.sources when it is missing.

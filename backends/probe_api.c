@@ -181,6 +181,17 @@ PT_EXPORT void proftop_mark(const char *name)
 	instant(name, PT_KIND_INSTANT, 0);
 }
 
+PT_EXPORT void proftop_helper_stats(uint64_t calls, uint64_t cost_ps)
+{
+	struct pt_shm_header *h = pt_probe_g.hdr;
+	if (!h || pt_probe_g.forked || pt_probe_g.child)
+		return;
+	if (cost_ps)
+		__atomic_store_n(&h->helper_cost_ps, cost_ps, __ATOMIC_RELAXED);
+	if (calls)
+		__atomic_store_n(&h->helper_calls, calls, __ATOMIC_RELAXED);
+}
+
 PT_EXPORT void proftop_step_tokens(uint64_t tokens)
 {
 	SELF_OR(t, pt_probe_count_noring());

@@ -594,6 +594,16 @@ uint64_t pt_session_drain(struct pt_session *s, struct pt_trace *t, uint64_t now
 	uint64_t cost_ps = __atomic_load_n(&s->h->event_cost_ps, __ATOMIC_RELAXED);
 	if (cost_ps > 0 && cost_ps < 100000000ull)
 		t->probe_ns_per_event = (double)cost_ps / 1000.0;
+	/* the Python helper's cost per wrapped call (same bounds) and its calls,
+	 * a count that only grows: each session adds what it grew by */
+	uint64_t hcost_ps = __atomic_load_n(&s->h->helper_cost_ps, __ATOMIC_RELAXED);
+	if (hcost_ps > 0 && hcost_ps < 100000000ull)
+		t->helper_ns_per_call = (double)hcost_ps / 1000.0;
+	uint64_t hcalls = __atomic_load_n(&s->h->helper_calls, __ATOMIC_RELAXED);
+	if (hcalls > s->helper_calls_seen) {
+		t->helper_calls += hcalls - s->helper_calls_seen;
+		s->helper_calls_seen = hcalls;
+	}
 	uint64_t before = s->st.events;
 	uint32_t claimed = LOAD_ACQ(&s->h->rings_claimed);
 	if (claimed > s->nrings)

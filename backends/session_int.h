@@ -65,6 +65,7 @@ struct pt_session {
 	struct pt_trace *names_of; /* the trace the cached ids belong to */
 	uint64_t no_ring_seen, no_string_seen;
 	int heartbeat_on;
+	uint64_t helper_calls_seen; /* the helper's call count last added to the trace */
 	int slot;               /* our slot in header->readers, -1 = none yet */
 	uint32_t slot_gen;
 	int no_slot;            /* every slot taken: reading without one */

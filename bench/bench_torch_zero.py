@@ -273,7 +273,9 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--calls", type=int, default=20000)
-    ap.add_argument("--only", choices=("data",), default=None)
+    ap.add_argument("--only", choices=("data", "micro"), default=None,
+                    help="data: the loader-bound script and the data hooks; micro: the "
+                    "per-call costs alone")
     a = ap.parse_args()
     try:
         import torch  # noqa: F401
@@ -284,6 +286,9 @@ def main():
     build = os.path.abspath(a.build)
     if a.only == "data":
         data_bench(build, a.rounds, a.calls)
+        return
+    if a.only == "micro":
+        micro_report(build, a.calls)
         return
     with tempfile.TemporaryDirectory(prefix="proftop-bench-tz.") as tmp:
         os.mkdir(os.path.join(tmp, "sessions"), 0o700)
@@ -299,7 +304,16 @@ def main():
               "ms, so the pause is about %.0f ms; budget 1000); gdb ran %.0f ms (the upper "
               "bound proftop reports); medians of %d" % (inj, alone, inj - alone, bound, a.rounds))
     data_bench(build, a.rounds, a.calls)
-    m = micro(build, a.calls)
+    micro_report(build, a.calls)
+
+
+def micro_report(build, calls):
+    m = micro_data(build, calls)
+    print("data pipeline hooks, per sample: Dataset.__getitem__ bare %.0f ns, + %.0f ns wrapped; "
+          "a Compose of two transforms bare %.0f ns, + %.0f ns wrapped%s"
+          % (m["bare_get"], m["hooked_get"] - m["bare_get"], m["bare_comp"],
+             m["hooked_comp"] - m["bare_comp"], "" if m["compose"] else " (no torchvision: n/a)"))
+    m = micro(build, calls)
     print("module call: bare %.0f ns; + torch's global hooks recording an operator %.0f ns; "
           "+ proftop's wrapper recording an operator %.0f ns, past the depth %.0f ns"
           % (m["bare"], m["hooks"] - m["bare"], m["wrapped"] - m["bare"],

@@ -80,6 +80,7 @@ def _bind(lib):
     optional = {
         "proftop_step_span": (vp, [u64, u64, u64]),
         "proftop_step_tokens": (vp, [u64]),
+        "proftop_helper_stats": (vp, [u64, u64]),
         "proftop_now": (u64, []),
         "proftop_reader_attached": (ctypes.c_int, []),
         # the control word: deep capture on demand (proftop_capture.py)

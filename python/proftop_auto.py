@@ -58,10 +58,12 @@ PROFTOP_TORCH_OPS=1 (aten operators through emit_nvtx, CUDA builds only).
 """
 
 import atexit
+import ctypes
 import functools
 import os
 import sys
 import threading
+import types
 
 import proftop
 
@@ -82,6 +84,7 @@ _wrapper_roots = ()    # DistributedDataParallel, DataParallel: labelled from .m
 _containers = ()       # ModuleList, ModuleDict: never called, not a level of depth
 
 _tls = threading.local()
+_ncalls = 0            # wrapped calls the Python wrappers handled (_fast counts its own)
 _all_ts = None         # WeakSet of every live thread's state
 _lock = threading.Lock()
 _labels = None         # WeakKeyDictionary root -> {id(module): (name_id, depth)}
@@ -105,10 +108,57 @@ _comp = None           # proftop_compile, when torch has torch.compile
 _step_tokens = None    # proftop_step_tokens, when the probe has it
 
 
-class _TS(object):
+def _find_fast():
+    """_proftop_fast (python/_proftop_fast.c): the per-call paths in C, from
+    this file's directory (an installed proftop) or python/ beside the
+    loaded libproftop.so (a build tree); None where it is not there or does
+    not load (the pure-Python wrappers do the same, slower), and with
+    PROFTOP_TORCH_FAST=0 (PROFTOP_TORCH_FAST=PATH: that file)."""
+    want = os.environ.get("PROFTOP_TORCH_FAST", "")
+    if want == "0" or sys.version_info < (3, 8):
+        return None
+    dirs = [os.path.dirname(want)] if want.endswith(".so") else [_here]
+    lib = proftop.lib()
+    if lib is not None and not want:
+        try:
+            class _DlInfo(ctypes.Structure):
+                _fields_ = [("fname", ctypes.c_char_p), ("fbase", ctypes.c_void_p),
+                            ("sname", ctypes.c_char_p), ("saddr", ctypes.c_void_p)]
+            info = _DlInfo()
+            dladdr = ctypes.CDLL(None).dladdr
+            dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+            if dladdr(ctypes.cast(lib.proftop_op_pop, ctypes.c_void_p), ctypes.byref(info)) \
+                    and info.fname:
+                dirs.append(os.path.join(os.path.dirname(os.fsdecode(info.fname)), "python"))
+        except Exception:  # noqa: BLE001 - then this file's directory only
+            pass
+    for d in dirs:
+        path = want if want.endswith(".so") else os.path.join(d, "_proftop_fast.abi3.so")
+        if not os.path.isfile(path):
+            continue
+        try:
+            import importlib.machinery
+            import importlib.util
+            loader = importlib.machinery.ExtensionFileLoader("_proftop_fast", path)
+            spec = importlib.util.spec_from_file_location("_proftop_fast", path, loader=loader)
+            mod = importlib.util.module_from_spec(spec)
+            loader.exec_module(mod)
+            return mod
+        except Exception:  # noqa: BLE001 - an extension this Python cannot load
+            return None
+    return None
+
+
+_here = os.path.dirname(os.path.abspath(__file__))  # the helper's files
+_fast = _find_fast()
+_fast_on = False       # _fast.setup() done: its wrappers go in where the Python ones would
+_TS_C = ("depth", "names", "compiling")  # the fields _fast.TSBase holds, where C reads them
+
+
+class _TS(_fast.TSBase if _fast is not None else object):
     """One thread's state: module depth, open ranges, the step being built."""
-    __slots__ = ("depth", "names", "root", "in_bwd", "in_opt", "in_fetch", "start", "pending", "soft",
-                 "loader_samples", "fwd_samples", "loader_tokens", "fwd_tokens", "partial", "compiling", "hooked", "bwd_end",
+    __slots__ = (() if _fast is not None else _TS_C) + ("root", "in_bwd", "in_opt", "in_fetch", "start", "pending", "soft",
+                 "loader_samples", "fwd_samples", "loader_tokens", "fwd_tokens", "partial", "hooked", "bwd_end",
                  "bwd_marks", "fetches", "held", "gen_open", "__weakref__")
 
     def __init__(self):
@@ -161,6 +211,11 @@ def _ts():
         return _tls.ts
     except AttributeError:
         ts = _tls.ts = _TS()
+        if _fast_on:
+            try:
+                _fast.bind_ts(ts)  # where the C wrappers find it
+            except Exception as e:  # noqa: BLE001
+                _fail(e)
         with _lock:
             _all_ts.add(ts)
         return ts
@@ -229,6 +284,8 @@ def _emit_step(ts):
     if tokens and _step_tokens is not None:
         _step_tokens(tokens)
     _steps += 1
+    if _helper_stats is not None:
+        _helper_stats(_helper_calls(), _cost_ps)
     if _ctl is not None:
         _control(ts)
     if _attach:
@@ -423,7 +480,6 @@ _feed_look = 16        # root calls left whose calling frames name the loop (_lo
 _loop_codes = {}       # code of the frames that call the model -> the offsets of those calls
 _for_iters = {}        # such a code -> {offset of a FOR_ITER: offset where its loop ends}
 _torch_dir = "\0"      # torch's files (set at install): not the script's frames
-_here = os.path.dirname(os.path.abspath(__file__))  # the helper's files: neither
 _CO_GENERATOR = 0x20
 
 
@@ -696,7 +752,13 @@ def _label_miss(ts, mod):
 # ---- the wrappers
 
 def _wrap_module_call(orig):
+    """Module.__call__: the outermost call on a thread is a Forward phase
+    (_root_enter), each call below it an operator from the root's label
+    map. With _fast, its C wrapper takes the calls below the outermost and
+    hands the rest to this one (slow), until torch.compile is used
+    (_fast_step_aside: Dynamo traces Python wrappers, not C ones)."""
     def __call__(self, *args, **kwargs):
+        global _ncalls
         if _off or (_compiling is not None and _compiling()):
             return orig(self, *args, **kwargs)
         code = 0
@@ -706,6 +768,7 @@ def _wrap_module_call(orig):
             ts = _ts()
         if ts.compiling:
             return orig(self, *args, **kwargs)  # the compiler running modules as it traces
+        _ncalls += 1
         d = ts.depth
         try:
             if d == 0:
@@ -732,7 +795,28 @@ def _wrap_module_call(orig):
                         _root_exit(ts, code)
                 except Exception as e:  # noqa: BLE001
                     _fail(e)
-    return functools.wraps(orig)(__call__)
+    slow = functools.wraps(orig)(__call__)
+    if _fast_on and _compiling_seen is False:
+        return _fast.module_call(orig, slow, _label_miss)
+    return slow
+
+
+_compiling_seen = False  # torch.compile was called: Module.__call__ is the Python wrapper
+
+
+def _fast_step_aside():
+    """torch.compile is used: Module.__call__ goes back to the Python wrapper
+    (Dynamo inlines it; a C callable would break its graph at every module),
+    for the rest of the run, so no guard sees it change again."""
+    global _compiling_seen
+    if _compiling_seen:
+        return
+    _compiling_seen = True
+    nn = getattr(_torch, "nn", None)
+    cur = getattr(getattr(nn, "Module", None), "__call__", None)
+    slow = getattr(cur, "slow", None)
+    if slow is not None and _fast is not None and type(cur).__module__ == "_proftop_fast":
+        nn.Module.__call__ = slow
 
 
 def _root_enter(ts, mod, args):
@@ -749,13 +833,17 @@ def _root_enter(ts, mod, args):
         ts.root = None
         return 3
     _begin(ts)
+    # the phase opens before the helper's own look at the model and its
+    # inputs: a script's clock around the call counts that time as its
+    # forward too (in a real loop, with caches cold after the last
+    # operator, it was 10-20 us a call outside the phase)
+    _lib.proftop_phase_push(_FORWARD)
     ts.names = names = _labels_of(mod)
     if not _batch_fixed and (_grad_enabled() or not _train):
         n, tok = _fwd_batch(names, args)
         ts.fwd_samples += n
         ts.fwd_tokens += tok
     ts.root = mod
-    _lib.proftop_phase_push(_FORWARD)
     comp = names.get(-1)
     if comp is not None:
         _lib.proftop_op_push_id(comp)  # the compiled region
@@ -1132,8 +1220,10 @@ def _tf_id(t):
 
 def _wrap_getitem(orig):
     def __getitem__(self, idx):
+        global _ncalls
         if not _dp_on:
             return orig(self, idx)
+        _ncalls += 1
         try:
             _lib.proftop_range_push_id(_getitem_id(self))
         except Exception as e:  # noqa: BLE001
@@ -1143,16 +1233,21 @@ def _wrap_getitem(orig):
             return orig(self, idx)
         finally:
             _lib.proftop_range_pop()
-    return functools.wraps(orig)(__getitem__)
+    slow = functools.wraps(orig)(__getitem__)
+    if _fast_on:
+        return _fast.timed(orig, slow, _dp_cls_ids)  # the class's id there, else slow names it
+    return slow
 
 
 def _wrap_compose_call(orig):
     """torchvision's Compose (transforms v1) calls each transform in turn:
     the same loop, each call a stage named by the transform's class."""
     def __call__(self, img):
+        global _ncalls
         tfs = getattr(self, "transforms", None)
         if not _dp_on or type(tfs) is not list:
             return orig(self, img)
+        _ncalls += 1
         for t in tfs:
             try:
                 _lib.proftop_range_push_id(_tf_id(t))
@@ -1165,7 +1260,10 @@ def _wrap_compose_call(orig):
             finally:
                 _lib.proftop_range_pop()
         return img
-    return functools.wraps(orig)(__call__)
+    slow = functools.wraps(orig)(__call__)
+    if _fast_on:
+        return _fast.compose(orig, slow, _dp_tf_ids, _tf_id)
+    return slow
 
 
 def _timed(fn, sid):
@@ -1505,6 +1603,8 @@ def _at_exit():
                                % _errors).encode())
         if _ctl is not None:
             _ctl.at_exit()
+        if _helper_stats is not None:
+            _helper_stats(_helper_calls(), _cost_ps)
     except Exception:  # noqa: BLE001
         pass
     _off = True
@@ -1589,13 +1689,96 @@ def _compile_setup(lib, torch):
         if here not in sys.path:
             sys.path.append(here)
         import proftop_compile
-        return proftop_compile if proftop_compile.setup(lib, torch, _fail, _ts) else None
+        ok = proftop_compile.setup(lib, torch, _fail, _ts, _fast_step_aside)
+        return proftop_compile if ok else None
     except Exception as e:  # noqa: BLE001
         _fail(e)
         return None
 
 
 _nvtx_ctx = None
+_helper_stats = None   # proftop_helper_stats, when the probe has it
+_cost_ps = 0           # what one wrapped call adds besides its events (_calibrate), ps
+_calls_base = 0        # the calls _calibrate made
+
+
+def _helper_calls():
+    """Wrapped calls so far (C and Python wrappers), the calibration's aside."""
+    n = _ncalls + (_fast.calls() if _fast_on else 0)
+    return n - _calls_base if n > _calls_base else 0
+
+
+def _calibrate(torch, rounds=15, n=200):
+    """ps one module call below the outermost adds through the wrapper now in
+    place (the C one or the Python one), besides the events it records
+    (the probe measures those): a parameter-free module called n times as a
+    call past the depth (no record), and the same call to the function the
+    wrapper wraps, alternately, rounds times; the fastest round of each (a
+    round another process interrupted is only slower). About 2 ms, once,
+    at install; nothing is recorded and the thread's state is put back."""
+    global _calls_base
+    import time
+    pc = time.perf_counter_ns
+    m = torch.nn.Identity()
+    bare = getattr(torch.nn.Module.__call__, "__wrapped__", None)
+    if bare is None:
+        return 0
+    ts = _ts()
+    saved = (ts.depth, ts.names)
+    ts.depth, ts.names = 1, {id(m): (0, 1)}
+    fb = fw = None
+    try:
+        for _ in range(rounds):
+            t0 = pc()
+            for _ in range(n):
+                bare(m, 0)
+            t1 = pc()
+            for _ in range(n):
+                m(0)
+            t2 = pc()
+            fb = t1 - t0 if fb is None else min(fb, t1 - t0)
+            fw = t2 - t1 if fw is None else min(fw, t2 - t1)
+    finally:
+        ts.depth, ts.names = saved
+        _calls_base = _ncalls + (_fast.calls() if _fast_on else 0)
+    return max(int((fw - fb) * 1000 // n), 1)
+
+
+_HOT = ("proftop_op_push_id", "proftop_op_pop", "proftop_range_push_id", "proftop_range_pop",
+        "proftop_phase_push", "proftop_phase_pop", "proftop_now")
+
+
+class _HotLib(object):
+    """The ctypes library with its seven hottest entry points (_HOT) called
+    through _fast (a C call, not a ctypes one: ~20x cheaper); every other
+    name is the library's own."""
+    def __init__(self, lib):
+        self._ctypes = lib
+        for n in _HOT:
+            setattr(self, n, getattr(_fast, n))
+
+    def __getattr__(self, name):
+        v = getattr(self._ctypes, name)
+        setattr(self, name, v)
+        return v
+
+
+def _fast_setup(lib):
+    """_fast's wrappers from now on, when it loaded and the probe has the
+    entry points it calls (their addresses, from this ctypes library);
+    returns the library the helper calls (_HotLib then, else lib)."""
+    global _fast_on
+    if _fast is None:
+        return lib
+    try:
+        if not _fast_on:
+            addr = tuple(ctypes.cast(getattr(lib, n), ctypes.c_void_p).value for n in _HOT)
+            _fast.setup(globals(), addr, types.FunctionType)
+            _fast_on = True
+        return _HotLib(lib)
+    except Exception as e:  # noqa: BLE001 - the Python wrappers, then
+        _fail(e)
+        return lib
 
 
 def install(torch, attach=False):
@@ -1603,7 +1786,7 @@ def install(torch, attach=False):
     global _off, _lib, _max_depth, _batch_fixed, _compiling, _grad_enabled, _loss_base
     global _wrapper_roots, _labels, _torch, _installed, _attach, _nvtx_ctx, _all_ts, _containers
     global _ctl, _comp, _root_names, _roots, _seq_first_types, _step_tokens, _torch_dir
-    global _dp_on
+    global _dp_on, _compiling_seen, _helper_stats, _cost_ps
     if _installed:
         return status()
     if os.environ.get("PROFTOP_TORCH", "1") == "0":
@@ -1616,7 +1799,7 @@ def install(torch, attach=False):
         # a multiprocessing child marks no steps; a DataLoader worker started
         # with spawn or forkserver records its data stages (_wrap_worker_loop)
         if lib is not None and hasattr(lib, "proftop_worker_attach_pid"):
-            _lib = lib
+            _lib = _fast_setup(lib)
             _torch = torch
             _install_data(torch)
             _installed = True
@@ -1629,7 +1812,7 @@ def install(torch, attach=False):
         return "off (proftop.torch.instrument() is in use)"
     import weakref
     _all_ts = weakref.WeakSet()
-    _lib = lib
+    _lib = lib = _fast_setup(lib)
     _torch = torch
     _attach = attach
     _max_depth = _env_int("PROFTOP_TORCH_DEPTH", 3)
@@ -1657,6 +1840,8 @@ def install(torch, attach=False):
     _containers = tuple(c for c in (getattr(nn, "ModuleList", None), getattr(nn, "ModuleDict", None))
                         if isinstance(c, type))
 
+    if "torch._dynamo" in sys.modules:
+        _compiling_seen = True  # the compiler is loaded already (an attach): Python wrappers
     nn.Module.__call__ = _wrap_module_call(nn.Module.__call__)
     torch.autograd.backward = _wrap_phase(torch.autograd.backward, _BACKWARD, "in_bwd", train=True)
     torch.autograd.grad = _wrap_phase(torch.autograd.grad, _BACKWARD, "in_bwd", train=True)
@@ -1696,6 +1881,12 @@ def install(torch, attach=False):
     _torch_dir = os.path.dirname(getattr(torch, "__file__", "") or "") or "\0"
     _off = False
     _step_tokens = getattr(lib, "proftop_step_tokens", None)
+    _helper_stats = getattr(lib, "proftop_helper_stats", None)
+    if _helper_stats is not None:
+        try:
+            _cost_ps = _calibrate(torch)
+        except Exception as e:  # noqa: BLE001
+            _fail(e)
     _ctl = _control_setup(lib, torch)
     _comp = _compile_setup(lib, torch)
     if attach:

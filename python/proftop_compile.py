@@ -30,6 +30,7 @@ import threading
 _lib = None
 _fail = None           # proftop_auto._fail
 _ts = None             # proftop_auto._ts
+_step_aside = None     # proftop_auto._fast_step_aside: the Python wrappers from now on
 _ids = {}
 _registered = False
 _noted = False
@@ -70,6 +71,7 @@ def _is_recompile(compile_id):
 def _on_start(args):
     global _open, _gb_total, _said
     try:
+        _step_aside()
         if not _said:
             # said at once, while the first step still compiles (a step is
             # recorded only when it ends, and a first compile takes seconds)
@@ -142,6 +144,7 @@ def _register():
 def _wrap_compile(orig):
     def compile(*args, **kwargs):
         try:
+            _step_aside()
             import torch._dynamo  # noqa: F401 - what torch.compile imports anyway
             _register()
         except Exception as e:  # noqa: BLE001
@@ -167,10 +170,12 @@ def compiled_label(mod):
     return None
 
 
-def setup(lib, torch, fail, ts):
-    """Installs the watch on torch.compile; False when torch has none."""
-    global _lib, _fail, _ts
-    _lib, _fail, _ts = lib, fail, ts
+def setup(lib, torch, fail, ts, step_aside=lambda: None):
+    """Installs the watch on torch.compile; False when torch has none.
+    step_aside() is called before anything compiles (the first
+    torch.compile call, each compilation's start)."""
+    global _lib, _fail, _ts, _step_aside
+    _lib, _fail, _ts, _step_aside = lib, fail, ts, step_aside
     comp = getattr(torch, "compile", None)
     if comp is None:
         return False

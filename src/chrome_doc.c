@@ -248,6 +248,13 @@ static void capture_other(struct rdr *rd, const cJSON *v)
 	const cJSON *cost = cJSON_GetObjectItemCaseSensitive(v, "probe_ns_per_event");
 	if (cJSON_IsNumber(cost) && cost->valuedouble > 0 && cost->valuedouble < 1e5)
 		rd->ns_per_event = cost->valuedouble;
+	/* the Python helper's, beside it */
+	const cJSON *hcost = cJSON_GetObjectItemCaseSensitive(v, "helper_ns_per_call");
+	if (cJSON_IsNumber(hcost) && hcost->valuedouble > 0 && hcost->valuedouble < 1e5)
+		rd->helper_ns = hcost->valuedouble;
+	const cJSON *hcalls = cJSON_GetObjectItemCaseSensitive(v, "helper_calls");
+	if (cJSON_IsNumber(hcalls) && hcalls->valuedouble > 0 && hcalls->valuedouble < 9e15)
+		rd->helper_calls = (uint64_t)hcalls->valuedouble;
 	const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(v, "ranks");
 	cJSON_ArrayForEach(it, ranks)
 	{

@@ -32,6 +32,8 @@ struct rdr {
 	int native;                        /* otherData.generator is proftop */
 	uint64_t imp_warn[PT_WARN__COUNT]; /* otherData.warnings of our export */
 	double ns_per_event;               /* otherData.probe_ns_per_event, 0 = none */
+	double helper_ns;                  /* otherData.helper_ns_per_call, 0 = none */
+	uint64_t helper_calls;             /* otherData.helper_calls */
 	char device[64];                   /* otherData.device_name, or Kineto's first
 					      deviceProperties name (FLOPs' peak) */
 	struct rd_proc {

@@ -560,6 +560,9 @@ static int read_src(struct pt_trace *t, struct src *s, const char *name, int thr
 			pt_trace_warn(t, (enum pt_warn)k, rd.imp_warn[k]);
 		if (rd.ns_per_event > 0)
 			t->probe_ns_per_event = rd.ns_per_event;
+		if (rd.helper_ns > 0)
+			t->helper_ns_per_call = rd.helper_ns;
+		t->helper_calls += rd.helper_calls;
 		if (rd.device[0] && !t->device_name)
 			t->device_name = pt_trace_intern(t, rd.device, strlen(rd.device));
 		for (size_t i = 0; i < rd.nprocs; i++)

@@ -731,6 +731,9 @@ static void write_head(struct exporter *x, const struct pt_export_opts *o)
 	write_procs(&b, t);
 	if (t->probe_ns_per_event > 0) /* the overhead figure's measured cost */
 		pt_buf_printf(&b, ",\"probe_ns_per_event\":%.3f", t->probe_ns_per_event);
+	if (t->helper_ns_per_call > 0 && t->helper_calls) /* the Python helper's, beside it */
+		pt_buf_printf(&b, ",\"helper_ns_per_call\":%.3f,\"helper_calls\":%" PRIu64,
+			      t->helper_ns_per_call, t->helper_calls);
 	if (o && o->other_json && *o->other_json)
 		pt_buf_printf(&b, ",%s", o->other_json);
 	pt_buf_put(&b, "},\"traceEvents\":[", 17);

@@ -500,6 +500,13 @@ static void j_overhead(struct pt_buf *b, const struct pt_trace *t, const struct 
 		pt_buf_put(b, "null", 4);
 	else
 		pt_buf_printf(b, "%.6g", o.share);
+	if (o.helper_calls_per_step > 0) { /* a Python job: its helper's part */
+		static const char k1[] = ",\"helper_calls_per_step\":", k2[] = ",\"helper_ns_per_call\":";
+		pt_buf_put(b, k1, sizeof k1 - 1);
+		j_num(b, o.helper_calls_per_step);
+		pt_buf_put(b, k2, sizeof k2 - 1);
+		j_num(b, o.helper_ns_per_call);
+	}
 	pt_buf_putc(b, '}');
 }
 

@@ -223,6 +223,12 @@ static int draw_overhead(struct tui_canvas *c, int x, struct tui_rect r, const s
 	if (o.share != o.share)
 		return tui_printf(c, x, r.y, r.x + r.w, tui_st(TUI_C_DIM, 0), " | %.0f ev/step",
 				  o.events_per_step);
+	if (o.helper_calls_per_step > 0)
+		return tui_printf(c, x, r.y, r.x + r.w,
+				  tui_st(o.share >= 0.05 ? TUI_C_WARN : TUI_C_DIM, 0),
+				  " | overhead ~%.*f%% (%.0f ev x %.0f ns + %.0f calls x %.0f ns /step)",
+				  o.share < 0.001 ? 3 : 2, o.share * 100.0, o.events_per_step,
+				  o.ns_per_event, o.helper_calls_per_step, o.helper_ns_per_call);
 	return tui_printf(c, x, r.y, r.x + r.w,
 			  tui_st(o.share >= 0.05 ? TUI_C_WARN : TUI_C_DIM, 0),
 			  " | overhead ~%.*f%% (%.0f ev/step x %.0f ns)",

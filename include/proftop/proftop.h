@@ -71,6 +71,11 @@ PROFTOP_API void proftop_step_span(uint64_t start_ns, uint64_t end_ns, uint64_t 
  * proftop_step_span), for a language model's tokens/s beside its samples/s;
  * call it right after that step. 0 = unknown. */
 PROFTOP_API void proftop_step_tokens(uint64_t tokens);
+/* For proftop's Python helper: what its wrappers cost besides the events
+ * they record (picoseconds per wrapped call, measured by the helper) and how
+ * many calls they have wrapped so far, for the overhead figure proftop
+ * shows. Either 0 leaves that figure as it was. */
+PROFTOP_API void proftop_helper_stats(uint64_t calls, uint64_t cost_ps);
 /* The session clock (CLOCK_MONOTONIC nanoseconds), as the events carry it. */
 PROFTOP_API uint64_t proftop_now(void);
 /* 1 while a proftop reader is attached to this process's session, else 0. */

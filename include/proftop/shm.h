@@ -216,6 +216,14 @@ struct pt_shm_header {
 	 * which a reader asks the process's Python helper for a deep capture
 	 * (struct pt_shm_ctl below). */
 	struct pt_shm_ctl ctl;
+
+	/* Added within ABI 2 (older probes and helpers leave them 0): the Python
+	 * helper's own cost beside the probe's (proftop_helper_stats): what one
+	 * wrapped call adds besides its events, as the helper measured it at
+	 * start, in picoseconds, and the wrapped calls it has handled so far.
+	 * Written by the helper, relaxed. */
+	uint64_t helper_cost_ps;
+	uint64_t helper_calls;
 };
 
 struct pt_shm_ring {

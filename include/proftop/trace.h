@@ -129,6 +129,11 @@ struct pt_trace {
 	/* Measured cost of one event the probe records (ns; its calibration,
 	 * from the session header or a trace's otherData), 0 when unknown. */
 	double probe_ns_per_event;
+	/* The Python helper's own cost beside the probe's: ns one wrapped call
+	 * adds besides its events (its measurement at start; 0 unknown), and the
+	 * calls it wrapped (summed over the trace's sessions). */
+	double helper_ns_per_call;
+	uint64_t helper_calls;
 	/* What the sources said about themselves, shown as "Note:" lines: the
 	 * texts of instant marks named "proftop: ..." (the Python helper says
 	 * how it counts steps, or why it saw none), first PT_TRACE_MAX_NOTES

@@ -24,17 +24,27 @@ if [ ! -x "$PY" ]; then
 	exit 0
 fi
 
-# --- unit tests (tests/python), one TAP line each
-"$PY" -m unittest discover -s tests/python -v >"$TMP/unit.out" 2>&1
-urc=$?
-while IFS= read -r line; do
-	case "$line" in
-	*" ... ok") ok "python: ${line% ... ok}" ;;
-	*" ... skipped"*) skip "python: ${line%% ... skipped*}" "${line##* ... skipped }" ;;
-	*" ... FAIL" | *" ... ERROR") not_ok "python: ${line% ... *}" "$(grep -A 12 "^[A-Z]*: ${line%% (*}" "$TMP/unit.out" | head -n 14)" ;;
-	esac
-done <"$TMP/unit.out"
-if [ $urc -eq 0 ]; then ok "python unit tests pass ($(grep -E '^Ran ' "$TMP/unit.out"))"; else not_ok "python unit tests pass" "$(tail -n 15 "$TMP/unit.out")"; fi
+# --- unit tests (tests/python), one TAP line each: with the helper's C
+# wrappers (_proftop_fast, when it is built) and with its pure-Python ones
+FAST=$BDIR/python/_proftop_fast.abi3.so
+unit_pass() { # LABEL PROFTOP_TORCH_FAST
+	PROFTOP_TORCH_FAST=$2 "$PY" -m unittest discover -s tests/python -v >"$TMP/unit.out" 2>&1
+	urc=$?
+	while IFS= read -r line; do
+		case "$line" in
+		*" ... ok") ok "python$1: ${line% ... ok}" ;;
+		*" ... skipped"*) skip "python$1: ${line%% ... skipped*}" "${line##* ... skipped }" ;;
+		*" ... FAIL" | *" ... ERROR") not_ok "python$1: ${line% ... *}" "$(grep -A 12 "^[A-Z]*: ${line%% (*}" "$TMP/unit.out" | head -n 14)" ;;
+		esac
+	done <"$TMP/unit.out"
+	if [ $urc -eq 0 ]; then ok "python$1 unit tests pass ($(grep -E '^Ran ' "$TMP/unit.out"))"; else not_ok "python$1 unit tests pass" "$(tail -n 15 "$TMP/unit.out")"; fi
+}
+if [ -f "$FAST" ]; then
+	unit_pass " (C wrappers)" "$(cd "$(dirname "$FAST")" && pwd)/$(basename "$FAST")"
+else
+	skip "python (C wrappers): the unit tests" "$FAST is not built (no Python headers: apt-get install python3-dev)"
+fi
+unit_pass "" 0
 
 # --- the no-op path in a fresh interpreter
 check_out "proftop.enabled() is False without the library" "^False$" \

@@ -51,8 +51,11 @@ open(sys.argv[1].replace(".log", ".tok"), "w").write("%s against the script's %.
 sys.exit(0 if tps and abs(tps["avg"] - want) <= 0.08 * want else 1)
 PYEOF
 # a GAN as PyTorch's dcgan example trains one: two optimizers step per batch,
-# one iteration per batch; the models' layers apart, named from netG and netD
-record gan "$PY" $S/gan.py --batches 40
+# one iteration per batch; the models' layers apart, named from netG and netD.
+# Layers 1024 wide: the script's clock holds the helper's own cost around
+# each of the 7 outermost calls a batch, which at 256 wide (~50 us a call)
+# was 6 points of Forward on a loaded 2-core machine
+record gan "$PY" $S/gan.py --batches 30 --width 1024
 compare gan "a GAN: D's and G's optimizers, one step per batch"
 "$PY" - "$TMP/gan.rep" <<'PYEOF' && ok "a GAN: the rule said, netG's and netD's layers apart" || not_ok "a GAN's rule and operators" "$(grep -o '"notes": [^]]*]' "$TMP/gan.rep")"
 import json, sys
@@ -62,6 +65,30 @@ ok = any(n.startswith("steps: one per batch fetched") for n in rep.get("notes", 
 ok = ok and "netG.0 (Linear)" in ops and "netD.0 (Linear)" in ops and "0 (Linear)" not in ops
 sys.exit(0 if ok else 1)
 PYEOF
+
+# --- the overhead proftop shows includes its Python helper's own: what the
+# helper measured at start per wrapped call, against the job's own paired
+# timing of a module call with the wrapper and without (the function it
+# wraps), taken at four moments of the run: within a factor of 2 of those
+# (of the least and the most, as a loaded machine's speed moves); with the
+# C wrappers and with the Python ones
+for fast in "" 0; do
+	PROFTOP_TORCH_FAST=$fast PROFTOP_TORCH_DEPTH=0 record hcost "$PY" $S/helper_cost.py
+	"$PY" - "$TMP/hcost.log" "$TMP/hcost.rep" >"$TMP/hcost.v" <<'PYEOF'
+import json, sys
+res = dict(kv.split("=", 1) for l in open(sys.argv[1]) if l.startswith("RESULT ") for kv in l.split()[1:])
+o = json.load(open(sys.argv[2]))["overhead"]
+mine = o.get("helper_ns_per_call")
+lo, hi = float(res["percall_min_ns"]), float(res["percall_max_ns"])
+calls = o.get("helper_calls_per_step")
+print("helper %s ns a call vs the job's %.0f-%.0f ns, %s calls/step, share %s" % (mine, lo, hi, calls, o.get("share")))
+ok = mine and lo > 0 and 0.5 * lo <= mine <= 2 * hi and calls and calls >= 1000
+sys.exit(0 if ok else 1)
+PYEOF
+	rc=$?
+	what="the helper's own cost in the overhead ($([ -z "$fast" ] && echo C || echo Python) wrappers)"
+	[ $rc -eq 0 ] && ok "$what: $(cat "$TMP/hcost.v")" || not_ok "$what" "$(cat "$TMP/hcost.v")" "$(tail -n 3 "$TMP/hcost.out")"
+done
 
 # --- what the report names
 grep -q '"notes": \["steps: one per optimizer step' "$TMP/cnn0.rep" &&

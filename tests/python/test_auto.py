@@ -426,6 +426,63 @@ class Auto(unittest.TestCase):
         """)
         self.assertEqual(res["seen"], [False, False, False])
 
+    def test_c_wrappers_in_and_faithful(self):
+        # the C wrappers (_proftop_fast) where PROFTOP_TORCH_FAST names the
+        # built extension: operators below the root, an exception through an
+        # inner module, an explicitly bound __call__, the signature tools
+        # read, a Dataset's __getitem__; and the Python wrapper back in once
+        # torch.compile is called (Dynamo traces Python, not C)
+        want = os.environ.get("PROFTOP_TORCH_FAST", "")
+        if not want.endswith(".so"):
+            self.skipTest("the C wrappers are not asked for (PROFTOP_TORCH_FAST=PATH)")
+        res = self.run_scenario("""
+            import inspect
+            kinds = [type(nn.Module.__call__).__name__]
+            class Boom(Exception):
+                pass
+            class Inner(nn.Module):
+                def forward(self, x):
+                    if x.sum() > 1e9:
+                        raise Boom("big")
+                    return x * 2
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.a = Inner()
+                    self.b = nn.Linear(2, 2)
+                def forward(self, x):
+                    return self.b(self.a.__call__(x))
+            class DS(torch.utils.data.Dataset):
+                def __len__(self):
+                    return 4
+                def __getitem__(self, i):
+                    return torch.ones(2) * i
+            m = Net()
+            opt = torch.optim.SGD(m.parameters(), lr=0.1)
+            for x in torch.utils.data.DataLoader(DS(), batch_size=2):
+                m(x).sum().backward()
+                opt.step()
+            caught = []
+            try:
+                m(torch.full((1, 2), 1e10))
+            except Boom as e:
+                caught.append(str(e))
+            sig = str(inspect.signature(nn.Module.__call__))
+            calls = proftop_auto._fast.calls()
+            if hasattr(torch, "compile"):
+                torch.compile(m)
+            kinds.append(type(nn.Module.__call__).__name__)
+            done(kinds=kinds, caught=caught, sig=sig, calls=calls, compile=hasattr(torch, "compile"))
+        """)
+        self.assertEqual(res["kinds"], ["ModuleCall", "function" if res["compile"] else "ModuleCall"])
+        self.assertEqual(res["caught"], ["big"])
+        balanced(self, res["log"])
+        self.assertEqual(res["log"].count("O+a (Inner)"), 3)
+        self.assertEqual(res["log"].count("O+b (Linear)"), 2)
+        self.assertEqual(res["log"].count("R+data: DS.__getitem__"), 4)
+        self.assertGreaterEqual(res["calls"], 3 + 2 + 4)
+        self.assertTrue(res["sig"].startswith("(self"), res["sig"])
+
     def test_modules_the_map_lacks(self):
         # a submodule registered after the first call, and one the model
         # holds outside its module tree: operators of their own, no error

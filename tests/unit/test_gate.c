@@ -264,6 +264,18 @@ static void test_overhead_math(void **state)
 	assert_true(isnan(o.share));
 	pt_overhead_format(&o, buf, sizeof buf);
 	assert_string_equal(buf, "profiling overhead: 830 events/step (cost per event not measured)");
+	/* a Python job: 120 helper calls a step at 180 ns each on top */
+	pt_overhead_compute(&o, 8300, 10, 10 * 10000000ull, 21.0);
+	pt_overhead_add_helper(&o, 1200, 10, 10 * 10000000ull, 180.0);
+	assert_true(fabs(o.share - (830 * 21.0 + 120 * 180.0) / 10e6) < 1e-12);
+	pt_overhead_format(&o, buf, sizeof buf);
+	assert_string_equal(buf, "profiling overhead \xe2\x89\x88 0.39% (830 events/step \xc3\x97 21 "
+				 "ns + 120 helper calls/step \xc3\x97 180 ns)");
+	/* the helper's calls without its cost (or none): the probe's figure alone */
+	pt_overhead_compute(&o, 8300, 10, 10 * 10000000ull, 21.0);
+	pt_overhead_add_helper(&o, 1200, 10, 10 * 10000000ull, 0);
+	assert_true(fabs(o.share - 830 * 21.0 / 10e6) < 1e-12);
+	assert_true(o.helper_calls_per_step == 0);
 	/* no steps: nothing to say */
 	pt_overhead_compute(&o, 8300, 0, 0, 21);
 	assert_true(isnan(o.events_per_step));
