@@ -300,19 +300,27 @@ def main():
                   "(medians of %d pairs; budget 1.03)"
                   % (name, alone * 1e3, under * 1e3, under / alone, a.rounds))
         alone, inj, bound = inject_pause(build, a.rounds, tmp)
-        print("--inject (gdb) into steady.py: its longest gap between steps %.0f ms (alone %.0f "
-              "ms, so the pause is about %.0f ms; budget 1000); gdb ran %.0f ms (the upper "
-              "bound proftop reports); medians of %d" % (inj, alone, inj - alone, bound, a.rounds))
+        if bound != bound:  # no "paused at most": proftop refused (gdb harms jobs here)
+            print("--inject (gdb) into steady.py: refused on this machine (its gdb cannot "
+                  "restore a thread's state after a call; `proftop record -p PID --inject` "
+                  "says so), nothing measured")
+        else:
+            print("--inject (gdb) into steady.py: its longest gap between steps %.0f ms (alone %.0f "
+                  "ms, so the pause is about %.0f ms; budget 1000); gdb ran %.0f ms (the upper "
+                  "bound proftop reports); medians of %d" % (inj, alone, inj - alone, bound,
+                                                             a.rounds))
     data_bench(build, a.rounds, a.calls)
-    micro_report(build, a.calls)
+    micro_report(build, a.calls, data=False)
 
 
-def micro_report(build, calls):
-    m = micro_data(build, calls)
-    print("data pipeline hooks, per sample: Dataset.__getitem__ bare %.0f ns, + %.0f ns wrapped; "
+def micro_report(build, calls, data=True):
+    m = micro_data(build, calls) if data else None
+    if m:
+        print("data pipeline hooks, per sample: Dataset.__getitem__ bare %.0f ns, + %.0f ns wrapped; "
           "a Compose of two transforms bare %.0f ns, + %.0f ns wrapped%s"
-          % (m["bare_get"], m["hooked_get"] - m["bare_get"], m["bare_comp"],
-             m["hooked_comp"] - m["bare_comp"], "" if m["compose"] else " (no torchvision: n/a)"))
+              % (m["bare_get"], m["hooked_get"] - m["bare_get"], m["bare_comp"],
+                 m["hooked_comp"] - m["bare_comp"], "" if m["compose"] else
+                 " (no torchvision: n/a)"))
     m = micro(build, calls)
     print("module call: bare %.0f ns; + torch's global hooks recording an operator %.0f ns; "
           "+ proftop's wrapper recording an operator %.0f ns, past the depth %.0f ns"
