@@ -19,12 +19,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "proftop/backend.h"
@@ -76,6 +78,8 @@ void pt_session_close(struct pt_session *s)
 		munmap(s->base, s->size);
 	if (s->fd >= 0)
 		close(s->fd);
+	if (s->pidfd >= 0)
+		close(s->pidfd);
 	free(s->names.keys);
 	free(s->names.vals);
 	free(s->rings);
@@ -164,14 +168,53 @@ static int segment_shrunk(struct pt_session *s)
 
 /* ---- exit detection ---- */
 
-/* pt_proc_start_ticks and pt_session_pid_gone are in session_scan.c. */
+/*
+ * The owner's pidfd (Linux 5.3+), opened at the first look and checked to be
+ * the process the segment names (its start time, after the open: a pid reused
+ * just before it is not taken), so that every later look, one after each
+ * drain, is a poll() of it and opens no file; -2 where there is none (then
+ * kill() and /proc/PID/stat each time, pt_session_pid_gone).
+ */
+static int owner_pidfd(struct pt_session *s)
+{
+	if (s->pidfd != -1)
+		return s->pidfd;
+	s->pidfd = -2;
+#ifdef SYS_pidfd_open
+	if (s->pid <= 0)
+		return -2;
+	int fd = (int)syscall(SYS_pidfd_open, (int)s->pid, 0);
+	if (fd < 0)
+		return -2;
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	if (s->start_ticks && pt_proc_start_ticks(NULL, s->pid) != s->start_ticks) {
+		close(fd);
+		return -2;
+	}
+	s->pidfd = fd;
+#endif
+	return s->pidfd;
+}
+
+/* pt_proc_start_ticks and pt_session_pid_gone are in session_scan.c. A pidfd
+ * is readable once its process has exited (a zombie too: it writes nothing
+ * more). */
 int pt_session_owner_exited(struct pt_session *s)
 {
 	if (s->exited_seen)
 		return 1;
-	if (LOAD_ACQ(&s->h->state) == PT_SHM_EXITED ||
-	    pt_session_pid_gone(NULL, s->pid, s->start_ticks))
+	if (LOAD_ACQ(&s->h->state) == PT_SHM_EXITED) {
 		s->exited_seen = 1;
+		return 1;
+	}
+	int fd = owner_pidfd(s);
+	if (fd >= 0) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 0) > 0)
+			s->exited_seen = 1;
+	} else if (pt_session_pid_gone(NULL, s->pid, s->start_ticks)) {
+		s->exited_seen = 1;
+	}
 	return s->exited_seen;
 }
 

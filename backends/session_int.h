@@ -70,6 +70,7 @@ struct pt_session {
 	uint32_t slot_gen;
 	int no_slot;            /* every slot taken: reading without one */
 	int exited_seen;
+	int pidfd;   /* the owner's pidfd once looked at (owner_pidfd); -1 not yet, -2 none */
 	struct pt_session_stats st;
 	int fd;      /* the segment's file (-1 from memory): fstat at each poll */
 	int guard;   /* SIGBUS guard slot, -1 = none */

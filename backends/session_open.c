@@ -87,6 +87,7 @@ static int map_session(void *base, size_t size, int mapped, struct pt_session **
 	s->size = size;
 	s->mapped = mapped;
 	s->fd = -1;
+	s->pidfd = -1;
 	s->guard = -1;
 	s->h = base;
 	s->slot = -1;

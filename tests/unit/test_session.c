@@ -927,6 +927,37 @@ static void test_exit_detection(void **state)
 	assert_true(pt_session_owner_exited(s));
 	pt_session_close(s);
 
+	/* a live owner that dies without saying so (killed): seen at the next
+	 * look, while it is a zombie too (it writes nothing more), through the
+	 * pidfd taken at the first look (no /proc file opened per look) */
+	int go[2];
+	assert_int_equal(pipe(go), 0);
+	pid_t live = fork();
+	if (live == 0) {
+		char b;
+		close(go[1]);
+		(void)!read(go[0], &b, 1);
+		_exit(0);
+	}
+	close(go[0]);
+	seg_make(&g, live, 1, 16, 4096);
+	g.h->pid = live; /* seg_make gives a live pid's segment a gone one */
+	g.h->proc_start_ticks = pt_proc_start_ticks(NULL, live);
+	assert_int_equal(open_seg(&g, &s), 0);
+	assert_false(pt_session_owner_exited(s));
+	assert_false(pt_session_owner_exited(s));
+	close(go[1]); /* it exits; not reaped yet */
+	int seen = 0;
+	for (int i = 0; i < 2000 && !seen; i++) {
+		seen = pt_session_owner_exited(s);
+		if (!seen)
+			usleep(1000);
+	}
+	assert_true(seen);
+	pt_session_close(s);
+	seg_free(&g);
+	assert_int_equal(waitpid(live, &st, 0), live);
+
 	/* killed: the data stays readable, the backend drains it and says so */
 	seg_make(&g, c, 1, 16, 4096);
 	uint32_t n = seg_str(&g, "last op");
