@@ -58,6 +58,30 @@ static int tables_and_mfu(const struct pt_trace *t, const struct pt_summary *s,
 	return rc;
 }
 
+size_t pt_report_mfu_line(char *buf, size_t len, const struct pt_mfu *m, const struct pt_peak *pk)
+{
+	int n;
+	char dev[100] = "";
+	if (!len)
+		return 0;
+	if (pk)
+		pt_escape_term(dev, sizeof dev, pk->device, strlen(pk->device), 40, 0);
+	char cover[64] = "";
+	if (m->gpu_trace && m->step_gpu_ns)
+		snprintf(cover, sizeof cover, "; %.1f%% of device time has FLOPs",
+			 100.0 * (double)m->covered_gpu_ns / (double)m->step_gpu_ns);
+	if (m->mfu_pct >= 0)
+		n = snprintf(buf, len, "MFU %.2f%% of the %s dense peak (%s), %.3f TFLOP/s a step%s",
+			     m->mfu_pct, pt_dtype_name(m->dtype), dev, m->tflops_avg, cover);
+	else
+		n = snprintf(buf, len, "MFU n/a (%s), %.3f TFLOP/s a step%s",
+			     m->mfu_pct == -2 ? "past the peak given"
+			     : !m->gpu_trace ? "CPU: no peak"
+					     : "no peak known",
+			     m->tflops_avg, cover);
+	return n < 0 ? 0 : ((size_t)n < len ? (size_t)n : len - 1);
+}
+
 /* "MFU: ..." lines under the FLOPs tables */
 static void put_mfu(FILE *out, const struct pt_peak *pk, const struct pt_mfu *mp, int have)
 {

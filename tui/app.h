@@ -77,6 +77,8 @@ struct tui_model {
 	struct pt_u32map flops_ops, flops_kernels;
 	struct pt_peak peak;
 	int has_peak;
+	struct pt_mfu mfu;        /* over the summary's steps, with the tables */
+	int has_mfu;
 	struct pt_datapipe dp;    /* the data pipeline over the same window (Data view) */
 	/* the whole-session summary of a trace that grows (agg.h): made at the
 	 * first rebuild that finds new events, so a file never pays for it */

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "proftop/report.h"
 #include "util.h"
 
 static const enum tui_color phase_color[PT_MS__COUNT] = {
@@ -431,6 +432,12 @@ void tui_summary_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r
 	if (y < end && p->has_tokens) {
 		snprintf(line, sizeof line, "tokens/s avg %.0f max %.0f min %.0f", p->tokens_avg,
 			 p->tokens_max, p->tokens_min);
+		tui_put_str(c, x, y++, x + w, line, tui_st(TUI_C_DEFAULT, 0));
+	}
+	if (y < end && a->model.has_mfu && !tui_nranks(a)) {
+		/* the operators' FLOPs over the steps (a trace with shapes), as report's */
+		pt_report_mfu_line(line, sizeof line, &a->model.mfu,
+				   a->model.has_peak ? &a->model.peak : NULL);
 		tui_put_str(c, x, y++, x + w, line, tui_st(TUI_C_DEFAULT, 0));
 	}
 	y = tui_base_perf_draw(a, c, x, y, end, w); /* before/after, with a baseline */

@@ -43,6 +43,13 @@ struct pt_report_opts {
 	const struct pt_advisor_prescan *prescan;
 };
 void pt_report_opts_init(struct pt_report_opts *o);
+/* The MFU in one line, for a screen: "MFU 0.05% of the fp32 dense peak
+ * (V100), 0.007 TFLOP/s a step; 14.6% of device time has FLOPs", or "MFU
+ * n/a (why), ..." (flops.h: struct pt_mfu; pk may be NULL). Returns the
+ * length. */
+struct pt_mfu;
+struct pt_peak;
+size_t pt_report_mfu_line(char *buf, size_t len, const struct pt_mfu *m, const struct pt_peak *pk);
 
 int pt_report_text(FILE *out, const struct pt_trace *t, const struct pt_summary *s,
 		   const struct pt_report_opts *o);

@@ -121,6 +121,18 @@ TM send-keys -t e q
 expect "the escaped trace quits cleanly" e "EXIT=0"
 if TM display-message -p -t e '#{pane_title}' | grep -q PWNED; then not_ok "the title was not changed"; else ok "the title was not changed"; fi
 
+# a trace with shapes (FLOPs): the Summary's MFU line says what report says
+mfu=$("$BIN" report fixtures/pytorch/resnet50_workers0.pt.trace.json.gz | sed -n 's/^     = \([0-9.]*%\) of the \([a-z0-9]*\) dense peak.*/\1 of the \2/p')
+start mf 200 50 "$BIN view $PWD/fixtures/pytorch/resnet50_workers0.pt.trace.json.gz"
+if [ -n "$mfu" ]; then
+	expect "the Summary's MFU line, as report's ($mfu)" mf "^MFU ${mfu//./\\.} dense peak \\(Tesla V100-DGXS-32GB\\), [0-9.]+ TFLOP/s a step; [0-9.]+% of device time has FLOPs"
+else
+	not_ok "report's MFU of the resnet50 fixture" "none found"
+fi
+TM send-keys -t mf q
+expect "the FLOPs trace quits cleanly" mf "EXIT=0"
+TM kill-session -t mf 2>/dev/null
+
 # -n: the real screen exits by itself
 start n 100 30 "$BIN view -n 3 -d 0.2 $TMP/evil.json"
 expect "-n N exits after N refreshes" n "EXIT=0" 15
