@@ -70,13 +70,21 @@ static PyMemberDef ts_members[] = {
 	{NULL, 0, 0, 0, NULL},
 };
 
+/* The end of every dealloc here: the memory back through the instance's own
+ * type (a Python subclass of TSBase frees through the GC), and the type's
+ * reference (an instance of a heap type holds its type). */
+static void heap_free(PyObject *o)
+{
+	PyTypeObject *tp = Py_TYPE(o);
+	freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+	f(o);
+	Py_DECREF(tp);
+}
+
 static void ts_dealloc(PyObject *self)
 {
-	PyTypeObject *tp = Py_TYPE(self);
 	Py_CLEAR(((TSBase *)self)->names);
-	freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
-	f(self);
-	Py_DECREF(tp); /* an instance of a heap type holds its type */
+	heap_free(self);
 }
 
 static PyType_Slot ts_slots[] = {
@@ -114,13 +122,10 @@ typedef struct {
 
 static void bound_dealloc(PyObject *o)
 {
-	PyTypeObject *tp = Py_TYPE(o);
 	Bound *b = (Bound *)o;
 	Py_CLEAR(b->func);
 	Py_CLEAR(b->self);
-	freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
-	f(o);
-	Py_DECREF(tp);
+	heap_free(o);
 }
 
 static PyObject *bound_call(PyObject *o, PyObject *args, PyObject *kw)
@@ -156,22 +161,19 @@ static PyType_Spec bound_spec = {"_proftop_fast.bound", sizeof(Bound), 0, Py_TPF
 typedef struct {
 	PyObject_HEAD
 	PyObject *orig; /* the wrapped function (self first) */
-	PyObject *slow;               /* the Python wrapper: the rules this one leaves to it */
-	PyObject *aux;                /* ModuleCall: _label_miss; Timed, Compose: the ids dict */
-	PyObject *aux2;               /* Compose: _tf_id */
+	PyObject *slow; /* the Python wrapper: the rules this one leaves to it */
+	PyObject *aux;  /* ModuleCall: _label_miss; Timed, Compose: the ids dict */
+	PyObject *aux2; /* Compose: _tf_id */
 } Wrap;
 
 static void wrap_dealloc(PyObject *o)
 {
-	PyTypeObject *tp = Py_TYPE(o);
 	Wrap *w = (Wrap *)o;
 	Py_CLEAR(w->orig);
 	Py_CLEAR(w->slow);
 	Py_CLEAR(w->aux);
 	Py_CLEAR(w->aux2);
-	freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
-	f(o);
-	Py_DECREF(tp);
+	heap_free(o);
 }
 
 /* A descriptor, as the function it replaces: looked up on an instance it
@@ -432,31 +434,23 @@ static PyObject *f_setup(PyObject *m, PyObject *args)
 
 /* The probe's entry points the helper calls most, as the ctypes ones are
  * called (same names and arguments), at the cost of a C call. */
-static int arg_u32(PyObject *arg, uint32_t *v)
+static PyObject *push_u32(push_fn fn, PyObject *arg)
 {
 	unsigned long x = PyLong_AsUnsignedLong(arg);
 	if (x == (unsigned long)-1 && PyErr_Occurred())
-		return -1;
-	*v = (uint32_t)x; /* as ctypes' c_uint32 takes it: the low 32 bits */
-	return 0;
+		return NULL;
+	fn((uint32_t)x); /* as ctypes' c_uint32 takes it: the low 32 bits */
+	Py_RETURN_NONE;
 }
 
 static PyObject *f_op_push_id(PyObject *m, PyObject *arg)
 {
-	uint32_t v;
-	if (arg_u32(arg, &v) < 0)
-		return NULL;
-	op_push(v);
-	Py_RETURN_NONE;
+	return push_u32(op_push, arg);
 }
 
 static PyObject *f_range_push_id(PyObject *m, PyObject *arg)
 {
-	uint32_t v;
-	if (arg_u32(arg, &v) < 0)
-		return NULL;
-	range_push(v);
-	Py_RETURN_NONE;
+	return push_u32(range_push, arg);
 }
 
 static PyObject *f_phase_push(PyObject *m, PyObject *arg)
@@ -508,27 +502,17 @@ static PyObject *f_bind_ts(PyObject *m, PyObject *ts)
 	Py_RETURN_NONE;
 }
 
-/* unbind_ts(): the calling thread's state is no longer filed (a fork). */
-static PyObject *f_unbind_ts(PyObject *m, PyObject *noargs)
-{
-	PyObject *d = PyThreadState_GetDict();
-	if (d && PyDict_GetItem(d, k_ts) && PyDict_DelItem(d, k_ts) < 0)
-		PyErr_Clear();
-	Py_RETURN_NONE;
-}
-
 static PyObject *f_calls(PyObject *m, PyObject *noargs)
 {
 	return PyLong_FromUnsignedLongLong(g_calls);
 }
 
 static PyMethodDef methods[] = {
-	{"setup", f_setup, METH_VARARGS, "setup(globals, op_push, op_pop, range_push, range_pop, functype)"},
+	{"setup", f_setup, METH_VARARGS, "setup(globals, (7 entry points' addresses), functype)"},
 	{"module_call", f_module_call, METH_VARARGS, "module_call(orig, slow, label_miss)"},
 	{"timed", f_timed, METH_VARARGS, "timed(orig, slow, ids_by_class)"},
 	{"compose", f_compose, METH_VARARGS, "compose(orig, slow, ids, tf_id)"},
 	{"bind_ts", f_bind_ts, METH_O, "bind_ts(ts): the calling thread's state"},
-	{"unbind_ts", f_unbind_ts, METH_NOARGS, "unbind_ts(): forget the calling thread's state"},
 	{"calls", f_calls, METH_NOARGS, "calls(): wrapped calls handled here so far"},
 	{"proftop_op_push_id", f_op_push_id, METH_O, NULL},
 	{"proftop_op_pop", f_op_pop, METH_NOARGS, NULL},
