@@ -86,7 +86,9 @@ ok = mine and lo > 0 and 0.5 * lo <= mine <= 2 * hi and calls and calls >= 1000
 sys.exit(0 if ok else 1)
 PYEOF
 	rc=$?
-	what="the helper's own cost in the overhead ($([ -z "$fast" ] && echo C || echo Python) wrappers)"
+	kind=Python
+	[ -z "$fast" ] && [ -f "$(dirname "$PROFTOP")/python/_proftop_fast.abi3.so" ] && kind=C
+	what="the helper's own cost in the overhead ($kind wrappers)"
 	[ $rc -eq 0 ] && ok "$what: $(cat "$TMP/hcost.v")" || not_ok "$what" "$(cat "$TMP/hcost.v")" "$(tail -n 3 "$TMP/hcost.out")"
 done
 
