@@ -58,9 +58,13 @@ int pt_session_path(int32_t pid, char *buf, size_t len, char *err, size_t errlen
 
 /* ---- exit detection (pt_session_owner_exited is in session.c) ---- */
 
-uint64_t pt_proc_start_ticks(const char *proc_root, int32_t pid)
+/* Field 22 (start time, ticks since boot) of /proc/PID/stat, 0 when there is
+ * none; *state (when given) gets field 3 ('R', 'S', ... 'Z' a zombie). */
+static uint64_t proc_stat(const char *proc_root, int32_t pid, char *state)
 {
 	char path[600], buf[1024];
+	if (state)
+		*state = 0;
 	snprintf(path, sizeof path, "%s/%d/stat", proc_root ? proc_root : "/proc", (int)pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -75,12 +79,19 @@ uint64_t pt_proc_start_ticks(const char *proc_root, int32_t pid)
 	if (!p)
 		return 0;
 	p++;
+	if (state && p[0] == ' ')
+		*state = p[1];
 	for (int field = 3; field < 22; field++) {
 		p = strchr(p + 1, ' ');
 		if (!p)
 			return 0;
 	}
 	return strtoull(p + 1, NULL, 10);
+}
+
+uint64_t pt_proc_start_ticks(const char *proc_root, int32_t pid)
+{
+	return proc_stat(proc_root, pid, NULL);
 }
 
 int pt_session_pid_gone(const char *proc_root, int32_t pid, uint64_t start_ticks)
@@ -91,8 +102,11 @@ int pt_session_pid_gone(const char *proc_root, int32_t pid, uint64_t start_ticks
 	if (real && kill(pid, 0) != 0 && errno == ESRCH)
 		return 1;
 	if (start_ticks) {
-		uint64_t now = pt_proc_start_ticks(proc_root, pid);
+		char state;
+		uint64_t now = proc_stat(proc_root, pid, &state);
 		if (now != start_ticks) /* gone (0) or another process with that pid */
+			return 1;
+		if (state == 'Z' || state == 'X') /* exited, not yet reaped: it writes nothing more */
 			return 1;
 	}
 	return 0;
