@@ -41,19 +41,17 @@ static void peak_list(char *buf, size_t n, const struct pt_peak *pk)
 					      pk->tflops[order[i].d]);
 }
 
-/* The FLOPs tables over the summary's window and the MFU over its steps
- * (those its figures count: a step that compiled is left out with them),
- * from one pass over the trace; returns the MFU's 0 or -1. */
-static int tables_and_mfu(const struct pt_trace *t, const struct pt_summary *s,
-			  const struct pt_peak *pk, struct pt_flops_table *tab, struct pt_mfu *m)
+int pt_report_flops_mfu(const struct pt_trace *t, const struct pt_summary *s, uint64_t t0_ns,
+			uint64_t t1_ns, const struct pt_peak *pk, struct pt_flops_table *tab,
+			struct pt_mfu *m)
 {
 	struct pt_step *st = pt_xmalloc((s->nsteps ? s->nsteps : 1) * sizeof *st);
 	size_t n = 0;
 	for (size_t i = 0; i < s->nsteps; i++)
 		if (!(s->perf.compile_left_out && s->steps[i].compile_ns))
 			st[n++] = s->steps[i];
-	int rc = pt_flops_summarize_mfu((struct pt_trace *)t, s->t0_ns, s->t1_ns + 1, st, n, pk,
-					tab, m);
+	memset(m, 0, sizeof *m); /* set when no step has FLOPs too */
+	int rc = pt_flops_summarize_mfu((struct pt_trace *)t, t0_ns, t1_ns, st, n, pk, tab, m);
 	free(st);
 	return rc;
 }
@@ -172,7 +170,8 @@ void pt_report_flops_text(FILE *out, const struct pt_trace *t, const struct pt_s
 	int have_peak = pt_peak_of_trace(t, o->peak_tflops, o->peak_gbps, &pk) == 0;
 	struct pt_flops_table tab;
 	struct pt_mfu m;
-	int have_mfu = tables_and_mfu(t, s, have_peak ? &pk : NULL, &tab, &m) == 0;
+	int have_mfu = pt_report_flops_mfu(t, s, s->t0_ns, s->t1_ns + 1, have_peak ? &pk : NULL,
+					   &tab, &m) == 0;
 	if (!tab.nops) {
 		pt_flops_table_free(&tab);
 		pt_mfu_free(&m);
@@ -252,7 +251,8 @@ void pt_report_flops_json(struct pt_buf *b, const struct pt_trace *t, const stru
 	int have_peak = pt_peak_of_trace(t, o->peak_tflops, o->peak_gbps, &pk) == 0;
 	struct pt_flops_table tab;
 	struct pt_mfu m;
-	int have_mfu = tables_and_mfu(t, s, have_peak ? &pk : NULL, &tab, &m) == 0;
+	int have_mfu = pt_report_flops_mfu(t, s, s->t0_ns, s->t1_ns + 1, have_peak ? &pk : NULL,
+					   &tab, &m) == 0;
 	pt_buf_put(b, ",\n  \"flops\": {\"peak\":", 21);
 	if (have_peak) {
 		pt_buf_put(b, "{\"device\":", 10);

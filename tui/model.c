@@ -20,11 +20,11 @@
  */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "app.h"
+#include "proftop/report.h"
 #include "proftop/store.h"
 #include "util.h"
 
@@ -351,19 +351,10 @@ static void build_flops(struct tui_app *a, uint64_t t0_ns)
 	if (!a->t->flop_events)
 		return;
 	m->has_peak = pt_peak_of_trace(a->t, a->o.peak_tflops, a->o.peak_gbps, &m->peak) == 0;
-	/* the steps the figures count, as the report's MFU (a compiling one is out) */
-	const struct pt_summary *s = m->sum;
-	struct pt_step *st = pt_xmalloc((s && s->nsteps ? s->nsteps : 1) * sizeof *st);
-	size_t n = 0;
-	for (size_t i = 0; s && i < s->nsteps; i++)
-		if (!(s->perf.compile_left_out && s->steps[i].compile_ns))
-			st[n++] = s->steps[i];
-	memset(&m->mfu, 0, sizeof m->mfu);
-	m->has_mfu = pt_flops_summarize_mfu(a->t, t0_ns, UINT64_MAX, st, n,
-					    m->has_peak ? &m->peak : NULL, &m->flops, &m->mfu) == 0;
+	m->has_mfu = pt_report_flops_mfu(a->t, m->sum, t0_ns, UINT64_MAX,
+					 m->has_peak ? &m->peak : NULL, &m->flops, &m->mfu) == 0;
 	if (!m->has_mfu)
 		pt_mfu_free(&m->mfu);
-	free(st);
 	for (size_t i = m->flops.nops; i-- > 0;) /* ends on the first (largest) row of a name */
 		pt_u32map_put(&m->flops_ops, m->flops.ops[i].name_id, (uint32_t)i + 1);
 	for (size_t i = m->flops.nkernels; i-- > 0;)

@@ -49,7 +49,15 @@ void pt_report_opts_init(struct pt_report_opts *o);
  * length. */
 struct pt_mfu;
 struct pt_peak;
+struct pt_flops_table;
 size_t pt_report_mfu_line(char *buf, size_t len, const struct pt_mfu *m, const struct pt_peak *pk);
+/* The FLOPs tables over [t0_ns, t1_ns) and the MFU over s's steps (those its
+ * figures count: a step that compiled is left out with them), from one pass
+ * over the trace (pt_flops_summarize_mfu); returns the MFU's 0 or -1, with
+ * tab and m set either way (free both). */
+int pt_report_flops_mfu(const struct pt_trace *t, const struct pt_summary *s, uint64_t t0_ns,
+			uint64_t t1_ns, const struct pt_peak *pk, struct pt_flops_table *tab,
+			struct pt_mfu *m);
 
 int pt_report_text(FILE *out, const struct pt_trace *t, const struct pt_summary *s,
 		   const struct pt_report_opts *o);
