@@ -183,10 +183,9 @@ static int owner_pidfd(struct pt_session *s)
 #ifdef SYS_pidfd_open
 	if (s->pid <= 0)
 		return -2;
-	int fd = (int)syscall(SYS_pidfd_open, (int)s->pid, 0);
+	int fd = (int)syscall(SYS_pidfd_open, (int)s->pid, 0); /* close-on-exec, always */
 	if (fd < 0)
 		return -2;
-	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	if (s->start_ticks && pt_proc_start_ticks(NULL, s->pid) != s->start_ticks) {
 		close(fd);
 		return -2;

@@ -117,7 +117,8 @@ def _find_fast():
     want = os.environ.get("PROFTOP_TORCH_FAST", "")
     if want == "0" or sys.version_info < (3, 8):
         return None
-    dirs = [os.path.dirname(want)] if want.endswith(".so") else [_here]
+    name = "_proftop_fast.abi3.so"
+    paths = [want] if want.endswith(".so") else [os.path.join(_here, name)]
     lib = proftop.lib()
     if lib is not None and not want:
         try:
@@ -129,11 +130,11 @@ def _find_fast():
             dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
             if dladdr(ctypes.cast(lib.proftop_op_pop, ctypes.c_void_p), ctypes.byref(info)) \
                     and info.fname:
-                dirs.append(os.path.join(os.path.dirname(os.fsdecode(info.fname)), "python"))
+                lib_dir = os.path.dirname(os.fsdecode(info.fname))
+                paths.append(os.path.join(lib_dir, "python", name))
         except Exception:  # noqa: BLE001 - then this file's directory only
             pass
-    for d in dirs:
-        path = want if want.endswith(".so") else os.path.join(d, "_proftop_fast.abi3.so")
+    for path in paths:
         if not os.path.isfile(path):
             continue
         try:
