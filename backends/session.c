@@ -35,15 +35,6 @@
 #include "session_int.h"
 #include "util.h"
 
-/* Our slot still ours (a reader stalled long enough may lose it)? */
-static int slot_held(const struct pt_session *s)
-{
-	if (s->slot < 0)
-		return 0;
-	const struct pt_shm_reader *rd = &s->h->readers[s->slot];
-	return LOAD_ACQ(&rd->pid) == (int32_t)getpid() && LOAD_ACQ(&rd->gen) == s->slot_gen;
-}
-
 void pt_session_set_corr_tag(struct pt_session *s, uint32_t tag)
 {
 	s->corr_tag = tag <= PT_SESSION_CORR_TAGS ? tag : 1 + (tag - 1) % PT_SESSION_CORR_TAGS;
@@ -53,7 +44,7 @@ void pt_session_detach(struct pt_session *s)
 {
 	if (!s)
 		return;
-	if (slot_held(s)) {
+	if (pt_session_slot_held(s)) {
 		struct pt_shm_reader *rd = &s->h->readers[s->slot];
 		STORE_REL(&rd->heartbeat_ns, 0);
 		STORE_REL(&rd->pid, 0);
@@ -72,6 +63,7 @@ void pt_session_close(struct pt_session *s)
 {
 	if (!s)
 		return;
+	pt_session_copier_stop(s);
 	pt_session_detach(s);
 	pt_shm_guard_remove(s->guard);
 	if (s->mapped)
@@ -83,7 +75,11 @@ void pt_session_close(struct pt_session *s)
 	free(s->names.keys);
 	free(s->names.vals);
 	free(s->rings);
-	free(s->scratch);
+	free(s->cp);
+	pt_session_stage_free(s);
+	pthread_cond_destroy(&s->cp_cv);
+	pthread_cond_destroy(&s->cp_done_cv);
+	pthread_mutex_destroy(&s->cp_mu);
 	free(s->path);
 	free(s);
 }
@@ -125,7 +121,7 @@ const char *pt_session_failed(const struct pt_session *s)
 
 int pt_session_reader_slot(const struct pt_session *s)
 {
-	return slot_held(s) ? s->slot : -1;
+	return pt_session_slot_held(s) ? s->slot : -1;
 }
 
 uint64_t pt_session_producer_drops(const struct pt_session *s)
@@ -301,24 +297,15 @@ static uint32_t name_id(struct pt_session *s, struct pt_trace *t, uint32_t off)
 
 /* ---- draining ---- */
 
-static struct pt_shm_ring *ring_at(struct pt_session *s, uint32_t i)
+/* Ring rd's track in t, for the owner the copy side last named. */
+static void ring_track(struct pt_session *s, struct pt_trace *t, struct ring_rd *rd)
 {
-	return (struct pt_shm_ring *)((char *)s->base + s->rings_offset + (uint64_t)i * s->ring_stride);
-}
-
-static void ring_track(struct pt_session *s, struct pt_trace *t, struct ring_rd *rd,
-		       struct pt_shm_ring *r, uint32_t gen)
-{
-	struct pt_track_key key = {s->pid, LOAD_RLX(&r->tid), 0, 0};
+	struct pt_track_key key = {s->pid, rd->tid, 0, 0};
 	rd->track = pt_trace_track(t, &key);
-	rd->generation = gen;
 	rd->have = 1;
-	rd->device = -1;
-	char name[sizeof r->thread_name];
-	memcpy(name, r->thread_name, sizeof name);
-	size_t n = strnlen(name, sizeof name - 1);
+	size_t n = strnlen(rd->name, sizeof rd->name - 1);
 	if (n)
-		pt_trace_set_thread_label(t, &key, pt_trace_intern(t, name, n));
+		pt_trace_set_thread_label(t, &key, pt_trace_intern(t, rd->name, n));
 }
 
 static int may_get_ext(uint8_t kind)
@@ -427,14 +414,6 @@ static void take_records(struct pt_session *s, struct pt_trace *t, struct ring_r
 	}
 }
 
-static uint64_t delta_of(uint64_t now, uint64_t *seen)
-{
-	/* a counter that went down was reset (ring reused): all of it is new */
-	uint64_t d = now >= *seen ? now - *seen : now;
-	*seen = now;
-	return d;
-}
-
 /* What happened to records this reader did not get from ring i: lost is
  * the number of indices it skipped (below tail, torn, out of range; at its
  * first look, all those before it attached), ow the ring's new overwritten
@@ -469,140 +448,56 @@ static void account(struct pt_session *s, struct pt_trace *t, struct ring_rd *rd
 	t->before_attach[1] += before - b_ow;
 }
 
-static void drain_ring(struct pt_session *s, struct pt_trace *t, uint32_t i, int final)
+/* One staged entry into t: ring e->ring's records and what the copy side
+ * learnt of the ring with them. */
+static void apply_entry(struct pt_session *s, struct pt_trace *t, const struct stage_ent *e)
 {
-	struct pt_shm_ring *r = ring_at(s, i);
-	struct ring_rd *rd = &s->rings[i];
-	uint32_t state = LOAD_ACQ(&r->state);
-	uint64_t seq0 = rd->pend_seq;
-	int carried = rd->pending;
-	if (state == PT_SHM_RING_FREE && !rd->have)
-		return;
-	uint32_t gen = LOAD_ACQ(&r->generation);
-	if (!rd->have || gen != rd->generation) {
+	struct ring_rd *rd = &s->rings[e->ring];
+	if (e->flags & STAGE_NEW_OWNER) {
 		flush_pending(s, t, rd);
-		ring_track(s, t, rd, r, gen);
+		rd->tid = e->tid;
+		memcpy(rd->name, e->name, sizeof rd->name);
+		rd->known = 1;
+		rd->device = -1;
+		rd->have = 0;
 	}
-	/* head first: tail read afterwards can only be newer, so head - tail <= slots */
-	uint64_t head = LOAD_ACQ(&r->head);
-	uint64_t tail = LOAD_ACQ(&r->tail);
-	uint64_t slots = s->ring_slots, mask = slots - 1, lost = 0, before = 0;
-	if (!rd->seen) {
-		/* first look: what is left is ours; what went before was
-		 * overwritten or read (and freed) by other readers (account) */
-		rd->cursor = tail;
-		lost = before = tail;
+	if (!rd->have && rd->known) /* a new owner, or a new trace */
+		ring_track(s, t, rd);
+	s->st.torn += e->torn;
+	s->st.bad_rings += e->bad_rings;
+	if (e->n)
+		take_records(s, t, rd, (const struct pt_shm_rec *)(e + 1), e->n);
+	account(s, t, rd, e->lost, e->ow, e->before);
+	if (e->dropped) {
+		s->st.source_dropped += e->dropped;
+		pt_trace_warn(t, PT_WARN_SOURCE_DROPPED, e->dropped);
 	}
-	uint64_t c = rd->cursor;
-	if (c < tail) { /* overwritten, or freed while we were away */
-		lost += tail - c;
-		c = tail;
-	}
-	/* head below our cursor (a producer gone wrong): nothing to read, and the
-	 * cursor never goes back */
-	if (head > c) {
-		uint64_t n = head - c;
-		if (n > slots) { /* more than a ring: corrupt indices, not records */
-			s->st.bad_rings++;
-			c = head - slots;
-			n = slots;
-		}
-		uint64_t first = c & mask;
-		uint64_t part = n < slots - first ? n : slots - first;
-		struct pt_shm_rec *src = pt_shm_ring_recs(r);
-		memcpy(s->scratch, src + first, part * sizeof *src);
-		if (part < n)
-			memcpy(s->scratch + part, src, (n - part) * sizeof *src);
-		if (pt_shm_guard_hit(s->guard))
-			return; /* zeros from a truncated file, not records */
-		/* records below the tail now may have been overwritten mid-copy */
-		uint64_t tail2 = LOAD_ACQ(&r->tail);
-		uint64_t skip = 0;
-		if (tail2 > c) {
-			skip = tail2 - c < n ? tail2 - c : n;
-			s->st.torn += skip;
-			lost += skip;
-		}
-		take_records(s, t, rd, s->scratch + skip, n - skip);
-		c = head;
-	}
-	rd->cursor = c;
-	if (slot_held(s))
-		STORE_REL(&r->cursor[s->slot], c);
-	/* the counters after the tails: an overwrite we saw is counted there */
-	uint64_t ow = delta_of(LOAD_ACQ(&r->overwritten), &rd->overwritten_seen);
-	account(s, t, rd, lost, ow, before);
-	rd->seen = 1;
-	/* a record waiting for its EXT is held one poll at most */
-	if (rd->pending && (final || (carried && rd->pend_seq == seq0)))
+	if (e->flags & STAGE_FREED) {
 		flush_pending(s, t, rd);
-	uint64_t d = delta_of(LOAD_RLX(&r->dropped), &rd->dropped_seen);
-	if (d) {
-		s->st.source_dropped += d;
-		pt_trace_warn(t, PT_WARN_SOURCE_DROPPED, d);
-	}
-	if (state == PT_SHM_RING_EXITED && LOAD_ACQ(&r->head) == head) {
-		flush_pending(s, t, rd);
-		/* the last attached reader to drain it frees it */
-		uint64_t now = pt_now_ns();
-		int all = 1;
-		for (uint32_t k = 0; k < PT_SHM_MAX_READERS; k++) {
-			const struct pt_shm_reader *sl = &s->h->readers[k];
-			if ((int)k == s->slot || !LOAD_ACQ(&sl->pid))
-				continue;
-			uint64_t hb = LOAD_ACQ(&sl->heartbeat_ns);
-			if (hb && (int64_t)(now - hb) < (int64_t)PT_SHM_READER_TIMEOUT_NS &&
-			    LOAD_ACQ(&r->cursor[k]) < head)
-				all = 0;
-		}
-		if (all) {
-			uint32_t want = PT_SHM_RING_EXITED;
-			__atomic_compare_exchange_n(&r->state, &want, PT_SHM_RING_FREE, 0,
-						    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
-		}
-		rd->have = 0; /* the next owner gets its own track */
+		rd->have = rd->known = 0;
 	}
 }
 
-/*
- * Claims a reader slot (shm.h): a free one, or one whose reader is gone
- * (its pid no longer exists, or its heartbeat is a minute old). Every
- * ring's cursor in it starts at what this reader has read (the ring's tail
- * before its first drain), then the heartbeat starts.
- */
-static void claim_slot(struct pt_session *s, uint64_t now_ns)
+/* What was staged into t, in order; then a record held for its EXT since
+ * the last drain with nothing after it goes in without one (held one
+ * drain at most), and every held one when final. */
+static void apply(struct pt_session *s, struct pt_trace *t, const struct stage *g, int final)
 {
-	int32_t me = (int32_t)getpid();
-	for (int pass = 0; pass < 2; pass++) {
-		for (uint32_t k = 0; k < PT_SHM_MAX_READERS; k++) {
-			struct pt_shm_reader *sl = &s->h->readers[k];
-			int32_t pid = LOAD_ACQ(&sl->pid);
-			if (pass == 0 && pid != 0)
-				continue;
-			if (pass == 1) {
-				uint64_t hb = LOAD_ACQ(&sl->heartbeat_ns);
-				int gone = pid > 0 && pid != me && kill(pid, 0) != 0 && errno == ESRCH;
-				int stale = hb && now_ns > hb && now_ns - hb > 30 * PT_SHM_READER_TIMEOUT_NS;
-				if (pid == 0 || !(gone || stale))
-					continue;
-			}
-			if (!__atomic_compare_exchange_n(&sl->pid, &pid, me, 0, __ATOMIC_ACQ_REL,
-							 __ATOMIC_RELAXED))
-				continue;
-			STORE_REL(&sl->heartbeat_ns, 0);
-			s->slot_gen = LOAD_RLX(&sl->gen) + 1;
-			STORE_REL(&sl->gen, s->slot_gen);
-			for (uint32_t i = 0; i < s->nrings; i++) {
-				struct pt_shm_ring *r = ring_at(s, i);
-				uint64_t c = s->rings[i].seen ? s->rings[i].cursor : LOAD_ACQ(&r->tail);
-				STORE_REL(&r->cursor[k], c);
-			}
-			s->slot = (int)k;
-			s->no_slot = 0;
-			return;
-		}
+	for (uint32_t i = 0; i < s->nrings; i++) {
+		s->rings[i].carried = s->rings[i].pending;
+		s->rings[i].pend_seq0 = s->rings[i].pend_seq;
 	}
-	s->no_slot = 1; /* read anyway, without holding anything back: losses counted */
+	for (const struct stage_chunk *c = g->head; c; c = c->next)
+		for (size_t off = 0; off + sizeof(struct stage_ent) <= c->len;) {
+			const struct stage_ent *e = (const struct stage_ent *)(c->data + off);
+			apply_entry(s, t, e);
+			off += sizeof *e + (size_t)e->n * sizeof(struct pt_shm_rec);
+		}
+	for (uint32_t i = 0; i < s->nrings; i++) {
+		struct ring_rd *rd = &s->rings[i];
+		if (rd->pending && (final || (rd->carried && rd->pend_seq == rd->pend_seq0)))
+			flush_pending(s, t, rd);
+	}
 }
 
 uint64_t pt_session_drain(struct pt_session *s, struct pt_trace *t, uint64_t now_ns)
@@ -617,20 +512,20 @@ uint64_t pt_session_drain(struct pt_session *s, struct pt_trace *t, uint64_t now
 		for (uint32_t i = 0; i < s->nrings; i++)
 			s->rings[i].have = s->rings[i].pending = 0;
 	}
-	if (segment_shrunk(s))
-		return 0;
-	int final = pt_session_owner_exited(s);
-	if (!final) {
-		if (!slot_held(s))
-			claim_slot(s, now_ns);
-		if (s->slot >= 0)
-			STORE_REL(&s->h->readers[s->slot].heartbeat_ns, now_ns);
-		STORE_REL(&s->h->reader_heartbeat_ns, now_ns);
-		if (!s->heartbeat_on) {
-			__atomic_store_n(&s->h->reader_pid, (int32_t)getpid(), __ATOMIC_RELAXED);
-			s->heartbeat_on = 1;
-		}
+	if (segment_shrunk(s)) {
+		/* what the copier took before the file shrank is records */
+		uint64_t before = s->st.events;
+		pt_session_copier_stop(s);
+		struct stage g = s->stage;
+		s->stage.head = s->stage.tail = NULL;
+		s->stage.bytes = 0;
+		apply(s, t, &g, 1);
+		pt_session_stage_recycle(s, &g);
+		return s->st.events - before;
 	}
+	int final = pt_session_owner_exited(s);
+	if (final) /* the last records: this thread reads them to the end */
+		pt_session_copier_stop(s);
 	/* the probe's measured cost per event (for the overhead figure);
 	 * untrusted: taken only when it is a plausible 1 ps .. 100 us */
 	uint64_t cost_ps = __atomic_load_n(&s->h->event_cost_ps, __ATOMIC_RELAXED);
@@ -647,14 +542,13 @@ uint64_t pt_session_drain(struct pt_session *s, struct pt_trace *t, uint64_t now
 		s->helper_calls_seen = hcalls;
 	}
 	uint64_t before = s->st.events;
-	uint32_t claimed = LOAD_ACQ(&s->h->rings_claimed);
-	if (claimed > s->nrings)
-		claimed = s->nrings;
-	for (uint32_t i = 0; i < s->nrings; i++) {
-		if (i >= claimed && !s->rings[i].have)
-			continue;
-		drain_ring(s, t, i, final);
-	}
+	/* what the copier staged, then what came since: all that was written
+	 * before this drain began */
+	struct stage g = {NULL, NULL, 0};
+	pt_session_copy_take(s, &g, now_ns, final, pt_store_max_bytes(t->store));
+	apply(s, t, &g, final);
+	if (g.head || pt_session_copier_running(s))
+		pt_session_stage_recycle(s, &g);
 	uint64_t d = delta_of(LOAD_RLX(&s->h->dropped_no_ring), &s->no_ring_seen);
 	d += delta_of(LOAD_RLX(&s->h->dropped_no_string), &s->no_string_seen);
 	if (d) {
@@ -665,6 +559,12 @@ uint64_t pt_session_drain(struct pt_session *s, struct pt_trace *t, uint64_t now
 }
 
 /* ---- the "session" backend ---- */
+
+/* The copier's longest gap: a ring of 16384 records holds 16 ms at a
+ * million events a second, so a job that goes from idle to that rate
+ * between two copies loses nothing (the loop's own drains come every
+ * 100 ms when idle, and a rising rate lost up to that period). */
+#define COPIER_IDLE_NS 8000000ull
 
 struct session_backend {
 	struct pt_backend b;
@@ -701,6 +601,8 @@ static int sb_open(struct pt_backend **out, const struct pt_backend_args *a, cha
 	sb->b.ops = &pt_backend_session;
 	sb->s = s;
 	pt_session_set_corr_tag(s, a->corr_tag);
+	if (a->copier)
+		pt_session_copier_start(s, 1000000, COPIER_IDLE_NS);
 	*out = &sb->b;
 	return 0;
 }
@@ -777,8 +679,11 @@ static int sb_poll(struct pt_backend *b, struct pt_trace *t, uint64_t now_ns)
 		return PT_ETRUNC;
 	}
 	/* a quarter of a ring's worth came in one poll: the rings are filling
-	 * faster than the poll period empties them, ask to be polled soon */
-	return n >= sb->s->ring_slots / 4 ? PT_BACKEND_BUSY : 0;
+	 * faster than the poll period empties them, ask to be polled soon; with
+	 * a copier emptying them, a quarter of what it may hold */
+	uint64_t room = pt_session_copier_running(sb->s) ? sb->s->stage_cap / sizeof(struct pt_shm_rec)
+							 : sb->s->ring_slots;
+	return n >= room / 4 ? PT_BACKEND_BUSY : 0;
 }
 
 static void sb_close(struct pt_backend *b)

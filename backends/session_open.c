@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proftop/error.h"
@@ -102,7 +103,14 @@ static int map_session(void *base, size_t size, int mapped, struct pt_session **
 	s->rings = pt_xcalloc(s->nrings, sizeof *s->rings);
 	for (uint32_t i = 0; i < s->nrings; i++)
 		s->rings[i].device = -1;
-	s->scratch = pt_xmalloc((size_t)s->ring_slots * sizeof *s->scratch);
+	s->cp = pt_xcalloc(s->nrings, sizeof *s->cp);
+	pthread_mutex_init(&s->cp_mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cp_cv, &ca);
+	pthread_cond_init(&s->cp_done_cv, &ca);
+	pthread_condattr_destroy(&ca);
 	char cmd[PT_SHM_CMDLINE_BYTES];
 	memcpy(cmd, hc.cmdline, sizeof cmd);
 	cmd[sizeof cmd - 1] = 0;

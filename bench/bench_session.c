@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../backends/session.c"
+#include "../backends/session_copy.c"
 #include "../backends/session_capture.c"
 #include "../backends/session_open.c"
 #include "../backends/session_scan.c"

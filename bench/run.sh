@@ -31,6 +31,10 @@ else
 	echo "skipped: no $PT_TRACES"
 fi
 echo
+echo "== bench_live_drain (proftop run on flood beside busy loops: events kept of those produced, screen on and off, proftop's CPU)"
+python3 bench/bench_live_drain.py --build "$BUILD" --runs 5 --seconds 4
+python3 bench/bench_live_drain.py --build "$BUILD" --runs 3 --seconds 2 --rate 10000000 --busy 0 --screen off
+echo
 echo "== bench_session (draining a synthetic session segment into the trace, one core)"
 "$BUILD"/bench/bench_session
 echo

@@ -8,6 +8,10 @@
  *
  *   flood --rate 10000000 --seconds 60 --threads 2
  *
+ * A thread that falls more than 2 ms behind its pace (the machine gave it
+ * no CPU) goes on from where it is instead of catching up in a burst: a job
+ * that was not running produced nothing meanwhile.
+ *
  * Like minitrain it links the API weakly, so it runs with or without
  * libproftop.so; its last line is
  *   flood: done events=N seconds=S rate=R
@@ -21,6 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* how far behind its pace a thread may fall and still catch up */
+#define CATCH_UP_NS 2000000ull
 
 static double g_rate = 1e6;	/* events per second, all threads together */
 static double g_seconds = 5;
@@ -72,10 +79,16 @@ static void *worker_main(void *arg)
 				PROFTOP_STEP(0);
 		}
 		n += batch;
-		uint64_t due = t0 + (uint64_t)((double)n / per_thread * 1e9);
+		uint64_t due = t0 + (uint64_t)((double)n / per_thread * 1e9), now = now_ns();
+		/* time lost to the CPU (a busy machine) is not made up in a burst:
+		 * a job that was not running produced nothing meanwhile */
+		if (now > due + CATCH_UP_NS) {
+			t0 += now - due;
+			due = now;
+		}
 		if (due >= end)
 			break;
-		if (due > now_ns())
+		if (due > now)
 			sleep_until(due);
 		if (now_ns() >= end)
 			break;
@@ -87,7 +100,8 @@ static void *worker_main(void *arg)
 static void usage(FILE *f)
 {
 	fputs("usage: flood [--rate EV_PER_S] [--seconds S] [--threads N] [--step-every N] [--names N]\n"
-	      "Pushes ranges through the proftop C API at a fixed rate (one range = one event).\n"
+	      "Pushes ranges through the proftop C API at a fixed rate (one range = one event);\n"
+	      "time a thread loses to a busy CPU (over 2 ms) is not made up in a burst.\n"
 	      "  --rate N        events per second, all threads together (default 1000000)\n"
 	      "  --seconds S     how long (default 5)\n"
 	      "  --threads N     pushing threads (default 1, at most 256)\n"

@@ -2,10 +2,14 @@
  * live.c - the live loop behind `proftop run`, `record` and attach
  * (live.h). Every poll period (100 ms) it drains the session backend and
  * samples /proc into the trace; it sleeps between polls, so it never spins.
- * Draining is adaptive: a ring holds 16384 records, so a thread emitting
- * more than ~160 K events/s fills it within one period and the probe drops
- * the rest. When a drain says the rings were filling (PT_BACKEND_BUSY: a
- * quarter of a ring came in one poll), the next drain comes after
+ * Each session's rings are also emptied between drains by a copier thread
+ * of the session backend (backends/session_copy.c), so a drain late behind
+ * the screen, a summary or a busy machine loses nothing; the drain puts
+ * what it copied into the trace. Draining is adaptive: a ring holds 16384
+ * records, so a thread emitting more than ~160 K events/s fills it within
+ * one period. When a drain says the rings were filling (PT_BACKEND_BUSY: a
+ * quarter of a ring, or with a copier a quarter of what it may stage, came
+ * in one poll), the next drain comes after
  * PT_LIVE_BUSY_POLL_NS (1 ms), or at once if it was that soon already, and
  * quiet drains double the gap back to the period (live_drain_gap()). The /proc
  * and NVML samplers, the screen and the key wait keep their own periods,
@@ -198,6 +202,7 @@ static void try_open(struct pt_backend **sess, struct pt_backend **proc, const s
 	a.pid = pid;
 	/* CPU samples at the drain rate: short runs get samples too */
 	a.interval_ns = o->poll_ns ? o->poll_ns : PT_LIVE_POLL_NS;
+	a.copier = 1; /* the rings keep emptying while the loop draws or waits */
 	if (!*sess && o->session_ops && pid > 0 &&
 	    o->session_ops->open(sess, &a, err, sizeof err) == 0) {
 		res->session_found = 1;

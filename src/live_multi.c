@@ -195,6 +195,7 @@ static void open_entry(struct live_multi *m, struct entry *e, struct pt_live_res
 	 * sessions surely; after that a repeat only costs the live summary its
 	 * increments, agg_live.c): a launch then finds its own kernels */
 	a.corr_tag = (uint32_t)(m->npub % PT_SESSION_CORR_TAGS) + 1;
+	a.copier = 1; /* its rings keep emptying while the loop is busy elsewhere */
 	if (o->session_ops->open(&e->sess, &a, err, sizeof err) != 0) {
 		e->sess = NULL;
 		int gone = pid_gone(e->pid);

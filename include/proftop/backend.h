@@ -28,6 +28,8 @@ struct pt_backend_args {
 	const char *proc_root;    /* procstat: "/proc" unless a test gives a fake root */
 	uint64_t interval_ns;     /* procstat: sampling period (0: default, 250 ms) */
 	uint32_t corr_tag;        /* session: pt_session_set_corr_tag's (0: ids as recorded) */
+	int copier;               /* session: copy the rings on a thread of its own between
+				     polls (pt_session_copier_start; the live loops) */
 };
 
 struct pt_backend;

@@ -62,6 +62,19 @@ void pt_session_close(struct pt_session *s);
  * now_ns: CLOCK_MONOTONIC. Returns the number of events added.
  */
 uint64_t pt_session_drain(struct pt_session *s, struct pt_trace *t, uint64_t now_ns);
+
+/*
+ * A copier: a thread that copies the rings' new records out of the
+ * segment between drains (backends/session_copy.c), so a reader that is
+ * late to drain (a screen to draw, a busy machine) does not let them
+ * overflow; the next drain puts them into the trace. busy_ns: its shortest
+ * regular gap (an eighth of it while the rings keep filling), idle_ns: its
+ * longest. Stopped by pt_session_close, or by a drain once the owner has
+ * exited (that drain reads the rest itself). 0, or PT_EIO when no thread
+ * could be made (drains still copy, as without one).
+ */
+int pt_session_copier_start(struct pt_session *s, uint64_t busy_ns, uint64_t idle_ns);
+int pt_session_copier_running(const struct pt_session *s);
 /*
  * Tags the correlation ids of the events drained from now on, so that the
  * sessions of several processes in one trace keep them apart (CUPTI's ids

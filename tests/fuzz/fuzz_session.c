@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "../../backends/session.c"
+#include "../../backends/session_copy.c"
 #include "../../backends/session_capture.c"
 #include "../../backends/session_open.c"
 #include "../../backends/session_scan.c"

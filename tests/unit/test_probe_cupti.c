@@ -38,6 +38,7 @@
 #include "../../backends/probe_cupti_xlate.h"
 #include "../../backends/probe_int.h"
 #include "../../backends/session.c"
+#include "../../backends/session_copy.c"
 #include "../../backends/session_capture.c"
 #include "../../backends/session_open.c"
 #include "../../backends/session_scan.c"

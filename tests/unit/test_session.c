@@ -26,6 +26,7 @@
 
 #include "../../backends/procstat.c"
 #include "../../backends/session.c"
+#include "../../backends/session_copy.c"
 #include "../../backends/session_capture.c"
 #include "../../backends/session_open.c"
 #include "../../backends/session_scan.c"
@@ -382,22 +383,22 @@ static void test_overwrite_and_ranges(void **state)
 	assert_string_equal(causes, "12 overwr.");
 	/* (its owner is gone: no slot, the cursor is the reader's own) */
 	assert_int_equal(pt_session_reader_slot(s), -1);
-	assert_int_equal(s->rings[0].cursor, 20);
+	assert_int_equal(s->cp[0].cursor, 20);
 
 	/* a corrupt head far beyond tail + slots: clamped to one ring, counted */
 	r->head = 1000003;
 	assert_int_equal(pt_session_drain(s, t, 2), 8);
 	assert_int_equal(pt_session_stats(s)->bad_rings, 1);
-	assert_int_equal(s->rings[0].cursor, 1000003);
+	assert_int_equal(s->cp[0].cursor, 1000003);
 	assert_int_equal(pt_trace_source_lost(t), 12); /* corrupt indices are no records */
 	/* head below our cursor: nothing, and the cursor never goes back */
 	r->head = 5;
 	assert_int_equal(pt_session_drain(s, t, 3), 0);
-	assert_int_equal(s->rings[0].cursor, 1000003);
+	assert_int_equal(s->cp[0].cursor, 1000003);
 
 	/* unknown kinds and huge durations are skipped and counted */
 	r->head = r->tail = 0;
-	s->rings[0].cursor = 0; /* as a reader of a new segment would be */
+	s->cp[0].cursor = 0; /* as a reader of a new segment would be */
 	seg_push(&g, r, 0x7f, n, 1, 1, 0);
 	seg_push(&g, r, 0x9f, n, 1, 1, 0);
 	seg_push(&g, r, PT_KIND_OPERATOR, n, 1, PT_MAX_DUR_NS + 1, 0);
@@ -713,8 +714,8 @@ static void test_head_tail_out_of_range(void **state)
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		r->head = cases[i].head;
 		r->tail = cases[i].tail;
-		s->rings[0].cursor = cases[i].tail; /* the reader was there */
-		s->rings[0].seen = 1;
+		s->cp[0].cursor = cases[i].tail; /* the reader was there */
+		s->cp[0].seen = 1;
 		uint64_t got = pt_session_drain(s, t, i + 1);
 		if (got != cases[i].events)
 			print_message("# case %zu: %llu events\n", i, (unsigned long long)got);
@@ -722,7 +723,7 @@ static void test_head_tail_out_of_range(void **state)
 		assert_int_equal(pt_session_stats(s)->bad_rings - bad0, cases[i].bad);
 		bad0 = pt_session_stats(s)->bad_rings;
 		uint64_t want = cases[i].head > cases[i].tail ? cases[i].head : cases[i].tail;
-		assert_int_equal(s->rings[0].cursor, want);
+		assert_int_equal(s->cp[0].cursor, want);
 		assert_int_equal(r->tail, cases[i].tail); /* the producer's, untouched */
 	}
 	/* rings_claimed beyond nrings, a ring state out of the enum */
@@ -733,7 +734,7 @@ static void test_head_tail_out_of_range(void **state)
 	assert_int_equal(pt_session_drain(s, t, 100), 3); /* its 3 zeroed records */
 	/* an end past INT64_MAX: skipped as a bad timestamp, like the Chrome reader's */
 	r->head = r->tail = 0;
-	s->rings[0].cursor = 0;
+	s->cp[0].cursor = 0;
 	seg_push(&g, r, PT_KIND_OPERATOR, n, UINT64_MAX - 5, 10, 0);
 	seg_push(&g, r, PT_KIND_OPERATOR, n, (uint64_t)INT64_MAX - 10, 11, 0);
 	seg_push(&g, r, PT_KIND_OPERATOR, n, (uint64_t)INT64_MAX - 10, 10, 0);
@@ -842,7 +843,7 @@ static void test_truncated_after_attach(void **state)
 
 /* The truncation lands between the poll's size check and the copy: the
  * SIGBUS guard turns the fault into zeros, the copy is thrown away and the
- * next poll reports it. drain_ring is called directly to skip the check. */
+ * next poll reports it. copy_ring is called directly to skip the check. */
 static void test_truncated_during_copy(void **state)
 {
 	struct seg g;
@@ -856,12 +857,102 @@ static void test_truncated_during_copy(void **state)
 	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
 	munmap(g.base, g.size);
 	truncate_from_child(g.path, PT_SHM_HEADER_BYTES + 4096);
-	drain_ring(s, t, 1, 0); /* ring 1 lies wholly past the new end */
+	struct stage st = {NULL, NULL, 0};
+	copy_ring(s, &st, 1); /* ring 1 lies wholly past the new end */
+	apply(s, t, &st, 0);
+	pt_session_stage_recycle(s, &st);
 	assert_true(pt_shm_guard_hit(s->guard));
 	assert_int_equal(pt_store_count(t->store), 0);
 	assert_int_equal(pt_session_drain(s, t, 2), 0);
 	assert_non_null(pt_session_failed(s));
 	pt_session_close(s);
+	pt_trace_free(t);
+	unlink(g.path);
+}
+
+/* The copier's gap: halves past an eighth of a ring (never under a 16th of
+ * the busy gap, and from the busy gap at most when it was idle), holds
+ * between a 32nd and an eighth, doubles under a 32nd up to the idle gap. */
+static void test_copier_gap(void **state)
+{
+	const uint64_t ms = 1000000, slots = 16384;
+	assert_int_equal(pt_session_copier_gap(8 * ms, slots, slots, ms, 8 * ms), ms / 2);
+	assert_int_equal(pt_session_copier_gap(ms / 2, slots / 8, slots, ms, 8 * ms), ms / 4);
+	assert_int_equal(pt_session_copier_gap(ms / 16, slots, slots, ms, 8 * ms), ms / 16);
+	assert_int_equal(pt_session_copier_gap(ms / 4, slots / 16, slots, ms, 8 * ms), ms / 4);
+	assert_int_equal(pt_session_copier_gap(ms / 4, slots / 64, slots, ms, 8 * ms), ms / 2);
+	assert_int_equal(pt_session_copier_gap(6 * ms, 0, slots, ms, 8 * ms), 8 * ms);
+	/* at 10 M events/s (10 records a microsecond) it settles where a pass
+	 * finds at most an eighth of the ring: 16384 / 8 / 10 = 204 us */
+	uint64_t gap = ms;
+	for (int i = 0; i < 50; i++)
+		gap = pt_session_copier_gap(gap, gap / 100, slots, ms, 8 * ms);
+	assert_true(gap / 100 >= slots / 32 && gap / 100 < slots / 8);
+}
+
+/* The copier empties the rings with no drain at all: 20 rings' worth is
+ * pushed half a ring at a time, each half waiting for the reader's cursor
+ * to reach it (which no one but the copier moves), and one drain then puts
+ * all of it into the trace; records pushed just before a drain are in the
+ * trace after it (the drain waits for a copier pass). Without the copier
+ * the cursor never moves and the wait gives up. */
+static void test_copier(void **state)
+{
+	struct seg g;
+	seg_make(&g, getpid(), 2, 1024, 4096);
+	uint32_t name = seg_str(&g, "op");
+	struct pt_shm_ring *r = seg_ring(&g, 0, 7, "main");
+	struct pt_session *s;
+	assert_int_equal(open_seg(&g, &s), 0);
+	struct pt_trace *t = pt_trace_new(PT_STORE_MIN_MAX_BYTES * 4);
+	assert_int_equal(pt_session_drain(s, t, pt_now_ns()), 0); /* claims the slot */
+	int slot = pt_session_reader_slot(s);
+	assert_true(slot >= 0);
+	assert_int_equal(pt_session_copier_start(s, 1000000, 2000000), 0);
+	assert_true(pt_session_copier_running(s));
+	uint64_t n = 0, total = 20 * 1024;
+	while (n < total) {
+		for (int i = 0; i < 512; i++, n++) {
+			struct pt_shm_rec *rec = &pt_shm_ring_recs(r)[n & 1023];
+			memset(rec, 0, sizeof *rec);
+			rec->start_ns = 1000 + n * 10;
+			rec->dur_ns = 5;
+			rec->name = name;
+			rec->kind = PT_KIND_OPERATOR;
+			__atomic_store_n(&r->head, n + 1, __ATOMIC_RELEASE);
+		}
+		/* the copier's gap is at most 2 ms; 10 s is a machine stopped */
+		uint64_t until = pt_now_ns() + 10000000000ull;
+		while (__atomic_load_n(&r->cursor[slot], __ATOMIC_ACQUIRE) < n && pt_now_ns() < until)
+			usleep(200);
+		assert_true(__atomic_load_n(&r->cursor[slot], __ATOMIC_ACQUIRE) >= n);
+	}
+	assert_int_equal(pt_store_count(t->store), 0); /* staged, not yet in the trace */
+	assert_int_equal(pt_session_drain(s, t, pt_now_ns()), total);
+	/* pushed right before a drain: in the trace after it */
+	for (int i = 0; i < 100; i++, n++) {
+		struct pt_shm_rec *rec = &pt_shm_ring_recs(r)[n & 1023];
+		memset(rec, 0, sizeof *rec);
+		rec->start_ns = 1000 + n * 10;
+		rec->dur_ns = 5;
+		rec->name = name;
+		rec->kind = PT_KIND_OPERATOR;
+		__atomic_store_n(&r->head, n + 1, __ATOMIC_RELEASE);
+	}
+	assert_int_equal(pt_session_drain(s, t, pt_now_ns()), 100);
+	assert_int_equal(pt_store_count(t->store), total + 100);
+	assert_int_equal(pt_session_stats(s)->overwritten + pt_session_stats(s)->missed +
+			     pt_session_stats(s)->torn + pt_session_stats(s)->source_dropped,
+			 0);
+	/* every event once, in order, on the ring's track */
+	struct pt_event *ev = malloc((total + 100) * sizeof *ev);
+	assert_non_null(ev);
+	uint32_t track = s->rings[0].track;
+	assert_int_equal(track_events(t, track, ev, total + 100), total + 100);
+	for (uint64_t i = 0; i < total + 100; i++)
+		assert_int_equal(ev[i].start_ns, 1000 + i * 10);
+	free(ev);
+	pt_session_close(s); /* stops and joins the copier */
 	pt_trace_free(t);
 	unlink(g.path);
 }
@@ -1943,6 +2034,8 @@ int main(void)
 	    cmocka_unit_test(test_lying_lengths),
 	    cmocka_unit_test(test_truncated_after_attach),
 	    cmocka_unit_test(test_truncated_during_copy),
+	    cmocka_unit_test(test_copier),
+	    cmocka_unit_test(test_copier_gap),
 	    cmocka_unit_test(test_guard_leaves_other_faults),
 	    cmocka_unit_test(test_exit_detection),
 	    cmocka_unit_test(test_list_and_clean),
