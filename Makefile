@@ -318,7 +318,14 @@ docs: $(BUILD)/tools/keydoc $(BUILD)/proftop
 	$(BUILD)/tools/keydoc docs/tui.md
 	PROFTOP=$(BUILD)/proftop tools/readme_screen.sh --update README.md
 
-bench: all $(BENCH_BIN)
+# The native import reference (C++, test-only: the project's code has none),
+# where Debian's libsimdjson-dev is installed.
+SIMDJSON_REF := $(if $(wildcard /usr/include/simdjson.h),$(BUILD)/bench/ref_simdjson)
+$(BUILD)/bench/ref_simdjson: bench/ref_simdjson.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O3 -DNDEBUG -march=native -Wall -Wextra -Werror $< -lsimdjson -o $@
+
+bench: all $(BENCH_BIN) $(SIMDJSON_REF)
 	@BUILD=$(BUILD) bench/run.sh
 
 install: $(BUILD)/proftop $(BUILD)/libproftop.so $(EXAMPLE_BIN)
@@ -334,7 +341,7 @@ install: $(BUILD)/proftop $(BUILD)/libproftop.so $(EXAMPLE_BIN)
 	install -m 0644 python/boot/sitecustomize.py $(DESTDIR)$(PREFIX)/share/proftop/python/boot/
 
 DEB_PKGS := build-essential pkg-config libcjson-dev zlib1g-dev libncurses-dev libcmocka-dev \
-	tmux procps python3 python3-dev python3-torch python3-torchvision python3-venv clang libclang-rt-14-dev valgrind strace \
+	tmux procps python3 python3-dev python3-torch python3-torchvision python3-venv clang libclang-rt-14-dev valgrind strace libsimdjson-dev \
 	libmicrohttpd-dev prometheus gdb libcupti-dev
 # libcupti-dev (CUPTI 11.8 headers, for the second CUPTI build) is in Debian's
 # non-free component, enabled in debian.sources when it is missing.

@@ -12,6 +12,10 @@ import:  `proftop report FILE --json` (read + aggregate + print) on PyTorch
          (242 MB): steps, dataloader, nested operators, runtime launches and
          kernels. Last, four such ranks merged into one file (1 M events):
          its report adds the Rank Summary.
+         Beside them, where it was built (make bench builds it from Debian's
+         libsimdjson-dev), bench/ref_simdjson.cpp: simdjson's On-Demand
+         parser building the same table on one thread, the native
+         reference: proftop's CPU time and wall time over its own.
 memory:  peak RSS of that run against the budget of 64 bytes per kept event
          plus 32 MiB.
 export:  `proftop export` events per second, beside `cat` of the output
@@ -62,7 +66,17 @@ def paired(cmd_a, cmd_b, runs, stdout_a=None):
     return ra, rb
 
 
-def import_row(proftop, path, runs, label):
+def simd_row(proftop, path, runs, simd):
+    """proftop report --json against simdjson's table, alternating: the CPU
+    and wall time ratios (the import targets: CPU <= 1.5x, wall <= 1.0x)."""
+    rp, rs = paired([proftop, "report", path, "--json"], [simd, path], runs)
+    pc, pw = median([r[3] for r in rp]), median([r[0] for r in rp])
+    sc, sw = median([r[3] for r in rs]), median([r[0] for r in rs])
+    print("%-44s %7s simdjson table %.3fs CPU, %.3fs wall; proftop %.3fs CPU (%.2fx), %.3fs wall (%.2fx)"
+          % ("", "", sc, sw, pc, pc / sc, pw, pw / sw))
+
+
+def import_row(proftop, path, runs, label, simd=None):
     mb = os.path.getsize(path) / 1e6
     rp, rr = paired([proftop, "report", path, "--json"],
                     [sys.executable, "bench/ref_optable.py", path], runs)
@@ -77,6 +91,8 @@ def import_row(proftop, path, runs, label):
     budget = kept * 64 + 32 * 2**20
     print("%-44s %7s peak RSS %.1f MiB for %d events = %.1f B/event; budget %.1f MiB (%.2f of it)"
           % ("", "", rss / 2**20, kept, rss / max(kept, 1), budget / 2**20, rss / budget))
+    if simd:
+        simd_row(proftop, path, runs, simd)
 
 
 def synth(path, n_events):
@@ -204,6 +220,11 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
     proftop = os.path.join(args.build, "proftop")
+    simd = os.path.join(args.build, "bench", "ref_simdjson")
+    simd = simd if os.path.exists(simd) else None
+    if not simd:
+        print("(no %s/bench/ref_simdjson: the simdjson reference is skipped; make bench builds it"
+              " where libsimdjson-dev is installed)" % args.build)
     traces = os.environ.get("PT_TRACES", "fixtures/traces")
     tmp = tempfile.mkdtemp(prefix="proftop-bench.")
     try:
@@ -218,11 +239,11 @@ def main():
             plain = os.path.join(tmp, os.path.basename(rel)[:-3])
             with gzip.open(src, "rb") as fi, open(plain, "wb") as fo:
                 shutil.copyfileobj(fi, fo)
-            import_row(proftop, plain, args.runs, os.path.basename(plain))
+            import_row(proftop, plain, args.runs, os.path.basename(plain), simd)
             os.unlink(plain)
         big = os.path.join(tmp, "synth.json")
         synth(big, 2_000_000)
-        import_row(proftop, big, args.runs, "synthetic PyTorch-style, 2 M events")
+        import_row(proftop, big, args.runs, "synthetic PyTorch-style, 2 M events", simd)
         os.unlink(big)
         ranks = merged_ranks(proftop, tmp, 4, 250_000)
         import_row(proftop, ranks, args.runs, "4 ranks merged, 1 M events")
