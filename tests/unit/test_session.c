@@ -890,6 +890,19 @@ static void test_copier_gap(void **state)
 	assert_true(gap / 100 >= slots / 32 && gap / 100 < slots / 8);
 }
 
+/* Record n (an operator at 1000 + 10 n) into ring r of `slots`, published
+ * with a release store of the head, as the probe does. */
+static void push_published(struct pt_shm_ring *r, uint64_t slots, uint32_t name, uint64_t n)
+{
+	struct pt_shm_rec *rec = &pt_shm_ring_recs(r)[n & (slots - 1)];
+	memset(rec, 0, sizeof *rec);
+	rec->start_ns = 1000 + n * 10;
+	rec->dur_ns = 5;
+	rec->name = name;
+	rec->kind = PT_KIND_OPERATOR;
+	__atomic_store_n(&r->head, n + 1, __ATOMIC_RELEASE);
+}
+
 /* The copier empties the rings with no drain at all: 20 rings' worth is
  * pushed half a ring at a time, each half waiting for the reader's cursor
  * to reach it (which no one but the copier moves), and one drain then puts
@@ -912,15 +925,8 @@ static void test_copier(void **state)
 	assert_true(pt_session_copier_running(s));
 	uint64_t n = 0, total = 20 * 1024;
 	while (n < total) {
-		for (int i = 0; i < 512; i++, n++) {
-			struct pt_shm_rec *rec = &pt_shm_ring_recs(r)[n & 1023];
-			memset(rec, 0, sizeof *rec);
-			rec->start_ns = 1000 + n * 10;
-			rec->dur_ns = 5;
-			rec->name = name;
-			rec->kind = PT_KIND_OPERATOR;
-			__atomic_store_n(&r->head, n + 1, __ATOMIC_RELEASE);
-		}
+		for (int i = 0; i < 512; i++, n++)
+			push_published(r, 1024, name, n);
 		/* the copier's gap is at most 2 ms; 10 s is a machine stopped */
 		uint64_t until = pt_now_ns() + 10000000000ull;
 		while (__atomic_load_n(&r->cursor[slot], __ATOMIC_ACQUIRE) < n && pt_now_ns() < until)
@@ -930,15 +936,8 @@ static void test_copier(void **state)
 	assert_int_equal(pt_store_count(t->store), 0); /* staged, not yet in the trace */
 	assert_int_equal(pt_session_drain(s, t, pt_now_ns()), total);
 	/* pushed right before a drain: in the trace after it */
-	for (int i = 0; i < 100; i++, n++) {
-		struct pt_shm_rec *rec = &pt_shm_ring_recs(r)[n & 1023];
-		memset(rec, 0, sizeof *rec);
-		rec->start_ns = 1000 + n * 10;
-		rec->dur_ns = 5;
-		rec->name = name;
-		rec->kind = PT_KIND_OPERATOR;
-		__atomic_store_n(&r->head, n + 1, __ATOMIC_RELEASE);
-	}
+	for (int i = 0; i < 100; i++, n++)
+		push_published(r, 1024, name, n);
 	assert_int_equal(pt_session_drain(s, t, pt_now_ns()), 100);
 	assert_int_equal(pt_store_count(t->store), total + 100);
 	assert_int_equal(pt_session_stats(s)->overwritten + pt_session_stats(s)->missed +
