@@ -94,7 +94,7 @@ static void claim_slot(struct pt_session *s, uint64_t now_ns)
 
 /* ---- staging ---- */
 
-static size_t chunk_bytes(const struct pt_session *s)
+static size_t chunk_bytes(struct pt_session *s)
 {
 	if (!s->chunk_bytes) {
 		size_t need = sizeof(struct stage_chunk) + sizeof(struct stage_ent) +
@@ -102,7 +102,7 @@ static size_t chunk_bytes(const struct pt_session *s)
 		size_t b = 1u << 20;
 		while (b < need)
 			b *= 2;
-		((struct pt_session *)s)->chunk_bytes = b;
+		s->chunk_bytes = b;
 	}
 	return s->chunk_bytes;
 }
@@ -165,21 +165,20 @@ static void stage_commit(struct stage *g, const struct stage_ent *e)
 	g->bytes += b;
 }
 
-/* The most chunks the pool keeps: STAGE_POOL_MAX, and no more than half
- * the stage's cap. */
-static unsigned pool_max(struct pt_session *s)
-{
-	size_t n = s->stage_cap / 2 / chunk_bytes(s);
-	return n < STAGE_POOL_MAX ? (unsigned)n : STAGE_POOL_MAX;
-}
-
 void pt_session_stage_recycle(struct pt_session *s, struct stage *g)
 {
+	/* the pool holds what a drain like this one used, and one more, up to
+	 * STAGE_POOL_MAX: an idle session keeps a chunk or two, a busy one
+	 * enough to stage the next drain's worth without a fresh page */
+	unsigned used = 0;
+	for (struct stage_chunk *c = g->head; c; c = c->next)
+		used++;
+	unsigned want = used + 1 < STAGE_POOL_MAX ? used + 1 : STAGE_POOL_MAX;
 	pthread_mutex_lock(&s->cp_mu);
 	struct stage_chunk *c = g->head;
 	while (c) {
 		struct stage_chunk *next = c->next;
-		if (s->npool < pool_max(s)) {
+		if (s->npool < want) {
 			c->next = s->pool;
 			s->pool = c;
 			s->npool++;
@@ -194,7 +193,6 @@ void pt_session_stage_recycle(struct pt_session *s, struct stage *g)
 	pthread_mutex_unlock(&s->cp_mu);
 	/* topped up for a copier, outside the lock: touching pages is this
 	 * thread's time, not the copier's */
-	unsigned want = pool_max(s) < STAGE_POOL_MIN ? pool_max(s) : STAGE_POOL_MIN;
 	for (; s->cp_running && have < want; have++) {
 		struct stage_chunk *n = chunk_new(s, 1);
 		if (!n)
@@ -253,8 +251,11 @@ static uint64_t copy_ring(struct pt_session *s, struct stage *g, uint32_t i)
 	uint64_t head = LOAD_ACQ(&r->head);
 	uint64_t tail = LOAD_ACQ(&r->tail);
 	uint64_t slots = s->ring_slots, mask = slots - 1, n = 0;
+	/* room for what this pass copies (below): from our cursor, or the tail
+	 * where it is behind, to the head, a ring at most */
+	uint64_t from = cp->seen && cp->cursor > tail ? cp->cursor : tail;
 	struct stage_ent *e =
-	    stage_reserve(s, g, head > tail && head - tail <= slots ? head - tail : slots);
+	    stage_reserve(s, g, head > from ? (head - from < slots ? head - from : slots) : 0);
 	if (!e)
 		return 0; /* no memory for it now: the ring keeps it, or counts its loss */
 	e->ring = i;

@@ -104,11 +104,9 @@ struct stage {
  * fill and what they lose is counted, as without a copier. */
 #define STAGE_CAP_MIN (8u << 20)
 #define STAGE_CAP_MAX (128u << 20)
-/* chunks kept touched in the pool (8 MiB: a quarter second at a million
- * events a second), and at most kept after a burst (also never more than
- * the cap's worth) */
-#define STAGE_POOL_MIN 8u
-#define STAGE_POOL_MAX 32u
+/* chunks kept touched in the pool at most (8 MiB: a quarter second at a
+ * million events a second) */
+#define STAGE_POOL_MAX 8u
 
 /* offset -> string id, open addressing; key 0 is empty (offset 0 = no name). */
 struct name_map {
@@ -170,8 +168,9 @@ uint64_t pt_session_copy_pass(struct pt_session *s, struct stage *g, uint64_t no
 			      uint64_t *max_ring);
 void pt_session_copy_take(struct pt_session *s, struct stage *g, uint64_t now_ns, int final,
 			  size_t budget);
-/* g's chunks back to the pool (the rest unmapped); the pool topped up to
- * STAGE_POOL_MIN touched chunks. Called by the draining thread. */
+/* g's chunks back to the pool (the rest unmapped); the pool topped up with
+ * touched chunks to what g used and one more (STAGE_POOL_MAX at most).
+ * Called by the draining thread. */
 void pt_session_stage_recycle(struct pt_session *s, struct stage *g);
 void pt_session_stage_free(struct pt_session *s);
 void pt_session_copier_stop(struct pt_session *s);

@@ -18,6 +18,7 @@ import os
 import pty
 import re
 import select
+import shutil
 import signal
 import struct
 import subprocess
@@ -127,7 +128,7 @@ def main():
             for m in modes:
                 res[m].append(one_run(proftop, flood, a.rate, a.seconds, m, a.busy, env))
     finally:
-        subprocess.run(["rm", "-rf", tmp])
+        shutil.rmtree(tmp, ignore_errors=True)
     load = os.getloadavg()[0]
     print("flood --rate %d for %gs beside %d busy loops in proftop's session (load average %.1f),"
           " medians of %d" % (a.rate, a.seconds, a.busy, load, a.runs))
