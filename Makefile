@@ -45,7 +45,7 @@ PKGS := libcjson zlib
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lcjson -lz)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
-# libmicrohttpd: the HTTP server of `proftop serve` (src/cli_serve_http.c), proftop binary
+# libmicrohttpd: the HTTP server of `proftop serve` (src/cli/cli_serve_http.c), proftop binary
 # only. Its header at build time; the library is loaded (dlopen) when serve starts.
 MHD_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
 
@@ -56,9 +56,11 @@ ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN) $(CFLAGS) $(SANFLAGS) \
 LDLIBS := $(PKG_LIBS) -lpthread -lm -ldl
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -pthread
 
-CORE_SRC := $(filter-out src/main.c src/cli_%.c,$(wildcard src/*.c))
-# the CLI: main.c, the shared CLI layer (src/cli_*.c) and one file per command (src/cli/)
-CLI_SRC := src/main.c $(wildcard src/cli_*.c) $(wildcard src/cli/*.c)
+# src/, one folder per stage of the pipeline (docs/architecture.md): the core
+# library is all of it but the command line
+CORE_SRC := $(wildcard src/model/*.c src/import/*.c src/analyze/*.c src/output/*.c src/live/*.c)
+# the CLI: main.c, the shared CLI layer (src/cli/cli_*.c) and one file per command (src/cli/)
+CLI_SRC := $(wildcard src/cli/*.c)
 # backends/ linked into proftop (the probe's files go into libproftop.so instead)
 BACKEND_SRC := $(filter-out backends/probe%,$(wildcard backends/*.c)) \
 	backends/probe_cupti_find.c
@@ -78,7 +80,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o) $(BACKEND_SRC:%.c=$(BUILD)/%.o) $(TUI_OBJ
 # independent, hidden by default (exports are marked), initial-exec TLS for a
 # cheap hot path, and never sanitized (a preloaded ASan library cannot run in
 # an uninstrumented process).
-PROBE_SRC := $(wildcard backends/probe*.c) src/shm.c
+PROBE_SRC := $(wildcard backends/probe*.c) src/model/shm.c
 PROBE_OBJ := $(PROBE_SRC:%.c=$(BUILD)/pic/%.o)
 PROBE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN) -O2 -g -fPIC -fvisibility=hidden \
 	-ftls-model=initial-exec -Iinclude -Isrc
@@ -154,7 +156,7 @@ $(BUILD)/libproftop_core.a: $(CORE_OBJ)
 $(BUILD)/proftop: $(CLI_OBJ) $(BUILD)/libproftop_core.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libproftop_core.a $(CURSES_LIBS) $(LDLIBS)
 
-$(BUILD)/src/cli_serve_http.o: ALL_CFLAGS += $(MHD_CFLAGS)
+$(BUILD)/src/cli/cli_serve_http.o: ALL_CFLAGS += $(MHD_CFLAGS)
 
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -238,9 +240,9 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libproftop_core.a tests/unit/testutil.
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libproftop_core.a $(CMOCKA_LIBS) $(LDLIBS)
 
 # The /metrics benchmark serves over the real HTTP code (libmicrohttpd).
-$(BUILD)/bench/bench_prom: bench/bench_prom.c $(BUILD)/src/cli_serve_http.o $(BUILD)/libproftop_core.a
+$(BUILD)/bench/bench_prom: bench/bench_prom.c $(BUILD)/src/cli/cli_serve_http.o $(BUILD)/libproftop_core.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/src/cli_serve_http.o $(BUILD)/libproftop_core.a $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/src/cli/cli_serve_http.o $(BUILD)/libproftop_core.a $(LDLIBS)
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libproftop_core.a $(BACKEND_DEPS)
 	@mkdir -p $(dir $@)
@@ -253,9 +255,9 @@ FUZZ_CC ?= clang
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -pthread -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -Iinclude -Isrc $(PKG_CFLAGS)
 # the fuzzers need neither the live loop nor (through it) the session backend
-FUZZ_CORE := $(filter-out src/live%.c,$(CORE_SRC))
+FUZZ_CORE := $(filter-out src/live/%.c,$(CORE_SRC))
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
-build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_CORE) $(wildcard src/*.h include/proftop/*.h) $(BACKEND_DEPS)
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_CORE) $(wildcard src/*/*.h include/proftop/*.h) $(BACKEND_DEPS)
 	@mkdir -p build-fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_CORE) $(LDLIBS)
 fuzz: $(FUZZ_BIN)
@@ -362,7 +364,7 @@ deps:
 	else echo "all Debian packages present"; fi
 
 format:
-	clang-format -i $(wildcard src/*.[ch] src/cli/*.[ch] include/proftop/*.h tests/unit/*.[ch] bench/*.c)
+	clang-format -i $(wildcard src/*/*.[ch] include/proftop/*.h tests/unit/*.[ch] bench/*.c)
 
 clean:
 	rm -rf build build-san build-fuzz

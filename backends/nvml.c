@@ -40,7 +40,7 @@
 
 #include "proftop/backend.h"
 #include "proftop/error.h"
-#include "util.h"
+#include "model/util.h"
 
 #define NVML_INTERVAL_NS 1000000000ull
 #define NVML_MAX_DEVICES 64

@@ -1,6 +1,6 @@
 /*
  * probe_cost.c - the probe measures what it costs, so proftop can show its
- * own overhead (events per step x cost per event, src/overhead.c). Once the
+ * own overhead (events per step x cost per event, src/analyze/overhead.c). Once the
  * session clock has settled (the TSC slope is known, ~2 ms into the process,
  * or clock_gettime is the clock), the first thread to claim a ring or end a
  * step times COST_ROUNDS x COST_PAIRS push/pop pairs of the real hot path

@@ -21,7 +21,7 @@
 
 #include "proftop/backend.h"
 #include "proftop/error.h"
-#include "util.h"
+#include "model/util.h"
 
 #define DEFAULT_INTERVAL_NS 250000000ull
 

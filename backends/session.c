@@ -33,7 +33,7 @@
 #include "proftop/error.h"
 #include "proftop/session.h"
 #include "session_int.h"
-#include "util.h"
+#include "model/util.h"
 
 void pt_session_set_corr_tag(struct pt_session *s, uint32_t tag)
 {

@@ -20,7 +20,7 @@
 #include "proftop/error.h"
 #include "proftop/session.h"
 #include "session_int.h"
-#include "util.h"
+#include "model/util.h"
 
 #define AFTER_LOOK_NS 500000000ull /* the steps after a capture: looked at twice a second */
 

@@ -32,7 +32,7 @@
 #include "proftop/error.h"
 #include "proftop/session.h"
 #include "session_int.h"
-#include "util.h"
+#include "model/util.h"
 
 /* The copier's slice: a pass copies an eighth of a ring in tens of microseconds. */
 #define COPIER_SLICE_NS 200000ull

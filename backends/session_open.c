@@ -19,7 +19,7 @@
 #include "proftop/error.h"
 #include "proftop/session.h"
 #include "session_int.h"
-#include "util.h"
+#include "model/util.h"
 
 /* ---- opening and validating ---- */
 

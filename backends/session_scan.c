@@ -35,7 +35,7 @@
 #include "proftop/error.h"
 #include "proftop/session.h"
 #include "session_int.h"
-#include "util.h"
+#include "model/util.h"
 
 int pt_session_path(int32_t pid, char *buf, size_t len, char *err, size_t errlen)
 {

@@ -26,7 +26,7 @@
 #include "proftop/error.h"
 #include "proftop/tracedir.h"
 #include "tracedir_int.h"
-#include "util.h"
+#include "model/util.h"
 
 #define DEFAULT_SETTLE_NS 1000000000ull
 #define DEFAULT_BROKEN_NS 10000000000ull

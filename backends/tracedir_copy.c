@@ -23,8 +23,8 @@
 #include <string.h>
 
 #include "tracedir_int.h"
-#include "u32map.h"
-#include "util.h"
+#include "model/u32map.h"
+#include "model/util.h"
 
 void td_copy_init(struct td_copy *c)
 {

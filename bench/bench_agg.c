@@ -13,7 +13,7 @@
 
 #include "proftop/agg.h"
 #include "proftop/trace.h"
-#include "util.h"
+#include "model/util.h"
 
 #include "synth.h"
 

@@ -20,7 +20,7 @@
 #include "proftop/agg.h"
 #include "proftop/ranks.h"
 #include "proftop/trace.h"
-#include "util.h"
+#include "model/util.h"
 
 #include "synth.h"
 

@@ -17,7 +17,7 @@
 
 #include "proftop/chrome.h"
 #include "proftop/trace.h"
-#include "util.h"
+#include "model/util.h"
 
 static double cpu_s(int sys)
 {

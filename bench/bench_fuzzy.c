@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "proftop/fuzzy.h"
-#include "util.h"
+#include "model/util.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint32_t rnd(uint32_t n)

@@ -14,7 +14,7 @@
 
 #include "proftop/chrome.h"
 #include "proftop/error.h"
-#include "util.h"
+#include "model/util.h"
 
 /* Uncompressed size of the file's text (gzip or not). */
 static size_t text_bytes(const char *path)
@@ -43,7 +43,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s FILE [THREADS [REPEAT]]\n", argv[0]);
 		return 2;
 	}
-	struct pt_read_opts o = {argc > 2 ? atoi(argv[2]) : 0};
+	struct pt_read_opts o;
+	memset(&o, 0, sizeof o);
+	o.threads = argc > 2 ? atoi(argv[2]) : 0;
 	int repeat = argc > 3 ? atoi(argv[3]) : 3;
 	size_t bytes = text_bytes(argv[1]);
 	if (repeat < 1 || repeat > 99)

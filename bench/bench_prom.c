@@ -27,12 +27,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "prom.h"
+#include "output/prom.h"
 #include "proftop/agg.h"
 #include "proftop/ranks.h"
 #include "proftop/trace.h"
-#include "serve_http.h"
-#include "util.h"
+#include "cli/serve_http.h"
+#include "model/util.h"
 
 #define RANKS 8
 #define OPS   10000

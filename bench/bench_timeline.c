@@ -17,7 +17,7 @@
 
 #include "proftop/timeline.h"
 #include "proftop/trace.h"
-#include "util.h"
+#include "model/util.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 static uint64_t rnd(uint64_t n)

@@ -27,7 +27,7 @@
 
 #include "app.h"
 #include "proftop/store.h"
-#include "util.h"
+#include "model/util.h"
 
 static double cpu_ms(void)
 {

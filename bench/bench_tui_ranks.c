@@ -16,7 +16,7 @@
 
 #include "app.h"
 #include "proftop/store.h"
-#include "util.h"
+#include "model/util.h"
 
 static int cmp_u64(const void *a, const void *b)
 {

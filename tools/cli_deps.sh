@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tools/cli_deps.sh - checks the CLI's layering on the built objects: a
-# command (one file each in src/cli/) never uses a function or variable that
-# another command defines, and the shared CLI layer (src/main.c aside) never
-# uses one a command defines. Only main.c dispatches to the commands.
+# command (one file each in src/cli/, cli_*.c and main.c aside) never uses a
+# function or variable that another command defines, and the shared CLI layer
+# (src/cli/cli_*.c) never uses one a command defines. Only main.c dispatches
+# to the commands.
 #
 #   tools/cli_deps.sh [BUILD]          (default build; after make)
 #   tools/cli_deps.sh --objects CMD_DIR LAYER_DIR   (any two folders of .o)
@@ -16,14 +17,14 @@ if [ "${1:-}" = --objects ]; then
 else
 	b=${1:-build}
 	cmd_objs=()
-	for c in src/cli/*.c; do
-		c=${c#src/cli/}
-		cmd_objs+=("$b/src/cli/${c%.c}.o")
-	done
 	layer_objs=()
-	for c in src/cli_*.c; do
-		c=${c#src/}
-		layer_objs+=("$b/src/${c%.c}.o")
+	for c in src/cli/*.c; do
+		n=${c#src/cli/}
+		case $n in
+		main.c) ;;
+		cli_*) layer_objs+=("$b/src/cli/${n%.c}.o") ;;
+		*) cmd_objs+=("$b/src/cli/${n%.c}.o") ;;
+		esac
 	done
 fi
 for o in "${cmd_objs[@]}" "${layer_objs[@]}"; do

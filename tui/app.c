@@ -24,8 +24,8 @@
 #include "proftop/chrome.h"
 #include "proftop/error.h"
 #include "proftop/store.h"
-#include "overhead.h"
-#include "util.h"
+#include "analyze/overhead.h"
+#include "model/util.h"
 
 struct tui_view_ops {
 	void (*draw)(struct tui_app *a, struct tui_canvas *c, struct tui_rect r);

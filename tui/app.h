@@ -26,7 +26,7 @@
 #include "proftop/timeline.h"
 #include "proftop/trace.h"
 #include "tui.h"
-#include "u32map.h"
+#include "model/u32map.h"
 
 #define TUI_SPARK_N 60        /* sparkline samples: the last minute, 1 s each */
 #define TUI_SPARK_BUCKET_NS 1000000000ull

@@ -14,7 +14,7 @@
 
 #include "app.h"
 #include "baseline.h"
-#include "util.h"
+#include "model/util.h"
 
 int tui_base_on(const struct tui_app *a)
 {

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "proftop/diff.h"
-#include "u32map.h"
+#include "model/u32map.h"
 
 struct tui_app;
 struct tui_trow;

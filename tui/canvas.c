@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "canvas.h"
-#include "util.h"
+#include "model/util.h"
 
 void tui_canvas_init(struct tui_canvas *c, int w, int h, int ascii)
 {

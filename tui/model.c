@@ -26,7 +26,7 @@
 #include "app.h"
 #include "proftop/report.h"
 #include "proftop/store.h"
-#include "util.h"
+#include "model/util.h"
 
 void tui_fmt_ns(char *buf, size_t len, uint64_t ns)
 {

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "app.h"
-#include "util.h"
+#include "model/util.h"
 
 static const char *const col_names[TUI_COL__COUNT] = {
 	"Name", "Calls", "CPU Total", "CPU Avg", "CPU Max", "CPU Min", "CPU%",

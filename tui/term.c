@@ -40,7 +40,7 @@
 #include "app.h"
 #include "proftop/capture.h"
 #include "proftop/error.h"
-#include "util.h"
+#include "model/util.h"
 
 #define MIN_FLUSH_NS 100000000ull /* ~10 Hz cap on redraws */
 #define TUI_IDLE_BYTES_PER_S 2000.0

@@ -23,7 +23,7 @@
 
 #include "app.h"
 #include "proftop/store.h"
-#include "util.h"
+#include "model/util.h"
 
 #define MIN_SPAN_NS 1000ull
 

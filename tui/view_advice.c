@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "app.h"
-#include "util.h"
+#include "model/util.h"
 
 #define INDENT 15 /* "   Suggestion: " */
 

@@ -14,7 +14,7 @@
 
 #include "app.h"
 #include "proftop/datapipe.h"
-#include "util.h"
+#include "model/util.h"
 
 #define NAME_W_MAX 48
 

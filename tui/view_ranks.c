@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "app.h"
-#include "util.h"
+#include "model/util.h"
 
 struct rcol {
 	const char *title;

@@ -18,7 +18,7 @@
 
 #include "app.h"
 #include "proftop/report.h"
-#include "util.h"
+#include "model/util.h"
 
 static const enum tui_color phase_color[PT_MS__COUNT] = {
 	TUI_C_K_STEP, TUI_C_K_DATA, TUI_C_K_FWD, TUI_C_K_BWD, TUI_C_K_OPT, TUI_C_DIM};

@@ -25,7 +25,7 @@
 
 #include "app.h"
 #include "proftop/store.h"
-#include "util.h"
+#include "model/util.h"
 
 #define LABEL_W_MAX 24
 

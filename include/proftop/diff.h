@@ -98,7 +98,7 @@ extern const char *const pt_diff_metric_names[];
  * One figure of s: 0 and *value; PT_ENOENT for an unknown name;
  * PT_ENOTAVAIL when the figure is undefined for s (no steps, no GPU, no
  * sample counts). Besides the names above, every figure of report's
- * --fail-if (src/gate_metrics.h) that needs no trace.
+ * --fail-if (src/analyze/gate_metrics.h) that needs no trace.
  */
 int pt_diff_metric_value(const struct pt_summary *s, const char *name, double *value);
 

@@ -13,15 +13,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "cli/commands.h"
-#include "live.h"
+#include "live/live.h"
 #include "proftop/backend.h"
 #include "proftop/diff.h"
 #include "proftop/error.h"
 #include "proftop/session.h"
 #include "proftop/store.h"
-#include "util.h"
+#include "model/util.h"
 
 void cli_usage_attach(FILE *f)
 {

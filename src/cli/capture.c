@@ -20,13 +20,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "proftop/backend.h"
 #include "proftop/capture.h"
 #include "proftop/error.h"
 #include "proftop/session.h"
 #include "proftop/shm.h"
-#include "util.h"
+#include "model/util.h"
 
 #define CAPTURE_POLL_NS 100000000ull
 #define CAPTURE_AFTER_WAIT_NS (10ull * 1000000000ull)

@@ -11,12 +11,12 @@
 #include <getopt.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "cli/commands.h"
-#include "gate_metrics.h"
+#include "analyze/gate_metrics.h"
 #include "proftop/diff.h"
 #include "proftop/error.h"
-#include "util.h"
+#include "model/util.h"
 
 void cli_usage_diff(FILE *f)
 {

@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "cli/commands.h"
 #include "proftop/chrome.h"
 #include "proftop/error.h"
-#include "util.h"
+#include "model/util.h"
 
 void cli_usage_export(FILE *f)
 {

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "cli/commands.h"
 #include "proftop/session.h"
-#include "util.h"
+#include "model/util.h"
 
 void cli_usage_ls(FILE *f)
 {

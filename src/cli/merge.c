@@ -11,14 +11,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "cli/commands.h"
-#include "merge.h"
+#include "import/merge.h"
 #include "proftop/chrome.h"
 #include "proftop/error.h"
 #include "proftop/store.h"
-#include "safefile.h"
-#include "util.h"
+#include "model/safefile.h"
+#include "model/util.h"
 
 void cli_usage_merge(FILE *f)
 {

@@ -23,17 +23,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "cli/commands.h"
-#include "gate_metrics.h"
-#include "live.h"
+#include "analyze/gate_metrics.h"
+#include "live/live.h"
 #include "proftop/backend.h"
 #include "proftop/chrome.h"
 #include "proftop/error.h"
 #include "proftop/session.h"
 #include "proftop/store.h"
-#include "safefile.h"
-#include "util.h"
+#include "model/safefile.h"
+#include "model/util.h"
 
 void cli_usage_record(FILE *f)
 {

@@ -8,14 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "cli/commands.h"
 #include "proftop/advisor.h"
 #include "proftop/error.h"
-#include "gate_metrics.h"
+#include "analyze/gate_metrics.h"
 #include "proftop/ranks.h"
 #include "proftop/report.h"
-#include "util.h"
+#include "model/util.h"
 
 /* The per-rank figures, on a thread of their own beside the summary. */
 struct rank_job {

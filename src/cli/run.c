@@ -12,11 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "cli/commands.h"
-#include "live.h"
+#include "live/live.h"
 #include "proftop/diff.h"
-#include "util.h"
+#include "model/util.h"
 
 void cli_usage_run(FILE *f)
 {

@@ -21,17 +21,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "cli/commands.h"
-#include "live.h"
-#include "prom.h"
+#include "live/live.h"
+#include "output/prom.h"
 #include "proftop/backend.h"
 #include "proftop/error.h"
 #include "proftop/ranks.h"
 #include "proftop/session.h"
 #include "proftop/store.h"
-#include "serve_http.h"
-#include "util.h"
+#include "cli/serve_http.h"
+#include "model/util.h"
 
 #define SERVE_DEFAULT_WINDOW_NS (60ull * 1000000000ull)
 

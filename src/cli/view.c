@@ -14,14 +14,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "cli/commands.h"
-#include "live.h"
+#include "live/live.h"
 #include "proftop/diff.h"
 #include "proftop/report.h"
 #include "proftop/shm.h"
 #include "proftop/tracedir.h"
-#include "util.h"
+#include "model/util.h"
 
 void cli_usage_view(FILE *f)
 {

@@ -2,8 +2,10 @@
 # tests/e2e/test_layers.sh - the CLI's layering (docs/architecture.md):
 # every command of 'proftop --help' has its own file in src/cli/, and no
 # command uses another command, nor the shared CLI layer a command
-# (tools/cli_deps.sh, on the built objects). The checker itself is shown
-# to catch both kinds of use on objects made here.
+# (tools/cli_deps.sh, on the built objects); and the folders of src/,
+# backends/ and tui/ depend one way, model <- import <- analyze <- output <-
+# live <- tui <- cli (tools/layer_deps.sh). Both checkers are shown to catch
+# what they look for on objects made here.
 # san: skip (reads object files: nothing to sanitize)
 . tests/e2e/lib.sh
 
@@ -44,6 +46,42 @@ if $CC -c "$TMP/a.c" -o "$TMP/cmd/a.o" && $CC -c "$TMP/b.c" -o "$TMP/cmd/b.o" &&
 	fi
 else
 	not_ok "compile the checker's test objects"
+fi
+
+if out=$(tools/layer_deps.sh "$BUILD" 2>&1); then
+	ok "src/'s folders, backends/ and tui/ depend one way (symbols and private headers)"
+else
+	not_ok "src/'s folders, backends/ and tui/ depend one way (symbols and private headers)" "$out"
+fi
+nore=""
+for f in src/*/ backends/ tui/; do
+	[ -s "${f}README" ] || nore="$nore $f"
+done
+if [ -z "$nore" ]; then ok "every folder of src/, backends/ and tui/ has its README"; else not_ok "every folder of src/, backends/ and tui/ has its README" "missing:$nore"; fi
+
+# the folder checker on objects made here: model calling analyze is named,
+# analyze calling model is not; a folder without a rule stops it
+mkdir -p "$TMP/l/model" "$TMP/l/analyze" "$TMP/l2/extra"
+printf 'int m_low(void);\nint m_up(void);\nint m_low(void) { return m_up(); }\n' >"$TMP/m.c"
+printf 'int m_low(void);\nint m_up(void);\nint m_up(void) { return 2; }\nint a_x(void);\nint a_x(void) { return m_low(); }\n' >"$TMP/an.c"
+if $CC -c "$TMP/m.c" -o "$TMP/l/model/m.o" && $CC -c "$TMP/an.c" -o "$TMP/l/analyze/an.o"; then
+	out=$(tools/layer_deps.sh --root "$TMP/l" 2>&1)
+	rc=$?
+	if [ $rc -eq 1 ] && [ "$out" = "model/m.o: uses m_up, defined in analyze (analyze/an.o)" ]; then
+		ok "layer_deps.sh names a use that runs up a folder, and only that one"
+	else
+		not_ok "layer_deps.sh names a use that runs up a folder, and only that one" "rc=$rc" "$out"
+	fi
+	cp "$TMP/l/model/m.o" "$TMP/l2/extra/"
+	out=$(tools/layer_deps.sh --root "$TMP/l2" 2>&1)
+	rc=$?
+	if [ $rc -eq 2 ] && printf '%s\n' "$out" | grep -qF "'extra' has no rule"; then
+		ok "layer_deps.sh refuses a folder it has no rule for"
+	else
+		not_ok "layer_deps.sh refuses a folder it has no rule for" "rc=$rc" "$out"
+	fi
+else
+	not_ok "compile the folder checker's test objects"
 fi
 
 done_testing

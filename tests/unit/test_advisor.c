@@ -13,7 +13,7 @@
 
 #include <math.h>
 
-#include "advisor_int.h"
+#include "output/advisor_int.h"
 #include "proftop/advisor.h"
 #include "proftop/agg.h"
 #include "proftop/chrome.h"

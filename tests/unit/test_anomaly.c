@@ -1,5 +1,5 @@
 /*
- * test_anomaly.c - the anomaly recorder (src/anomaly.c) on small traces
+ * test_anomaly.c - the anomaly recorder (src/analyze/anomaly.c) on small traces
  * built the way the probe delivers them (a step's children first, then the
  * step event), fed in pieces as polls would: the slow and reader rules,
  * waiting for the after-step, the window written (read back), bursts in one

@@ -14,7 +14,7 @@
 
 #include "proftop/chrome.h"
 #include "proftop/error.h"
-#include "util.h"
+#include "model/util.h"
 
 /* dir/name, or dir/sub/name, into a caller's buffer. */
 static const char *jpath(char *out, const char *a, const char *b, const char *c)

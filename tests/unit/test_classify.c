@@ -4,7 +4,7 @@
  */
 #include "testutil.h"
 
-#include "classify.h"
+#include "import/classify.h"
 
 static enum pt_kind cls(const char *cat, const char *name, int lane, uint8_t *flags)
 {

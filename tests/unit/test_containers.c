@@ -9,9 +9,9 @@
  */
 #include "testutil.h"
 
-#include "agg_internal.h"
+#include "analyze/agg_internal.h"
 #include "proftop/store.h"
-#include "u32map.h"
+#include "model/u32map.h"
 
 static void test_u32map_dense(void **state)
 {

@@ -11,7 +11,7 @@
 
 #include "proftop/store.h"
 #include "proftop/strtab.h"
-#include "util.h"
+#include "model/util.h"
 
 static void test_strtab_interns_once(void **state)
 {

@@ -22,7 +22,7 @@
 #include "proftop/chrome.h"
 #include "proftop/error.h"
 #include "proftop/report.h"
-#include "util.h"
+#include "model/util.h"
 
 static char g_dir[64];
 

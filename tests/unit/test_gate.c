@@ -10,8 +10,8 @@
 
 #include "proftop/error.h"
 #include "proftop/gate.h"
-#include "gate_metrics.h"
-#include "overhead.h"
+#include "analyze/gate_metrics.h"
+#include "analyze/overhead.h"
 
 struct fig {
 	const char *name;

@@ -8,7 +8,7 @@
  */
 #include "testutil.h"
 
-#include "json_scan.h"
+#include "import/json_scan.h"
 
 static uint64_t rng(uint64_t *s)
 {

@@ -1,5 +1,5 @@
 /*
- * test_prom.c - the Prometheus text exposition (src/prom.c) read back line
+ * test_prom.c - the Prometheus text exposition (src/output/prom.c) read back line
  * by line with a strict parser of format 0.0.4: metric and label names,
  * label escaping (only \\, \" and \n), values, # HELP and # TYPE once per
  * family and before its samples, each family's samples together, no series
@@ -13,9 +13,9 @@
 
 #include <math.h>
 
-#include "prom.h"
+#include "output/prom.h"
 #include "proftop/strtab.h"
-#include "util.h"
+#include "model/util.h"
 
 /* ---- a strict reader of the text format ---- */
 

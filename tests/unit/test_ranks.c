@@ -17,7 +17,7 @@
 #include "proftop/error.h"
 #include "proftop/ranks.h"
 #include "proftop/report.h"
-#include "merge.h"
+#include "import/merge.h"
 #include <unistd.h>
 
 /*

@@ -12,7 +12,7 @@
 
 #include "proftop/agg.h"
 #include "proftop/report.h"
-#include "util.h"
+#include "model/util.h"
 
 #define MS(x) ((uint64_t)((x) * 1e6 + 0.5))
 

@@ -1,5 +1,5 @@
 /*
- * test_safefile.c - the all-or-nothing output file (src/safefile.c): a new
+ * test_safefile.c - the all-or-nothing output file (src/model/safefile.c): a new
  * file appears only when committed, never clobbers without force, a write
  * error or an abort leaves the old file and no temporary, files are 0600
  * under any umask, and the stale-temporary sweep removes only unlocked ones.
@@ -17,7 +17,7 @@
 
 #include "testutil.h"
 #include "proftop/error.h"
-#include "safefile.h"
+#include "model/safefile.h"
 
 static char g_dir[] = "/tmp/pt-safefile-XXXXXX";
 

@@ -15,7 +15,7 @@
 #include "proftop/error.h"
 #include "proftop/store.h"
 #include "proftop/timeline.h"
-#include "util.h"
+#include "model/util.h"
 
 static const char *cell_name(struct pt_trace *t, const struct pt_cell *c)
 {

@@ -17,7 +17,7 @@
 #include "proftop/chrome.h"
 #include "proftop/ranks.h"
 #include "proftop/store.h"
-#include "util.h"
+#include "model/util.h"
 
 static int inside(struct tui_rect r, int w, int h)
 {

@@ -22,7 +22,7 @@
 
 #include "app.h"
 #include "proftop/store.h"
-#include "util.h"
+#include "model/util.h"
 
 #define SLOW_STEP 17
 
