@@ -26,7 +26,7 @@
 #include <pthread.h>
 #include <sys/types.h>
 
-#include "probe_cupti.h"
+#include "probe_int.h"
 #include "probe_cupti_clock.h"
 #include "probe_cupti_xlate.h"
 

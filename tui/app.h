@@ -13,12 +13,12 @@
 
 #include <stdint.h>
 
-#include "baseline.h"
 #include "canvas.h"
 #include "keys.h"
 #include "layout.h"
 #include "proftop/advisor.h"
 #include "proftop/agg.h"
+#include "proftop/diff.h"
 #include "proftop/flops.h"
 #include "proftop/datapipe.h"
 #include "proftop/fuzzy.h"
@@ -45,6 +45,22 @@ struct tui_meter {
 enum tui_window { TUI_WIN_ALL = 0, TUI_WIN_STEPS, TUI_WIN_SECS, TUI_WIN__COUNT };
 #define TUI_WIN_STEPS_N 10
 #define TUI_WIN_SECS_NS (30ull * 1000000000ull)
+
+/*
+ * The screen's comparison with an earlier run, baseline.c (`view AFTER
+ * --baseline BEFORE`, `run --baseline FILE`): delta columns in the tables,
+ * per-step deltas on the Model Summary rows and before/after figures in the
+ * Perf part. The baseline is a pt_diff_side (diff.h) made once by the
+ * caller; what is rebuilt is only a map from the current summary's name ids
+ * to the baseline's rows, once per model generation and table, so a redraw
+ * costs one lookup per visible cell.
+ */
+struct tui_base {
+	unsigned gen[PT_DIFF__TABLES];		       /* model gen the map was built for */
+	const struct pt_summary *sum[PT_DIFF__TABLES]; /* and the summary */
+	int built[PT_DIFF__TABLES];
+	struct pt_u32map map[PT_DIFF__TABLES]; /* current name id -> baseline row + 1 */
+};
 
 struct tui_model {
 	struct pt_summary *sum;   /* of the selected window, all ranks; never NULL after build */
@@ -340,6 +356,24 @@ int tui_ranks_action(struct tui_app *a, const struct tui_binding *b);
 void tui_ranks_free(struct tui_ranks_view *rv);
 /* "rank 3 of 8" / "all 8 ranks" into buf; "" with fewer than two ranks. */
 void tui_rank_label(const struct tui_app *a, char *buf, size_t len);
+
+/* baseline.c (struct tui_base above) */
+/* 1 when the screen compares with a baseline. */
+int tui_base_on(const struct tui_app *a);
+/*
+ * Text of a delta column (TUI_COL_DELTA: "+1.20ms", TUI_COL_DELTA_PCT:
+ * "-12.5%") for a table row of view; "new" when the baseline has no row of
+ * that name; "" where no delta applies (operator types, expanded subtrees).
+ */
+void tui_base_cell(struct tui_app *a, int view, const struct tui_trow *tr, int col, char *buf,
+		   size_t len);
+/* A sort key for the delta columns: larger = grew more (new rows by their time). */
+uint64_t tui_base_sort_key(struct tui_app *a, int view, const struct tui_trow *tr, int col);
+/* The Model Summary row's CPU per-step delta vs the baseline, e.g. "-9.81ms -78%". */
+void tui_base_model_cell(const struct tui_app *a, int row, char *buf, size_t len);
+/* Draws the before/after lines of the Perf part from y; returns the next y. */
+int tui_base_perf_draw(struct tui_app *a, struct tui_canvas *c, int x, int y, int end, int w);
+void tui_base_free(struct tui_base *b);
 
 /* view_data.c */
 void tui_data_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r);

@@ -1,5 +1,5 @@
 /*
- * baseline.c - delta columns against a baseline run (baseline.h). Rows are
+ * baseline.c - delta columns against a baseline run (app.h). Rows are
  * matched by name: per table, a map from the current trace's name ids to
  * the baseline's rows, built on first use after each model rebuild (one
  * hash lookup per row of the current table), so drawing a cell is one
@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "app.h"
-#include "baseline.h"
 #include "model/util.h"
 
 int tui_base_on(const struct tui_app *a)

@@ -229,24 +229,6 @@ static struct pt_backend *open_nvml(const struct pt_backend_ops *ops, int32_t pi
 	return b;
 }
 
-/*
- * The time to the next drain (also each session's of several, live_multi.c). A busy drain (a quarter of a ring came in)
- * cuts it to busy_ns, or to nothing when it already was that short (the
- * producer fills a quarter ring per millisecond: > 4 M events/s); a quiet
- * one doubles it back up to the full period. So the gap settles where a
- * drain finds between a quarter and half a ring, whatever the rate; a
- * rising rate loses at most the period it rose in; an idle session is back
- * to one wake-up per period after a few quiet drains.
- */
-uint64_t live_drain_gap(uint64_t gap_ns, int busy, uint64_t busy_ns, uint64_t poll_ns)
-{
-	if (busy)
-		return gap_ns > busy_ns ? busy_ns : 0;
-	if (gap_ns < busy_ns)
-		return busy_ns;
-	return gap_ns < poll_ns / 2 ? gap_ns * 2 : poll_ns;
-}
-
 /* The screen asked for a deep capture: every open session's helper is asked. */
 static void ask_capture(struct pt_trace *t, struct pt_backend *sess, struct live_multi *multi,
 			uint32_t steps)

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "live/live.h"
+#include "live/live_opts.h"
 
 struct live_multi;
 
@@ -28,7 +28,8 @@ uint64_t live_multi_open_due(const struct live_multi *m);
  */
 uint64_t live_multi_drain(struct live_multi *m, uint64_t now_ns, int all_due, uint64_t busy_ns,
 			  struct pt_live_result *res);
-/* live.c's pacing: the gap to a session's next drain after one that was busy or not. */
+/* The pacing of drains (live.c's one session and each of these): the gap to
+ * the next drain after one that was busy or not. */
 uint64_t live_drain_gap(uint64_t gap_ns, int busy, uint64_t busy_ns, uint64_t poll_ns);
 /* Every full period: the /proc sample of each process. */
 void live_multi_sample(struct live_multi *m, uint64_t now_ns);

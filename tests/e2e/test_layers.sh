@@ -4,8 +4,9 @@
 # command uses another command, nor the shared CLI layer a command
 # (tools/cli_deps.sh, on the built objects); and the folders of src/,
 # backends/ and tui/ depend one way, model <- import <- analyze <- output <-
-# live <- tui <- cli (tools/layer_deps.sh). Both checkers are shown to catch
-# what they look for on objects made here.
+# live <- tui <- cli (tools/layer_deps.sh); and no files include each other
+# in a circle (tools/include_cycles.sh). Each checker is shown to catch what
+# it looks for on files made here.
 # san: skip (reads object files: nothing to sanitize)
 . tests/e2e/lib.sh
 
@@ -82,6 +83,27 @@ if $CC -c "$TMP/m.c" -o "$TMP/l/model/m.o" && $CC -c "$TMP/an.c" -o "$TMP/l/anal
 	fi
 else
 	not_ok "compile the folder checker's test objects"
+fi
+
+# No circles of files that include each other, in the tree; and one made
+# here (a.c includes b.h, b.c includes a.h, beside a clean c.c) is named.
+if out=$(tools/include_cycles.sh 2>&1); then
+	ok "no circle of files that include each other in src/, backends/, tui/"
+else
+	not_ok "no circle of files that include each other in src/, backends/, tui/" "$out"
+fi
+mkdir -p "$TMP/cyc/x"
+printf '#include "b.h"\n' >"$TMP/cyc/x/a.c"
+printf '#include "x/a.h"\n' >"$TMP/cyc/x/b.c"
+printf '#include "b.h"\n' >"$TMP/cyc/x/c.c"
+: >"$TMP/cyc/x/a.h"
+: >"$TMP/cyc/x/b.h"
+out=$(cd "$TMP/cyc" && "$OLDPWD/tools/include_cycles.sh" x 2>&1)
+rc=$?
+if [ $rc -eq 1 ] && [ "$out" = "circle: x/a x/b" ]; then
+	ok "include_cycles.sh names a circle, and only its files"
+else
+	not_ok "include_cycles.sh names a circle, and only its files" "rc=$rc" "$out"
 fi
 
 done_testing
