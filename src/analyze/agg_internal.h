@@ -487,6 +487,8 @@ const struct agg_busy *agg_pipe_lists_in(struct agg_pipe *p, size_t *nbusy);
 /* Waits for the thread and frees p. */
 void agg_pipe_join(struct agg_pipe *p);
 void agg_free(struct pt_agg *a);
+/* Frees the activities waiting for their launch (agg_free does too). */
+void agg_free_acts(struct pt_agg *a);
 /* A deep copy of a (agg_live.c): feeding or finishing either leaves the other as it was. */
 struct pt_agg *agg_clone(const struct pt_agg *a);
 
