@@ -537,4 +537,31 @@ struct pt_agg_live *agg_live_new_from(uint64_t t0_ns);
 void agg_live_advance_of(struct pt_agg_live *l, struct pt_trace *t, const uint32_t *tracks,
 			 size_t n);
 
+/* ---- shared by the step files (agg_steps.c, agg_perf.c, agg_summarize.c) ---- */
+
+static inline uint64_t agg_u64_min(uint64_t x, uint64_t y)
+{
+	return x < y ? x : y;
+}
+static inline uint64_t agg_u64_max(uint64_t x, uint64_t y)
+{
+	return x > y ? x : y;
+}
+
+/* A step event's span, by start (longer first), for finding steps. */
+struct sorted_step {
+	uint64_t start_ns, end_ns;
+	uint32_t fid;
+	uint32_t proc; /* 1 + the step's process among those with steps (0: one process) */
+};
+/* qsort's order of struct sorted_step: start, longer first, then fid. */
+int agg_sstep_cmp(const void *pa, const void *pb);
+/* The step number of a step event's name (pt_step_number). */
+int64_t agg_step_number(const struct pt_trace *t, uint32_t name_id);
+/* agg_perf.c: the compile counts (and whether compiling steps are left out
+ * of the summaries), the Model Summary, the Perf Summary. */
+void agg_settle_compile(struct pt_summary *s, int with_compile);
+void agg_settle_model(struct pt_summary *s);
+void agg_settle_perf(struct pt_summary *s);
+
 #endif

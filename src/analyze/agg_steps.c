@@ -1,10 +1,10 @@
 /*
  * agg_steps.c - per-step settling at pt_agg_finish: which step each phase
- * event, launch and orphan device activity belongs to, the CPU and GPU time
- * of each phase per step (the rules are written beside their code and
- * copied in docs/formats.md), the Model Summary and the Perf Summary. Also
- * pt_summarize, which picks the window for a step range and feeds a trace's
- * store through an aggregator, device tracks first.
+ * event, launch and orphan device activity belongs to, and the CPU and GPU
+ * time of each phase per step (the rules are written beside their code and
+ * copied in docs/formats.md); folding the steps that are final while a live
+ * trace grows (agg_fold_steps). The figures over all steps (Model and Perf
+ * Summaries) are agg_perf.c's; pt_summarize is agg_summarize.c's.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -14,27 +14,12 @@
 #include "model/util.h"
 
 /* The step number of a step event's name (pt_step_number); once per step. */
-static int64_t step_number(const struct pt_trace *t, uint32_t name_id)
+int64_t agg_step_number(const struct pt_trace *t, uint32_t name_id)
 {
 	return pt_step_number(t ? pt_trace_str(t, name_id) : "");
 }
 
-static uint64_t u64_min(uint64_t x, uint64_t y)
-{
-	return x < y ? x : y;
-}
-static uint64_t u64_max(uint64_t x, uint64_t y)
-{
-	return x > y ? x : y;
-}
-
-struct sorted_step {
-	uint64_t start_ns, end_ns;
-	uint32_t fid;
-	uint32_t proc; /* 1 + the step's process among those with steps (0: one process) */
-};
-
-static int sstep_cmp(const void *pa, const void *pb)
+int agg_sstep_cmp(const void *pa, const void *pb)
 {
 	const struct sorted_step *a = pa, *b = pb;
 	if (a->start_ns != b->start_ns)
@@ -192,8 +177,8 @@ static void settle_phases(struct pt_agg *a, struct steps_ctx *c, struct sacc *ac
 			sa->tokens += p->end_ns; /* a count, not a time */
 			continue;
 		}
-		uint64_t cs = u64_max(p->start_ns, c->ss[si].start_ns);
-		uint64_t ce = u64_min(p->end_ns, c->ss[si].end_ns);
+		uint64_t cs = agg_u64_max(p->start_ns, c->ss[si].start_ns);
+		uint64_t ce = agg_u64_min(p->end_ns, c->ss[si].end_ns);
 		if (p->kind >= AGG_PH_COMPILE && p->kind <= AGG_PH_GRAPH_BREAK) {
 			if (p->kind == AGG_PH_GRAPH_BREAK) {
 				sa->graph_breaks++;
@@ -201,7 +186,7 @@ static void settle_phases(struct pt_agg *a, struct steps_ctx *c, struct sacc *ac
 			}
 			sa->compiles++;
 			sa->recompiles += p->kind == AGG_PH_RECOMPILE;
-			uint64_t bs = u64_max(cs, sa->compile_end);
+			uint64_t bs = agg_u64_max(cs, sa->compile_end);
 			if (ce > bs) {
 				sa->compile_ns += ce - bs;
 				sa->compile_end = ce;
@@ -217,11 +202,11 @@ static void settle_phases(struct pt_agg *a, struct steps_ctx *c, struct sacc *ac
 			/* Backward = from the earliest start to the latest end of
 			 * the step's BACKWARD events, on any thread (autograd
 			 * workers too), clipped to the step. */
-			sa->bwd_min = sa->has_bwd ? u64_min(sa->bwd_min, cs) : cs;
-			sa->bwd_max = sa->has_bwd ? u64_max(sa->bwd_max, ce) : ce;
+			sa->bwd_min = sa->has_bwd ? agg_u64_min(sa->bwd_min, cs) : cs;
+			sa->bwd_max = sa->has_bwd ? agg_u64_max(sa->bwd_max, ce) : ce;
 			sa->has_bwd = 1;
 			/* what the events themselves take (Backward busy) */
-			uint64_t bs = u64_max(cs, sa->bwd_cur_end);
+			uint64_t bs = agg_u64_max(cs, sa->bwd_cur_end);
 			if (ce > bs) {
 				sa->bwd_busy += ce - bs;
 				sa->bwd_cur_end = ce;
@@ -232,7 +217,7 @@ static void settle_phases(struct pt_agg *a, struct steps_ctx *c, struct sacc *ac
 		 * step's outermost events of that kind, clipped to the step. */
 		union_add(sa, row, cs, ce);
 		if (p->kind == PT_KIND_DATALOADER) {
-			sa->data_end = sa->has_dl ? u64_max(sa->data_end, ce) : ce;
+			sa->data_end = sa->has_dl ? agg_u64_max(sa->data_end, ce) : ce;
 			sa->has_dl = 1;
 		} else if (p->kind == PT_KIND_FORWARD) {
 			sa->has_fwd = 1;
@@ -295,8 +280,8 @@ static void settle_forward(struct pt_agg *a, struct steps_ctx *c, struct sacc *a
 		struct sacc *sa = &acc[pos[fid]];
 		if (sa->has_fwd)
 			continue;
-		uint64_t s = u64_max(start, sa->data_end);
-		uint64_t e = u64_min(end, sa->bwd_start);
+		uint64_t s = agg_u64_max(start, sa->data_end);
+		uint64_t e = agg_u64_min(end, sa->bwd_start);
 		if (e > s)
 			sa->cpu[PT_MS_FORWARD] += e - s;
 	}
@@ -370,8 +355,8 @@ static void orphans_to_steps(const struct pt_agg *a, struct steps_ctx *c,
 		if (o[i].dev != ORPHAN_SUM) {
 			if (si != cur_si || o[i].dev != cur_dev)
 				covered = 0;
-			add = e > u64_max(s, covered) ? e - u64_max(s, covered) : 0;
-			covered = u64_max(covered, e);
+			add = e > agg_u64_max(s, covered) ? e - agg_u64_max(s, covered) : 0;
+			covered = agg_u64_max(covered, e);
 			cur_si = si;
 			cur_dev = o[i].dev;
 		}
@@ -437,117 +422,6 @@ static void settle_acc(struct pt_agg *a, struct steps_ctx *c, struct sacc *acc)
 	free(gj.gpu);
 }
 
-/* Compiling steps (torch.compile) are counted; they are left out of the
- * Model and Perf Summaries unless asked for (with_compile) or every step
- * compiled (then nothing would be left). */
-static void settle_compile(struct pt_summary *s, int with_compile)
-{
-	struct pt_perf *p = &s->perf;
-	for (size_t i = 0; i < s->nsteps; i++) {
-		const struct pt_step *st = &s->steps[i];
-		p->compiles += st->compiles;
-		p->recompiles += st->recompiles;
-		p->graph_breaks += st->graph_breaks;
-		p->compile_ns += st->compile_ns;
-		if (st->compile_ns) {
-			p->compile_steps++;
-			p->compile_step_ns += st->dur_ns;
-		}
-	}
-	p->compile_left_out = !with_compile && p->compile_steps && p->compile_steps < s->nsteps;
-}
-
-static int step_left_out(const struct pt_summary *s, const struct pt_step *st)
-{
-	return s->perf.compile_left_out && st->compile_ns;
-}
-
-static void settle_model(struct pt_summary *s)
-{
-	for (int r = 0; r < PT_MS__COUNT; r++) {
-		s->model[r].cpu.min_ns = UINT64_MAX;
-		s->model[r].gpu.min_ns = UINT64_MAX;
-	}
-	for (size_t i = 0; i < s->nsteps; i++) {
-		const struct pt_step *st = &s->steps[i];
-		if (step_left_out(s, st))
-			continue;
-		for (int r = 0; r < PT_MS__COUNT; r++) {
-			/* ProfileStep and Others count every step; a phase
-			 * counts (and is averaged over) the steps where it took
-			 * CPU or GPU time. */
-			if (r != PT_MS_STEP && r != PT_MS_OTHERS && !st->cpu_ns[r] &&
-			    !st->gpu_ns[r])
-				continue;
-			s->model[r].calls++;
-			pt_stat_add(&s->model[r].cpu, st->cpu_ns[r]);
-			pt_stat_add(&s->model[r].gpu, st->gpu_ns[r]);
-		}
-	}
-}
-
-static void settle_perf(struct pt_summary *s)
-{
-	struct pt_perf *p = &s->perf;
-	p->reader.min_ns = p->batch.min_ns = UINT64_MAX;
-	p->steps = s->nsteps - (p->compile_left_out ? p->compile_steps : 0);
-	if (!p->steps)
-		return;
-	/* no step loaded data (no Dataloader event): the reader figures are
-	 * not applicable, not zero */
-	p->has_reader = s->model[PT_MS_DATALOADER].calls > 0;
-	/* ips in samples/s only when every step knows its sample count. */
-	p->ips_samples = 1;
-	for (size_t i = 0; i < s->nsteps; i++)
-		if (!s->steps[i].samples && !step_left_out(s, &s->steps[i]))
-			p->ips_samples = 0;
-	uint64_t work = 0, tok = 0, tok_ns = 0;
-	int first = 1;
-	for (size_t i = 0; i < s->nsteps; i++) {
-		const struct pt_step *st = &s->steps[i];
-		if (step_left_out(s, st))
-			continue;
-		/* reader_cost = the step's Dataloader time, batch_cost = its
-		 * duration. */
-		pt_stat_add(&p->reader, st->cpu_ns[PT_MS_DATALOADER]);
-		pt_stat_add(&p->batch, st->dur_ns);
-		uint64_t w = p->ips_samples ? st->samples : 1;
-		work += w;
-		if (st->tokens && st->dur_ns) { /* tokens/s: over the steps that count them */
-			tok += st->tokens;
-			tok_ns += st->dur_ns;
-		}
-		/* a step's own rate needs a step of real length: in a job that
-		 * loads data, one that fetched no batch (the tail of an iteration
-		 * split off, a GAN's G step counted apart) is in the average only */
-		if (!st->dur_ns || (p->has_reader && !st->cpu_ns[PT_MS_DATALOADER]))
-			continue;
-		double ips = (double)w * 1e9 / (double)st->dur_ns;
-		if (first || ips > p->ips_max)
-			p->ips_max = ips;
-		if (first || ips < p->ips_min)
-			p->ips_min = ips;
-		first = 0;
-		if (st->tokens) {
-			double r = (double)st->tokens * 1e9 / (double)st->dur_ns;
-			if (!p->has_tokens || r > p->tokens_max)
-				p->tokens_max = r;
-			if (!p->has_tokens || r < p->tokens_min)
-				p->tokens_min = r;
-			p->has_tokens = 1;
-		}
-	}
-	if (p->batch.total_ns) {
-		p->reader_ratio_pct =
-		    100.0 * (double)p->reader.total_ns / (double)p->batch.total_ns;
-		p->ips_avg = (double)work * 1e9 / (double)p->batch.total_ns;
-	}
-	if (tok_ns) {
-		p->has_tokens = 1;
-		p->tokens_avg = (double)tok * 1e9 / (double)tok_ns;
-	}
-}
-
 static int i64_cmp(const void *pa, const void *pb)
 {
 	int64_t x = *(const int64_t *)pa, y = *(const int64_t *)pb;
@@ -606,9 +480,9 @@ static void steps_ctx_build(const struct pt_agg *a, struct steps_ctx *c)
 		    a->steps[i].start_ns, a->steps[i].start_ns + a->steps[i].dur_ns, (uint32_t)i, 0};
 	steps_ctx_procs(a, c);
 	if (c->n > 1)
-		qsort(c->ss, c->n, sizeof *c->ss, sstep_cmp);
+		qsort(c->ss, c->n, sizeof *c->ss, agg_sstep_cmp);
 	for (size_t i = 0; i < c->n; i++)
-		c->pmax_end[i] = i ? u64_max(c->pmax_end[i - 1], c->ss[i].end_ns) : c->ss[i].end_ns;
+		c->pmax_end[i] = i ? agg_u64_max(c->pmax_end[i - 1], c->ss[i].end_ns) : c->ss[i].end_ns;
 }
 
 /* A step's figures as the summary gives them; number -1: unnumbered (the
@@ -617,7 +491,7 @@ static void step_out(const struct pt_agg *a, const struct step_rec *r, const str
 		     struct pt_step *st)
 {
 	memset(st, 0, sizeof *st);
-	int64_t num = step_number(a->t, r->name_id);
+	int64_t num = agg_step_number(a->t, r->name_id);
 	st->number = num >= 0 ? num : -1;
 	st->start_ns = r->start_ns;
 	st->dur_ns = r->dur_ns;
@@ -680,13 +554,13 @@ void agg_settle_steps(struct pt_agg *a, struct pt_summary *s)
 	free(c.ss);
 	free(c.pmax_end);
 	free(c.proc_of_track);
-	settle_compile(s, a->o.with_compile);
+	agg_settle_compile(s, a->o.with_compile);
 	/* Backward busy over the steps the Model Summary counts */
 	busy[0] += a->fold.bwd_busy[0];
 	busy[1] += a->fold.bwd_busy[1];
 	s->backward_busy_ns = busy[0] + (s->perf.compile_left_out ? 0 : busy[1]);
-	settle_model(s);
-	settle_perf(s);
+	agg_settle_model(s);
+	agg_settle_perf(s);
 }
 
 void agg_settle_phase_rows(struct pt_summary *s)
@@ -857,94 +731,4 @@ void agg_fold_steps(struct pt_agg *a, uint64_t upto)
 	free(c.ss);
 	free(c.pmax_end);
 	free(c.proc_of_track);
-}
-
-/* ---- pt_summarize ---- */
-
-struct scan_ctx {
-	uint64_t t0_ns, t1_ns;
-	struct sorted_step *v;
-	size_t n, cap;
-};
-
-static int scan_step(void *ctx, struct pt_event *ev)
-{
-	struct scan_ctx *c = ctx;
-	if (ev->kind != PT_KIND_PROFILE_STEP || ev->start_ns < c->t0_ns || ev->start_ns >= c->t1_ns)
-		return 0;
-	c->v = agg_grow(c->v, &c->cap, c->n, sizeof *c->v);
-	c->v[c->n++] = (struct sorted_step){ev->start_ns, pt_event_end(ev), ev->name_id, 0};
-	return 0;
-}
-
-struct pt_summary *pt_summarize(struct pt_trace *t, const struct pt_agg_opts *o)
-{
-	struct pt_agg_opts opts;
-	if (o)
-		opts = *o;
-	else
-		pt_agg_opts_init(&opts);
-	pt_store_sort(t->store);
-	/* unnumbered steps count from the job's first, dropped ones included */
-	int64_t dropped = (int64_t)pt_store_dropped_steps(t->store);
-	int64_t ordinal_base = opts.step_ordinal0 >= 0 ? opts.step_ordinal0 : dropped;
-	if (opts.step_first != INT64_MIN || opts.step_last != INT64_MAX) {
-		/* A step range becomes a time window: [first selected step's
-		 * start, last selected step's end), within t0/t1. (The fid
-		 * field carries the name id here.) */
-		struct scan_ctx c = {opts.t0_ns, opts.t1_ns, NULL, 0, 0};
-		pt_store_foreach(t->store, scan_step, &c);
-		if (c.n > 1)
-			qsort(c.v, c.n, sizeof *c.v, sstep_cmp);
-		uint64_t w0 = 0, w1 = 0;
-		int any = 0;
-		for (size_t i = 0; i < c.n; i++) {
-			int64_t num = step_number(t, c.v[i].fid);
-			if (num < 0)
-				num = dropped + (int64_t)i;
-			if (num < opts.step_first || num > opts.step_last)
-				continue;
-			if (!any)
-				ordinal_base = dropped + (int64_t)i;
-			w0 = any ? u64_min(w0, c.v[i].start_ns) : c.v[i].start_ns;
-			w1 = any ? u64_max(w1, c.v[i].end_ns) : c.v[i].end_ns;
-			any = 1;
-		}
-		free(c.v);
-		if (!any)
-			w0 = w1 = 0; /* nothing selected: an empty window */
-		opts.t0_ns = u64_max(opts.t0_ns, w0);
-		opts.t1_ns = u64_min(opts.t1_ns, w1);
-		if (opts.t1_ns < opts.t0_ns)
-			opts.t1_ns = opts.t0_ns;
-	}
-	struct pt_agg *a = pt_agg_new(t, &opts);
-	a->ordinal_base = ordinal_base;
-	uint32_t ntr = pt_store_track_count(t->store);
-	if (t->ntracks > ntr)
-		ntr = t->ntracks;
-	if (opts.lists_thread >= 2 ||
-	    (opts.lists_thread == 0 && pt_store_count(t->store) >= PT_SUMMARIZE_PIPE_EVENTS))
-		a->pipe = agg_pipe_start(a, t->store, ntr);
-	/* Device tracks first: every launch then finds its activities when
-	 * it is fed, and adds their time straight into the calls open on its
-	 * thread (no per-call records, no launch table). */
-	for (int pass = 0; pass < 2; pass++) {
-		for (uint32_t i = 0; i < ntr; i++) {
-			int dev = i < t->ntracks && pt_track_is_device(&t->tracks[i]);
-			if (dev != !pass)
-				continue;
-			struct pt_store_iter it;
-			pt_store_iter_init(&it, t->store, i, opts.t0_ns, opts.t1_ns);
-			struct pt_event *ev;
-			while ((ev = pt_store_iter_next(&it)))
-				pt_agg_feed(a, ev);
-			pt_store_iter_done(&it);
-		}
-		a->dev_complete = 1;
-	}
-	/* said with the reader's warnings (set, not added: summaries repeat) */
-	if (a->too_deep > t->warnings[PT_WARN_NEST_DEEP])
-		t->warnings[PT_WARN_NEST_DEEP] = a->too_deep;
-	return pt_agg_finish(a);
 }
