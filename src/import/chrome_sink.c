@@ -3,8 +3,8 @@
  * by json_scan.c, in file order) become pt_trace tracks, labels and events.
  * It pairs B/E per thread, turns C samples into counter events, classifies
  * each distinct (category, name, lane) once, marks device streams, and
- * after the last record binds flow arrows (s/f) to the slices they join
- * when the slices carry no correlation id of their own.
+ * after the last record has the flow arrows (s/f) bound to the slices they
+ * join when the slices carry no correlation id of their own (chrome_flows.c).
  *
  * Threading: runs on the caller's thread only.
  */
@@ -12,78 +12,12 @@
 #include <string.h>
 
 #include "import/chrome_int.h"
+#include "import/chrome_sink_int.h"
 #include "import/classify.h"
 #include "proftop/flops.h"
 #include "model/u32map.h"
 #include "model/u64map.h"
 #include "model/util.h"
-
-/* Flow-made correlation ids start here, clear of CUPTI's. */
-#define FLOW_CORR_BASE 0x80000000u
-
-struct open_b {
-	int64_t ts_ns;
-	uint32_t name_id, cat_id, corr;
-	uint64_t bytes, samples;
-	int64_t device, stream;
-	uint32_t have;
-};
-
-struct trk {
-	uint32_t lane_gen; /* lane is valid while this equals the sink's gen */
-	uint8_t lane;
-	uint8_t host_seen, dev_marked;
-	struct open_b *b;
-	uint32_t nb, bcap;
-};
-
-struct flow {
-	int64_t id; /* numeric id, or string id (interned) */
-	uint64_t ts_ns;
-	uint32_t track;
-	uint8_t ph, enclosing, id_is_str;
-};
-
-/* A recently seen event name: its length and its first and last 8 bytes
- * (which are the whole name up to 16 bytes). */
-struct name_ent {
-	uint64_t w0, w1;
-	uint32_t len, id;
-};
-#define NAME_CACHE 1024u
-
-#define TRACK_CACHE 8u /* a power of two */
-
-struct cr_sink {
-	struct pt_trace *t;
-	struct trk *trk;
-	uint32_t ntrk;
-	uint32_t gen;
-	struct pt_u64map proc_lane; /* (pid, pid_str) hash -> lane + 1 | device << 8 */
-	struct pt_u64map cls;	/* (cat, name, lane) -> kind | flags << 8, +1 */
-	/* correlation ids seen on slices, as a bitmap: bit (id & 31) of the
-	 * word at id >> 5 (ids are dense and clustered: a few bytes each) */
-	struct pt_u32map corrs;
-	struct flow *flows;
-	size_t nflows, flows_cap;
-	/* last string lookups: consecutive events mostly repeat them */
-	struct {
-		const char *p;
-		uint32_t len, id;
-	} last_pid, last_tid;
-	struct name_ent *names; /* NAME_CACHE entries, two-way sets */
-	/* tracks found lately, by a hash of their key: a PyTorch trace
-	 * alternates a host thread and a stream, so one entry missed every
-	 * other event (a hash lookup each) */
-	struct {
-		struct pt_track_key key;
-		uint32_t track; /* + 1; 0 = empty */
-	} tcache[TRACK_CACHE];
-	struct pt_buf tmp;
-	int native;		  /* proftop's own export: "cat" is the kind, exactly */
-	struct pt_u32map flop_ops; /* name id -> FLOPs formula + 1 (flops.h) */
-	uint64_t profiler_ranges; /* cuda_profiler_range slices (see do_slice) */
-};
 
 struct cr_sink *cr_sink_new(struct pt_trace *t)
 {
@@ -327,11 +261,6 @@ static void corr_note(struct cr_sink *s, uint32_t corr)
 	uint32_t bit = 1u << (corr & 31), w = pt_u32map_get(&s->corrs, corr >> 5);
 	if (!(w & bit))
 		pt_u32map_put(&s->corrs, corr >> 5, w | bit);
-}
-
-static int corr_seen(const struct cr_sink *s, uint32_t corr)
-{
-	return (pt_u32map_get(&s->corrs, corr >> 5) >> (corr & 31)) & 1;
 }
 
 static void emit(struct cr_sink *s, const struct pt_track_key *k, uint32_t track, struct trk *tr,
@@ -646,149 +575,6 @@ void cr_sink_batch(struct cr_sink *s, const struct cr_batch *b)
 		one_event(s, b, &b->ev[i]);
 }
 
-/* ---- flows, after the whole file ---- */
-
-static int flow_cmp(const void *a_, const void *b_)
-{
-	const struct flow *a = a_, *b = b_;
-	if (a->track != b->track)
-		return a->track < b->track ? -1 : 1;
-	if (a->ts_ns != b->ts_ns)
-		return a->ts_ns < b->ts_ns ? -1 : 1;
-	return 0;
-}
-
-/* The slice a flow point binds to on its track (evs sorted by start). */
-static struct pt_event *bind_point(struct pt_event **evs, size_t n, const struct flow *f)
-{
-	/* first event starting after ts */
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (evs[mid]->start_ns <= f->ts_ns)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!f->enclosing) {
-		/* next slice starting at or after ts */
-		size_t i = lo;
-		while (i > 0 && evs[i - 1]->start_ns == f->ts_ns)
-			i--;
-		return i < n ? evs[i] : NULL;
-	}
-	/* deepest slice with start <= ts <= end: the latest such start */
-	size_t steps = 0;
-	for (size_t i = lo; i > 0 && steps < 4096; i--, steps++)
-		if (pt_event_end(evs[i - 1]) >= f->ts_ns)
-			return evs[i - 1];
-	return NULL;
-}
-
-/* Binds the flows of one track: each flow record gets its slice in bound. */
-static void bind_track(struct cr_sink *s, struct flow *fl, size_t n, struct pt_event **bound)
-{
-	struct pt_event **evs = NULL;
-	size_t nev = 0, cap = 0;
-	struct pt_store_iter it;
-	pt_store_iter_init(&it, s->t->store, fl[0].track, 0, UINT64_MAX);
-	struct pt_event *e;
-	while ((e = pt_store_iter_next(&it))) {
-		if (e->kind == PT_KIND_COUNTER || e->kind == PT_KIND_INSTANT)
-			continue;
-		if (nev == cap) {
-			cap = cap ? cap * 2 : 256;
-			evs = pt_xrealloc(evs, cap * sizeof *evs);
-		}
-		evs[nev++] = e;
-	}
-	pt_store_iter_done(&it);
-	for (size_t i = 0; i < n; i++)
-		bound[i] = bind_point(evs, nev, &fl[i]);
-	free(evs);
-}
-
-struct flow_end {
-	struct pt_event *src, *dst;
-};
-
-static void bind_flows(struct cr_sink *s)
-{
-	if (!s->nflows)
-		return;
-	struct pt_trace *t = s->t;
-	/* Kineto's flow ids are the correlation ids its slices already carry:
-	 * those arrows add nothing, and skipping them keeps this cheap. */
-	size_t n = 0;
-	for (size_t i = 0; i < s->nflows; i++) {
-		struct flow *f = &s->flows[i];
-		if (!f->id_is_str && f->id > 0 && f->id <= UINT32_MAX &&
-		    corr_seen(s, (uint32_t)f->id))
-			continue;
-		s->flows[n++] = *f;
-	}
-	if (!n)
-		return;
-	qsort(s->flows, n, sizeof *s->flows, flow_cmp);
-	struct pt_event **bound = pt_xcalloc(n, sizeof *bound);
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		while (j < n && s->flows[j].track == s->flows[i].track)
-			j++;
-		bind_track(s, s->flows + i, j - i, bound + i);
-		i = j;
-	}
-	/* pair starts with ends by id: (id, is_str) -> index of the "s" + 1;
-	 * ids that have "t" steps are remembered in steps */
-	struct pt_u64map start = {0}, steps = {0};
-	uint8_t *used = pt_xcalloc(n, 1);
-	uint64_t unmatched = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct flow *f = &s->flows[i];
-		uint64_t key = (uint64_t)f->id * 2 + f->id_is_str;
-		if (f->ph == 's')
-			pt_u64map_put(&start, key, (uint32_t)i + 1); /* a later start wins */
-		else if (f->ph == 't')
-			pt_u64map_put(&steps, key, 1);
-	}
-	uint32_t next_corr = FLOW_CORR_BASE;
-	for (size_t i = 0; i < n; i++) {
-		struct flow *f = &s->flows[i];
-		if (f->ph != 'f')
-			continue;
-		uint64_t key = (uint64_t)f->id * 2 + f->id_is_str;
-		uint32_t si = pt_u64map_get(&start, key);
-		struct pt_event *src = si ? bound[si - 1] : NULL, *dst = bound[i];
-		if (si)
-			used[si - 1] = 1;
-		if (!src || !dst) {
-			unmatched++;
-			continue;
-		}
-		uint32_t corr = src->corr ? src->corr : dst->corr;
-		if (!corr)
-			corr = next_corr++;
-		src->corr = corr;
-		dst->corr = corr;
-		src->flags |= PT_EVF_FLOW_SRC;
-		dst->flags |= PT_EVF_FLOW_DST;
-	}
-	/* starts that never met an end; "s" + "t" chains without an "f" are
-	 * annotation chains as msprof writes them, not arrows: not counted */
-	for (size_t i = 0; i < n; i++) {
-		struct flow *f = &s->flows[i];
-		uint64_t key = (uint64_t)f->id * 2 + f->id_is_str;
-		if (f->ph == 's' && !used[i] && !pt_u64map_get(&steps, key))
-			unmatched++;
-	}
-	free(used);
-	pt_u64map_free(&steps);
-	if (unmatched)
-		pt_trace_warn(t, PT_WARN_FLOW_UNMATCHED, unmatched);
-	pt_u64map_free(&start);
-	free(bound);
-}
-
 /*
  * msprof's HCCL lane is not a device of its own: its collectives run on the
  * NPU whose tasks the "Ascend Hardware" lane shows. When the file's device
@@ -830,5 +616,5 @@ void cr_sink_finish(struct cr_sink *s)
 	if (s->profiler_ranges)
 		pt_trace_warn(s->t, PT_WARN_PROFILER_RANGE, s->profiler_ranges);
 	comm_lanes_to_device(s);
-	bind_flows(s);
+	cr_flows_bind(s);
 }
