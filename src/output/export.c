@@ -10,8 +10,8 @@
  * Timestamps are printed from integer nanoseconds as microseconds with an
  * exact three-digit fraction (never through a double), so a round trip keeps
  * every nanosecond. Numbers and the fixed parts of each record are formatted
- * by hand into one large buffer that goes out with write(2): export runs at
- * several million events per second. Names are JSON-escaped once per name id
+ * by hand into one large buffer that goes out with write(2) (xwrite.c):
+ * export runs at several million events per second. Names are JSON-escaped once per name id
  * and cached.
  *
  * The file goes out through safefile.c: an unnamed temporary beside OUT
@@ -34,158 +34,10 @@
 #include "proftop/flops.h"
 #include "proftop/error.h"
 #include "output/report_int.h"
+#include "output/xwrite.h"
 #include "model/safefile.h"
 #include "model/util.h"
 #include "model/version.h"
-
-#define OUTBUF_BYTES ((size_t)1 << 20)
-
-/*
- * Output buffer on a file descriptor; the first write error sticks. Once the
- * first buffer fills, a writer thread takes full buffers while formatting
- * goes on in a second one, so the kernel's copying (page cache, fsync
- * writeback) overlaps the formatting instead of adding to it.
- */
-struct xw {
-	int fd;
-	int err; /* errno of the first failure, 0 if none */
-	size_t len;
-	char *buf;
-	/* the writer thread, started at the first full buffer */
-	int threaded;
-	pthread_t th;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	char *pending; /* a full buffer handed to the writer */
-	size_t pending_len;
-	char *spare;   /* the buffer the writer gave back */
-	int stop;
-	int werr;      /* the writer's first errno */
-};
-
-static int write_all(int fd, const char *p, size_t len)
-{
-	size_t off = 0;
-	while (off < len) {
-		ssize_t n = write(fd, p + off, len - off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno;
-		}
-		if (n == 0)
-			return EIO;
-		off += (size_t)n;
-	}
-	return 0;
-}
-
-static void *xw_writer(void *arg)
-{
-	struct xw *w = arg;
-	pthread_mutex_lock(&w->mu);
-	for (;;) {
-		while (!w->pending && !w->stop)
-			pthread_cond_wait(&w->cv, &w->mu);
-		if (!w->pending)
-			break;
-		char *p = w->pending;
-		size_t len = w->pending_len;
-		int failed = w->werr;
-		pthread_mutex_unlock(&w->mu);
-		int e = failed ? 0 : write_all(w->fd, p, len);
-		pthread_mutex_lock(&w->mu);
-		if (e && !w->werr)
-			w->werr = e;
-		w->spare = p;
-		w->pending = NULL;
-		pthread_cond_broadcast(&w->cv);
-	}
-	pthread_mutex_unlock(&w->mu);
-	return NULL;
-}
-
-static void xw_flush(struct xw *w)
-{
-	if (!w->len || w->err)
-		goto done;
-	if (!w->threaded) {
-		pthread_mutex_init(&w->mu, NULL);
-		pthread_cond_init(&w->cv, NULL);
-		w->spare = pt_xmalloc(OUTBUF_BYTES);
-		if (pthread_create(&w->th, NULL, xw_writer, w) == 0) {
-			w->threaded = 1;
-		} else { /* no thread: write here */
-			free(w->spare);
-			w->spare = NULL;
-			pthread_cond_destroy(&w->cv);
-			pthread_mutex_destroy(&w->mu);
-			w->threaded = -1;
-		}
-	}
-	if (w->threaded < 0) {
-		w->err = write_all(w->fd, w->buf, w->len);
-		goto done;
-	}
-	pthread_mutex_lock(&w->mu);
-	while (w->pending) /* the writer is still on the previous buffer */
-		pthread_cond_wait(&w->cv, &w->mu);
-	if (w->werr)
-		w->err = w->werr;
-	w->pending = w->buf;
-	w->pending_len = w->len;
-	w->buf = w->spare;
-	w->spare = NULL;
-	pthread_cond_broadcast(&w->cv);
-	pthread_mutex_unlock(&w->mu);
-done:
-	w->len = 0;
-}
-
-/* Writes what is left and stops the writer; afterwards w->err is final. */
-static void xw_finish(struct xw *w)
-{
-	xw_flush(w);
-	if (w->threaded > 0) {
-		pthread_mutex_lock(&w->mu);
-		w->stop = 1;
-		pthread_cond_broadcast(&w->cv);
-		pthread_mutex_unlock(&w->mu);
-		pthread_join(w->th, NULL);
-		if (w->werr && !w->err)
-			w->err = w->werr;
-		free(w->spare);
-		w->spare = NULL;
-		pthread_cond_destroy(&w->cv);
-		pthread_mutex_destroy(&w->mu);
-		w->threaded = 0;
-	}
-}
-
-/* Room for n more bytes (n <= OUTBUF_BYTES); returns where to write. */
-static inline char *xw_room(struct xw *w, size_t n)
-{
-	if (w->len + n > OUTBUF_BYTES)
-		xw_flush(w);
-	return w->buf + w->len;
-}
-
-static void xw_put(struct xw *w, const void *p, size_t n)
-{
-	const char *s = p;
-	while (n) {
-		size_t chunk = n < OUTBUF_BYTES / 2 ? n : OUTBUF_BYTES / 2;
-		memcpy(xw_room(w, chunk), s, chunk);
-		w->len += chunk;
-		s += chunk;
-		n -= chunk;
-	}
-}
-
-static void xw_puts(struct xw *w, const char *s)
-{
-	xw_put(w, s, strlen(s));
-}
 
 /* Decimal digits of v at p; returns the length. */
 static inline size_t fmt_u64(char *p, uint64_t v)
