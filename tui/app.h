@@ -2,8 +2,8 @@
  * app.h - the TUI's state and its internal API, shared by the files of
  * tui/: the model the views read (model.c: the summary of the selected
  * window, the header's meters and sparklines), the table widget (table.c),
- * the views (view_*.c, a small vtable), the frame (app.c: header, tabs, help
- * bar, popups, key dispatch) and the curses backend (term.c).
+ * the views (view_*.c, a small vtable), the frame (app.c: tabs, key bar,
+ * popups, key dispatch; header.c, help.c) and the curses backend (term.c).
  *
  * Everything here reads the trace and the summaries; nothing talks to a
  * backend. Single-threaded: the live loop calls in between polls.
@@ -374,6 +374,17 @@ void tui_base_model_cell(const struct tui_app *a, int row, char *buf, size_t len
 /* Draws the before/after lines of the Perf part from y; returns the next y. */
 int tui_base_perf_draw(struct tui_app *a, struct tui_canvas *c, int x, int y, int end, int w);
 void tui_base_free(struct tui_base *b);
+
+/* header.c: a meter in its rect; the session line (announces new notes). */
+void tui_meter_draw(struct tui_app *a, struct tui_canvas *c, const struct tui_meter *m,
+		    struct tui_rect r);
+void tui_session_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r);
+
+/* A view's short name for a narrow tab bar ("Sum", "Kern"). */
+const char *tui_view_short(int v);
+
+/* help.c: the help screen in the body's rect. */
+void tui_help_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r);
 
 /* view_data.c */
 void tui_data_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r);
