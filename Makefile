@@ -106,8 +106,11 @@ CUPTI_OLD_BIN := $(if $(CUPTI_OLD_OK),$(BUILD)/tests/test_probe_cupti_old)
 
 # examples/: small programs annotated with the C API, linked weakly so they
 # run with and without proftop (libproftop.so is preloaded by `proftop run`).
+# One file each, or a folder of files (examples/minitrain/) built into one program.
 EXAMPLE_SRC := $(wildcard examples/*.c)
-EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
+EXAMPLE_DIRS := $(patsubst %/,%,$(dir $(wildcard examples/*/*.c)))
+EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%) \
+	$(sort $(EXAMPLE_DIRS:examples/%=$(BUILD)/examples/%))
 EXAMPLE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN) -O2 -g -Iinclude -DPROFTOP_WEAK
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -207,6 +210,12 @@ $(BUILD)/libproftop.so: $(PROBE_OBJ)
 $(BUILD)/examples/%: examples/%.c include/proftop/proftop.h
 	@mkdir -p $(dir $@)
 	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< -lm -lpthread
+
+.SECONDEXPANSION:
+$(sort $(EXAMPLE_DIRS:examples/%=$(BUILD)/examples/%)): $(BUILD)/examples/%: \
+		$$(wildcard examples/%/*.c examples/%/*.h) include/proftop/proftop.h
+	@mkdir -p $(dir $@)
+	$(CC) $(EXAMPLE_CFLAGS) -o $@ $(filter %.c,$^) -lm -lpthread
 
 $(BUILD)/tests/progs/%: tests/progs/%.c include/proftop/proftop.h
 	@mkdir -p $(dir $@)
