@@ -182,7 +182,7 @@ class L(object):
     pass
 ld = L()
 ld.dataset = ds
-proftop_auto._dp_prepare(ld)
+proftop_auto._dp._dp_prepare(ld)
 hooked_get, hooked_comp = per_sample(get), per_sample(comp)
 print("RESULT bare_get=%%.0f hooked_get=%%.0f bare_comp=%%.0f hooked_comp=%%.0f compose=%%d"
       %% (bare_get, hooked_get, bare_comp, hooked_comp, T is not None))

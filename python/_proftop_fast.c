@@ -9,7 +9,7 @@
  * wrapper would go:
  *   - ModuleCall: nn.Module.__call__. A call below the outermost one on its
  *     thread records its operator (the label map of the thread's state, as
- *     proftop_auto._wrap_module_call does); the outermost call, a call with
+ *     proftop_phases._wrap_module_call does); the outermost call, a call with
  *     no thread state yet and a thread that compiles go to the Python
  *     wrapper (slow), which holds every rule about steps and phases.
  *   - Timed: a Dataset's __getitem__, a user range per call, named by the

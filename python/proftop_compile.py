@@ -30,7 +30,7 @@ import threading
 _lib = None
 _fail = None           # proftop_auto._fail
 _ts = None             # proftop_auto._ts
-_step_aside = None     # proftop_auto._fast_step_aside: the Python wrappers from now on
+_step_aside = None     # proftop_phases._fast_step_aside: the Python wrappers from now on
 _ids = {}
 _registered = False
 _noted = False
