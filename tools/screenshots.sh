@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# tools/screenshots.sh - the text captures of docs/tui.md: each view of
-# `proftop view FILE` in a tmux pane of W x H (default 100x30), trailing
-# blanks trimmed, printed as Markdown sections. Review, then paste.
+# tools/screenshots.sh - the text captures of docs/screens.md and
+# docs/timeline.md: each view of `proftop view FILE` in a tmux pane of W x H
+# (default 100x30), trailing blanks trimmed, printed as Markdown sections.
+# Review, then paste.
 #
 #   tools/screenshots.sh [FILE] [W] [H] [KEYS-PER-VIEW...]
 set -eu

@@ -11,6 +11,7 @@
  * key can mean something specific in one view and something general in the
  * others (Up moves a table's selection and the timeline's lane).
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -160,29 +161,78 @@ const char *tui_binding_where(const struct tui_binding *b)
 	return "some views";
 }
 
+/* Appends text to buf[*n..cap) wrapped at 100 columns, continuation lines
+ * indented by two spaces; 0 when it does not fit. */
+static int put_wrapped(char *buf, size_t cap, size_t *n, const char *text)
+{
+	const int width = 100;
+	int col = 0;
+	const char *p = text;
+	while (*p) {
+		const char *w = p;
+		while (*w == ' ')
+			w++;
+		const char *e = w;
+		while (*e && *e != ' ')
+			e++;
+		int len = (int)(e - w), gap = col ? 1 : 0;
+		if (!len)
+			break;
+		if (col && col + gap + len > width) {
+			if (*n + 3 >= cap)
+				return 0;
+			memcpy(buf + *n, "\n  ", 3);
+			*n += 3;
+			col = 2;
+			gap = 0;
+		}
+		if (*n + (size_t)(gap + len) + 1 >= cap)
+			return 0;
+		if (gap)
+			buf[(*n)++] = ' ';
+		memcpy(buf + *n, w, (size_t)len);
+		*n += (size_t)len;
+		col += gap + len;
+		p = e;
+	}
+	if (*n + 2 >= cap)
+		return 0;
+	buf[(*n)++] = '\n';
+	buf[*n] = 0;
+	return 1;
+}
+
 size_t tui_keys_markdown(char *buf, size_t cap)
 {
 	size_t n = 0;
-#define OUT(...)                                                                               \
-	do {                                                                                   \
-		int k = snprintf(buf + n, n < cap ? cap - n : 0, __VA_ARGS__);                  \
-		if (k < 0 || n + (size_t)k >= cap)                                              \
-			return 0;                                                              \
-		n += (size_t)k;                                                                \
-	} while (0)
-	OUT("| Keys | Action | Where |\n|---|---|---|\n");
+	const char *prev = NULL;
+	if (cap)
+		buf[0] = 0;
 	for (size_t i = 0; i < tui_nbindings; i++) {
 		const struct tui_binding *b = &tui_bindings[i];
-		OUT("|");
-		for (int j = 0; j < TUI_BIND_KEYS && b->keys[j]; j++) {
+		const char *w = tui_binding_where(b);
+		char line[512];
+		int k = 0;
+		if (!prev || strcmp(prev, w) != 0) {
+			k = snprintf(line, sizeof line, "%s**%c%s**\n\n", prev ? "\n" : "",
+				     w[0] ? toupper((unsigned char)w[0]) : 'E', w[0] ? w + 1 : "very view");
+			if (k < 0 || n + (size_t)k >= cap)
+				return 0;
+			memcpy(buf + n, line, (size_t)k + 1);
+			n += (size_t)k;
+			prev = w;
+		}
+		k = snprintf(line, sizeof line, "-");
+		for (int j = 0; j < TUI_BIND_KEYS && b->keys[j] && k < (int)sizeof line; j++) {
 			char name[16];
 			tui_key_name(b->keys[j], name, sizeof name);
-			OUT(" `%s`", name);
+			k += snprintf(line + k, sizeof line - (size_t)k, " `%s`", name);
 		}
-		const char *w = tui_binding_where(b);
-		OUT(" | %s | %s |\n", b->help, w[0] ? w : "all");
+		if (k < (int)sizeof line)
+			snprintf(line + k, sizeof line - (size_t)k, ": %s", b->help);
+		if (!put_wrapped(buf, cap, &n, line))
+			return 0;
 	}
-#undef OUT
 	return n;
 }
 

@@ -131,8 +131,9 @@ void tui_key_name(int key, char *buf, size_t len);
 /* Where a binding applies, for the help screen and docs ("Timeline",
  * "tables", ...; "" for every view). */
 const char *tui_binding_where(const struct tui_binding *b);
-/* The key table as a Markdown table (docs/tui.md, `make docs`) into buf;
- * returns its length (0 when buf is too small). */
+/* The key table as Markdown (docs/tui.md, `make docs`) into buf: a bold
+ * line per place the keys work, then one list item per binding, wrapped at
+ * 100 columns; returns its length (0 when buf is too small). */
 size_t tui_keys_markdown(char *buf, size_t cap);
 /* Names of view v ("Summary", ...). */
 const char *tui_view_name(int v);
