@@ -57,7 +57,7 @@ void tui_data_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 		    "No data pipeline in this window: no \"" PT_DP_QUEUE "\" counter and no \"" PT_DP_PREFIX
 		    "...\" stages.",
 		    "PyTorch jobs started by proftop get them with no code change; from C, see",
-		    "docs/python.md (The data pipeline)."};
+		    "docs/data.md."};
 		for (size_t i = 0; i < 3 && y < end; i++)
 			tui_put_str(c, x, y++, x + w, msg[i], tui_st(TUI_C_DIM, 0));
 		return;

@@ -5,7 +5,7 @@
  * with the numbers it used and a concrete suggestion. Rules look only at
  * the window they are given, so the TUI's "last 10 steps" advice follows
  * the run as it changes. Thresholds and their defaults are documented in
- * advisor.h and docs/usage.md's Advisor section; the test fixtures pin them.
+ * advisor.h and docs/advisor.md; the test fixtures pin them.
  * Formatting of the Advice section and the JSON array is advisor_out.c;
  * the scan of the host tracks is advisor_scan.c; gathering a trace's facts
  * for the rules (the data pipeline, the scan beside the summary) is

@@ -6,7 +6,7 @@
  * interval logs and tables over the kept events, measured at 3-10 bytes
  * per event beside the event's 40. So the chunks get three quarters of the
  * cap (PT_STORE_EVENTS_SHARE_QUARTERS) and the last quarter is left to the
- * summaries; what stays outside the cap is a fixed cost (docs/usage.md, "Memory").
+ * summaries; what stays outside the cap is a fixed cost (docs/files.md, "Memory").
  *
  * Each track owns a list of chunks (16, 64, 256, 1024, then 4367 events)
  * so small tracks stay small: a trace of 200,000 threads with a few events

@@ -45,7 +45,7 @@ void pt_advice_text(FILE *out, const struct pt_advice_list *l)
 		put_wrapped(out, "Evidence:", a->evidence);
 		put_wrapped(out, "Suggestion:", a->suggestion);
 	}
-	fputs("Note: thresholds are proftop's defaults (docs/usage.md, Advisor); --no-advice hides "
+	fputs("Note: thresholds are proftop's defaults (docs/advisor.md); --no-advice hides "
 	      "this.\n\n",
 	      out);
 }

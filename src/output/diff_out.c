@@ -3,7 +3,7 @@
  * of the report's Paddle tables (a title centred in dashes, columns two
  * spaces apart, rows of dashes around the header; the Perf part in the
  * Perf Summary's "|" cells), and one JSON object (schema proftop.diff/1,
- * documented in docs/formats.md).
+ * documented in docs/schemas.md).
  *
  * What is compared: the Perf figures (pt_diff_metric_value) and the Model
  * Summary phases per step (a phase's time / steps), so runs of different
