@@ -2,10 +2,8 @@
 making a batch and the loader's queue (the comment below), in the training
 process and in DataLoader workers.
 
-A part of the helper proftop_auto.py, which loads it (never imported on its
-own) and owns the state every part shares: the switches, the per-thread
-state, the probe's library. The other parts' names are reached through their
-modules, set when proftop_auto loads this one: _a (proftop_auto).
+Loaded by proftop_auto, which owns the state every part shares; names of
+the other parts through their modules: _a (proftop_auto).
 """
 
 import functools

@@ -5,11 +5,8 @@ optimizer's step and zero_grad and every LR scheduler's step
 (Optimization), torch 2.x's global optimizer hooks for the steps a wrapper
 cannot reach, and the module labels ("features.0 (Conv2d)").
 
-A part of the helper proftop_auto.py, which loads it (never imported on its
-own) and owns the state every part shares: the switches, the per-thread
-state, the probe's library. The other parts' names are reached through their
-modules, set when proftop_auto loads this one: _a (proftop_auto), _st
-(proftop_steps).
+Loaded by proftop_auto, which owns the state every part shares; names of
+the other parts through their modules: _a (proftop_auto), _st (proftop_steps).
 """
 
 import functools

@@ -5,11 +5,8 @@ samples of each, gradient accumulation and optimizers stepping apart (a
 GAN's D and G), and a loop fed by a generator rather than a DataLoader
 (_feed_prof). The rules themselves are told in proftop_auto's docstring.
 
-A part of the helper proftop_auto.py, which loads it (never imported on its
-own) and owns the state every part shares: the switches, the per-thread
-state, the probe's library. The other parts' names are reached through their
-modules, set when proftop_auto loads this one: _a (proftop_auto), _dp
-(proftop_data).
+Loaded by proftop_auto, which owns the state every part shares; names of
+the other parts through their modules: _a (proftop_auto), _dp (proftop_data).
 """
 
 import sys
