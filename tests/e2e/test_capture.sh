@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# san: skip  (Python and torch dominate; the merge and the control word run under ASan in unit/test_session)
+# san: skip  (Python and torch dominate; the merge and the control word run under ASan in unit/test_session_capture)
 # tests/e2e/test_capture.sh - deep capture on demand with Debian's
 # python3-torch: `proftop capture -p PID --steps 3` on an unmodified CNN
 # script started under `proftop record`. The capture is saved and opens in
