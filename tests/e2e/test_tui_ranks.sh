@@ -10,7 +10,7 @@
 # for the checks) on a private tmux socket.
 # san: skip
 # (the TUI under ASan is slow enough to make the polling flaky on 2 cores;
-#  the same drawing code runs under ASan in build-san/tests/test_tui_screen)
+#  the same drawing code runs under ASan in build-san/tests/test_tui_ranks)
 . tests/e2e/lib.sh
 command -v tmux >/dev/null || { skip "tmux rank screen tests" "no tmux"; done_testing; exit 0; }
 SOCK="pt-e2e-ranks-$$"
