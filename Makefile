@@ -92,7 +92,7 @@ PROBE_CFLAGS += $(CUDA_CFLAGS)
 # libcupti-dev (CUPTI 11.8) installs cupti*.h in /usr/include, and they need
 # cuda.h and friends, taken from CUDA_HOME through a folder of links. The
 # probe is compiled against them as well and the CUPTI unit test runs built
-# against them (test_probe_cupti_old), so both header sets keep compiling and
+# against them (test_probe_cupti*_old), so both header sets keep compiling and
 # the 11.8 record layouts are checked against their real structs.
 CUPTI_OLD_INC ?= /usr/include
 CUPTI_OLD_OK := $(if $(CUDA_INC),$(wildcard $(CUPTI_OLD_INC)/cupti.h))
@@ -102,7 +102,9 @@ CUPTI_OLD_FILES := $(wildcard $(CUPTI_OLD_INC)/cupti*.h $(CUPTI_OLD_INC)/generat
 CUPTI_OLD_DIR := $(BUILD)/cupti-old
 CUPTI_OLD_CFLAGS := -DPT_HAVE_CUDA_HEADERS -I$(CUPTI_OLD_DIR)/include -I$(CUDA_HOME)/include
 PROBE_OLD_OBJ := $(PROBE_SRC:%.c=$(CUPTI_OLD_DIR)/pic/%.o)
-CUPTI_OLD_BIN := $(if $(CUPTI_OLD_OK),$(BUILD)/tests/test_probe_cupti_old)
+# The CUPTI unit tests, each also built against the other header sets.
+CUPTI_TESTS := test_probe_cupti test_probe_cupti_path test_probe_cupti_fake
+CUPTI_OLD_BIN := $(if $(CUPTI_OLD_OK),$(CUPTI_TESTS:%=$(BUILD)/tests/%_old))
 
 # examples/: small programs annotated with the C API, linked weakly so they
 # run with and without proftop (libproftop.so is preloaded by `proftop run`).
@@ -113,6 +115,8 @@ EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%) \
 	$(sort $(EXAMPLE_DIRS:examples/%=$(BUILD)/examples/%))
 EXAMPLE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN) -O2 -g -Iinclude -DPROFTOP_WEAK
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
+# the helpers the unit tests share (testutil.h, session_fake.h, ...)
+TEST_HDRS := $(wildcard tests/unit/*.h)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 # tests/progs/: helper programs the end-to-end tests run (a forking process,
 # a trace generator...), built like the examples.
@@ -174,7 +178,8 @@ $(CUPTI_OLD_DIR)/pic/%.o: %.c $(CUPTI_OLD_DIR)/include/.links
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out $(CUDA_CFLAGS),$(PROBE_CFLAGS)) $(CUPTI_OLD_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/tests/test_probe_cupti_old: tests/unit/test_probe_cupti.c $(PROBE_OLD_OBJ) $(BUILD)/libproftop_core.a tests/unit/testutil.h
+$(CUPTI_TESTS:%=$(BUILD)/tests/%_old): $(BUILD)/tests/%_old: tests/unit/%.c $(PROBE_OLD_OBJ) \
+		$(BUILD)/libproftop_core.a $(TEST_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(CUPTI_OLD_CFLAGS) -Itests/unit \
 		-DPT_TEST_CUPTI_INC='"-I$(abspath $(CUPTI_OLD_DIR))/include -I$(abspath $(CUDA_HOME))/include"' \
@@ -186,19 +191,20 @@ cupti-old: $(PROBE_OLD_OBJ)
 # A third CUPTI header set: CUPTI 12 as PyPI's wheels ship it to a torch built
 # for CUDA 12 (nvidia-cuda-cupti-cu12, with cuda.h from nvidia-cuda-runtime-cu12;
 # both in .venv, tests/requirements.txt). The probe is compiled against it and
-# the CUPTI unit test runs built against it (test_probe_cupti_12), as for 11.8.
+# the CUPTI unit tests run built against it (test_probe_cupti*_12), as for 11.8.
 CUPTI12_NV := $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/nvidia))
 CUPTI12_OK := $(if $(CUPTI12_NV),$(wildcard $(CUPTI12_NV)/cuda_cupti/include/cupti.h))
 CUPTI12_INC := -I$(abspath $(CUPTI12_NV))/cuda_cupti/include -I$(abspath $(CUPTI12_NV))/cuda_runtime/include
 CUPTI12_DIR := $(BUILD)/cupti-12
 PROBE_12_OBJ := $(PROBE_SRC:%.c=$(CUPTI12_DIR)/pic/%.o)
-CUPTI12_BIN := $(if $(CUPTI12_OK),$(BUILD)/tests/test_probe_cupti_12)
+CUPTI12_BIN := $(if $(CUPTI12_OK),$(CUPTI_TESTS:%=$(BUILD)/tests/%_12))
 
 $(CUPTI12_DIR)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out $(CUDA_CFLAGS),$(PROBE_CFLAGS)) -DPT_HAVE_CUDA_HEADERS $(CUPTI12_INC) -MMD -MP -c $< -o $@
 
-$(BUILD)/tests/test_probe_cupti_12: tests/unit/test_probe_cupti.c $(PROBE_12_OBJ) $(BUILD)/libproftop_core.a tests/unit/testutil.h
+$(CUPTI_TESTS:%=$(BUILD)/tests/%_12): $(BUILD)/tests/%_12: tests/unit/%.c $(PROBE_12_OBJ) \
+		$(BUILD)/libproftop_core.a $(TEST_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DPT_HAVE_CUDA_HEADERS $(CUPTI12_INC) -Itests/unit \
 		-DPT_TEST_CUPTI_INC='"$(CUPTI12_INC)"' \
@@ -222,7 +228,7 @@ $(BUILD)/tests/progs/%: tests/progs/%.c include/proftop/proftop.h
 	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< -lm -lpthread
 
 # Tests of the TUI link its objects (and curses).
-$(BUILD)/tests/test_tui%: tests/unit/test_tui%.c $(TUI_OBJ) $(BUILD)/libproftop_core.a tests/unit/testutil.h
+$(BUILD)/tests/test_tui%: tests/unit/test_tui%.c $(TUI_OBJ) $(BUILD)/libproftop_core.a $(TEST_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(CURSES_CFLAGS) -Itests/unit -Itui -o $@ $< $(TUI_OBJ) $(BUILD)/libproftop_core.a $(CMOCKA_LIBS) $(CURSES_LIBS) $(LDLIBS)
 
@@ -232,19 +238,19 @@ $(BUILD)/bench/bench_tui%: bench/bench_tui%.c $(TUI_OBJ) $(BUILD)/libproftop_cor
 
 # The CUPTI translation is tested and benchmarked with the real record structs
 # when CUDA's headers are present (they skip otherwise).
-$(BUILD)/tests/test_probe_cupti: ALL_CFLAGS += $(CUDA_CFLAGS) \
+$(CUPTI_TESTS:%=$(BUILD)/tests/%): ALL_CFLAGS += $(CUDA_CFLAGS) \
 	-DPT_TEST_CUPTI_INC='"-I$(abspath $(CUDA_HOME))/include"'
 $(BUILD)/bench/bench_cupti: ALL_CFLAGS += $(CUDA_CFLAGS)
 
 # Tests of the probe link its objects directly.
-$(BUILD)/tests/test_probe%: tests/unit/test_probe%.c $(PROBE_OBJ) $(BUILD)/libproftop_core.a tests/unit/testutil.h
+$(BUILD)/tests/test_probe%: tests/unit/test_probe%.c $(PROBE_OBJ) $(BUILD)/libproftop_core.a $(TEST_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(PROBE_OBJ) $(BUILD)/libproftop_core.a $(CMOCKA_LIBS) $(LDLIBS) -lrt
 
 # White-box tests and benches of the backends include their .c files.
 BACKEND_DEPS := $(wildcard backends/*.c backends/*.h)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libproftop_core.a tests/unit/testutil.h $(BACKEND_DEPS)
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libproftop_core.a $(TEST_HDRS) $(BACKEND_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libproftop_core.a $(CMOCKA_LIBS) $(LDLIBS)
 

@@ -23,12 +23,16 @@
 static char g_lib[600];
 static char g_root[600]; /* a fake /proc: <root>/<pid>/environ */
 
+static char g_dir[] = "/tmp/proftop-test-nvml.XXXXXX";
+static int g_made; /* g_dir was made: main removes it */
+
 static int setup(void **state)
 {
-	static char dir[] = "/tmp/proftop-test-nvml.XXXXXX";
+	char *dir = g_dir;
 	if (!g_lib[0]) {
 		if (!mkdtemp(dir))
 			return -1;
+		g_made = 1;
 		snprintf(g_lib, sizeof g_lib, "%s/libfake_nvml.so", dir);
 		snprintf(g_root, sizeof g_root, "%s/proc", dir);
 		const char *cc = getenv("CC");
@@ -375,5 +379,11 @@ int main(void)
 		cmocka_unit_test(test_mig),
 		cmocka_unit_test(test_process_memory),
 	};
-	return cmocka_run_group_tests(tests, setup, NULL);
+	int rc = cmocka_run_group_tests(tests, setup, NULL);
+	/* the fake library and the fake /proc go with their directory */
+	char cmd[200];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+	if (g_made && system(cmd) != 0)
+		rc |= 1;
+	return rc;
 }
