@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# tests/e2e/test_man.sh - the man page stays true to the binary: every
-# command that 'proftop --help' lists has a section in docs/proftop.1 (a
-# '.\" command: NAME' line, 'attach' for proftop with no command), that
+# tests/e2e/test_man.sh - the man pages stay true to the binary: every
+# command that 'proftop --help' lists has a section in docs/proftop.1 or its
+# own page docs/proftop-NAME.1 (a '.\" command: NAME' line, 'attach' for
+# proftop with no command), that
 # section names every long option of 'proftop help NAME' (--help, common
 # to all, is under OPTIONS), and every
 # section is a command the binary has; every long option of 'proftop
 # --help' is on the page; the page renders without warnings; and
-# 'make install' puts it under PREFIX/share/man/man1.
+# 'make install' puts them under PREFIX/share/man/man1.
 # san: skip (texts and the install rule: nothing to sanitize)
 . tests/e2e/lib.sh
 
 MAN=docs/proftop.1
+PAGES=(docs/proftop.1 docs/proftop-*.1)
 
 # the commands of 'proftop --help': the first word of each line under
 # "Commands:" up to the next blank line; "(none)" is attach
@@ -23,7 +25,7 @@ else
 fi
 
 # the man page's text with roff's \- as -, one file per command section
-sed 's/\\-/-/g' "$MAN" >"$TMP/man.txt"
+cat "${PAGES[@]}" | sed 's/\\-/-/g' >"$TMP/man.txt"
 awk -v dir="$TMP" '/^\.\\" command: / {f = dir "/sec." $3; next}
 	/^\.SH / {f = ""} f {print > f}' "$TMP/man.txt"
 
@@ -74,8 +76,13 @@ st=$(awk '/^\.SH EXIT STATUS/ {on = 1; next} /^\.SH / {on = 0} on && prev == ".T
 if [ "$st" = "0 1 2 3 " ]; then ok "EXIT STATUS lists 0 1 2 3"; else not_ok "EXIT STATUS lists 0 1 2 3" "got: $st"; fi
 
 if command -v groff >/dev/null 2>&1; then
-	if out=$(groff -man -Tutf8 -ww -z "$MAN" 2>&1) && [ -z "$out" ]; then
-		ok "groff renders the man page without warnings"
+	out=""
+	for p in "${PAGES[@]}"; do
+		o=$(groff -man -Tutf8 -ww -z "$p" 2>&1) || o="$p: groff failed. $o"
+		[ -z "$o" ] || out="$out$p: $o "
+	done
+	if [ -z "$out" ]; then
+		ok "groff renders the ${#PAGES[@]} man pages without warnings"
 	else
 		not_ok "groff renders the man page without warnings" "$out"
 	fi
@@ -87,11 +94,17 @@ fi
 # built files are taken as they are (-o: never remade), so the test never
 # rebuilds the tree under another suite.
 b=$(dirname "$PROFTOP")
+pages_installed() {
+	local p
+	for p in "${PAGES[@]}"; do
+		cmp -s "$p" "$TMP/root/usr/local/share/man/man1/${p##*/}" || return 1
+	done
+}
 keep=()
 for f in "$b"/proftop "$b"/libproftop.so "$b"/examples/*; do keep+=(-o "$f"); done
 if make -s "${keep[@]}" install DESTDIR="$TMP/root" PREFIX=/usr/local BUILD="$b" >"$TMP/install.log" 2>&1 &&
-	cmp -s "$MAN" "$TMP/root/usr/local/share/man/man1/proftop.1"; then
-	ok "make install puts the man page in PREFIX/share/man/man1"
+	pages_installed; then
+	ok "make install puts the ${#PAGES[@]} man pages in PREFIX/share/man/man1"
 else
 	not_ok "make install puts the man page in PREFIX/share/man/man1" "$(tail -n 5 "$TMP/install.log")"
 fi
