@@ -59,7 +59,6 @@ PROFTOP_TORCH_OPS=1 (aten operators through emit_nvtx, CUDA builds only).
 
 import atexit
 import ctypes
-import importlib.util
 import os
 import sys
 import threading
@@ -240,27 +239,16 @@ def _fail(exc):
 def _now():
     return _lib.proftop_now()
 
+
 # ---- the parts: proftop_steps, proftop_phases, proftop_data
 
-def _load_part(name):
-    """One of the helper's parts from this file's directory (as
-    boot/sitecustomize.py loads this one: sys.path untouched)."""
-    mod = sys.modules.get(name)
-    if mod is None:
-        spec = importlib.util.spec_from_file_location(name, os.path.join(_here, name + ".py"))
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        try:
-            spec.loader.exec_module(mod)
-        except BaseException:
-            del sys.modules[name]
-            raise
-    return mod
+# from this file's directory, as the capture and compile parts are imported
+if _here not in sys.path:
+    sys.path.append(_here)
+import proftop_data as _dp  # noqa: E402
+import proftop_phases as _ph  # noqa: E402
+import proftop_steps as _st  # noqa: E402
 
-
-_st = _load_part("proftop_steps")
-_ph = _load_part("proftop_phases")
-_dp = _load_part("proftop_data")
 for _part in (_st, _ph, _dp):
     _part._a, _part._st, _part._ph, _part._dp = sys.modules[__name__], _st, _ph, _dp
 del _part
@@ -453,9 +441,6 @@ def _control_setup(lib, torch):
     if not hasattr(lib, "proftop_control"):
         return None
     try:
-        here = os.path.dirname(os.path.abspath(__file__))
-        if here not in sys.path:
-            sys.path.append(here)
         import proftop_capture
         return proftop_capture if proftop_capture.setup(lib, torch) else None
     except Exception as e:  # noqa: BLE001
@@ -468,9 +453,6 @@ def _compile_setup(lib, torch):
     if getattr(torch, "compile", None) is None:
         return None
     try:
-        here = os.path.dirname(os.path.abspath(__file__))
-        if here not in sys.path:
-            sys.path.append(here)
         import proftop_compile
         ok = proftop_compile.setup(lib, torch, _fail, _ts, _ph._fast_step_aside)
         return proftop_compile if ok else None
