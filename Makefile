@@ -108,11 +108,10 @@ CUPTI_OLD_BIN := $(if $(CUPTI_OLD_OK),$(CUPTI_TESTS:%=$(BUILD)/tests/%_old))
 
 # examples/: small programs annotated with the C API, linked weakly so they
 # run with and without proftop (libproftop.so is preloaded by `proftop run`).
-# One file each, or a folder of files (examples/minitrain/) built into one program.
+# One file each, but minitrain: a folder of files built into one program.
 EXAMPLE_SRC := $(wildcard examples/*.c)
-EXAMPLE_DIRS := $(patsubst %/,%,$(dir $(wildcard examples/*/*.c)))
-EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%) \
-	$(sort $(EXAMPLE_DIRS:examples/%=$(BUILD)/examples/%))
+MINITRAIN_SRC := $(wildcard examples/minitrain/*.c)
+EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%) $(BUILD)/examples/minitrain
 EXAMPLE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN) -O2 -g -Iinclude -DPROFTOP_WEAK
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 # the helpers the unit tests share (testutil.h, session_fake.h, ...)
@@ -217,11 +216,9 @@ $(BUILD)/examples/%: examples/%.c include/proftop/proftop.h
 	@mkdir -p $(dir $@)
 	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< -lm -lpthread
 
-.SECONDEXPANSION:
-$(sort $(EXAMPLE_DIRS:examples/%=$(BUILD)/examples/%)): $(BUILD)/examples/%: \
-		$$(wildcard examples/%/*.c examples/%/*.h) include/proftop/proftop.h
+$(BUILD)/examples/minitrain: $(MINITRAIN_SRC) examples/minitrain/minitrain.h include/proftop/proftop.h
 	@mkdir -p $(dir $@)
-	$(CC) $(EXAMPLE_CFLAGS) -o $@ $(filter %.c,$^) -lm -lpthread
+	$(CC) $(EXAMPLE_CFLAGS) -o $@ $(MINITRAIN_SRC) -lm -lpthread
 
 $(BUILD)/tests/progs/%: tests/progs/%.c include/proftop/proftop.h
 	@mkdir -p $(dir $@)
