@@ -373,6 +373,7 @@ static void claim_ring(struct pt_tstate *t, struct pt_shm_ring *r, uint32_t i)
 	memset(t, 0, offsetof(struct pt_tstate, stack));
 	memset(t->cache, 0, sizeof t->cache);
 	t->ring = r;
+	__atomic_store_n(&r->open_depth, 0, __ATOMIC_RELAXED);
 	t->recs = pt_shm_ring_recs(r);
 	t->mask = G.slots - 1;
 	t->index = i;
@@ -559,6 +560,7 @@ int pt_probe_pop_inner(struct pt_tstate *t, uint16_t dom)
 		return -1;
 	if (d > PT_PROBE_MAX_DEPTH) {
 		t->depth = d - 1; /* a frame that did not fit; counted at push */
+		__atomic_store_n(&t->ring->open_depth, d - 1, __ATOMIC_RELAXED);
 		return (int)(d - 1);
 	}
 	/* Another domain's range is innermost: close this domain's innermost. */
@@ -571,6 +573,13 @@ int pt_probe_pop_inner(struct pt_tstate *t, uint16_t dom)
 	struct pt_frame f = t->stack[i - 1];
 	memmove(&t->stack[i - 1], &t->stack[i], (d - i) * sizeof f);
 	t->depth = d - 1;
+	for (uint32_t k = i - 1; k < d - 1 && k < PT_SHM_OPEN_MAX; k++) {
+		struct pt_shm_open *o = &t->ring->open[k];
+		__atomic_store_n(&o->name, t->stack[k].name, __ATOMIC_RELAXED);
+		__atomic_store_n(&o->kind, t->stack[k].kind, __ATOMIC_RELAXED);
+		__atomic_store_n(&o->start_ns, t->stack[k].start_ns, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&t->ring->open_depth, d - 1, __ATOMIC_RELAXED);
 	if (f.kind != PT_PROBE_KIND_DROP)
 		pt_probe_emit(t, now, f.start_ns, now > f.start_ns ? now - f.start_ns : 0, 0, f.name,
 			      f.kind, f.flags, (uint16_t)(i - 1));

@@ -176,6 +176,37 @@ static inline void instant(const char *name, uint8_t kind, uint64_t arg)
 		      (uint16_t)(t->depth < 0xffff ? t->depth : 0xffff));
 }
 
+/* One collective record and its group record, both or neither (coll.h). */
+static void coll_emit(uint32_t op_id, uint32_t group_id, uint64_t seq, uint64_t start_ns,
+		      uint64_t bytes, uint32_t group_size, uint32_t flags, uint8_t done)
+{
+	SELF_OR(t, pt_probe_count_noring());
+	uint64_t now = pt_clock_now(&t->clk);
+	/* a reader behind: both dropped (with none, the oldest go, as ever) */
+	if (pt_probe_ring_free(t, 2) < 2 && pt_probe_reader_attached(now)) {
+		pt_probe_count_dropped(t);
+		pt_probe_count_dropped(t);
+		return;
+	}
+	pt_probe_emit(t, now, now, seq, bytes, valid_id(op_id), PT_SHM_REC_COLL, done,
+		      (uint16_t)(flags & 0xffffu));
+	pt_probe_emit(t, now, done ? start_ns : 0, group_size, 0, valid_id(group_id),
+		      PT_SHM_REC_COLL_GROUP, 0, 0);
+}
+
+PT_EXPORT void proftop_coll_enter(uint32_t op_id, uint32_t group_id, uint64_t seq,
+				  uint64_t bytes, uint32_t group_size, uint32_t flags)
+{
+	coll_emit(op_id, group_id, seq, 0, bytes, group_size, flags, 0);
+}
+
+PT_EXPORT void proftop_coll_done(uint32_t op_id, uint32_t group_id, uint64_t seq,
+				 uint64_t start_ns, uint64_t bytes, uint32_t group_size,
+				 uint32_t flags)
+{
+	coll_emit(op_id, group_id, seq, start_ns, bytes, group_size, flags, PT_SHM_COLL_DONE);
+}
+
 PT_EXPORT void proftop_mark(const char *name)
 {
 	instant(name, PT_KIND_INSTANT, 0);

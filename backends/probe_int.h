@@ -192,6 +192,13 @@ static inline int pt_probe_push(struct pt_tstate *t, uint32_t name, uint8_t kind
 	f->flags = 0;
 	f->dom = dom;
 	f->start_ns = pt_clock_now(&t->clk);
+	if (d < PT_SHM_OPEN_MAX) { /* the outermost, where a reader can see them */
+		struct pt_shm_open *o = &t->ring->open[d];
+		__atomic_store_n(&o->name, name, __ATOMIC_RELAXED);
+		__atomic_store_n(&o->kind, kind, __ATOMIC_RELAXED);
+		__atomic_store_n(&o->start_ns, f->start_ns, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&t->ring->open_depth, d + 1, __ATOMIC_RELAXED);
 	return (int)d;
 }
 
@@ -204,6 +211,7 @@ static inline int pt_probe_pop(struct pt_tstate *t, uint16_t dom)
 		return pt_probe_pop_inner(t, dom);
 	struct pt_frame *f = &t->stack[d - 1];
 	t->depth = d - 1;
+	__atomic_store_n(&t->ring->open_depth, d - 1, __ATOMIC_RELAXED);
 	if (PT_LIKELY(f->kind != PT_PROBE_KIND_DROP))
 		pt_probe_emit(t, now, f->start_ns, now > f->start_ns ? now - f->start_ns : 0, 0,
 			      f->name, f->kind, f->flags, (uint16_t)(d - 1));

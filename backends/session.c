@@ -333,6 +333,38 @@ static void flush_pending(struct pt_session *s, struct pt_trace *t, struct ring_
 	s->st.events++;
 }
 
+/* A collective record and its group record r into t (coll.h). */
+static void take_coll(struct pt_session *s, struct pt_trace *t, struct ring_rd *rd,
+		      const struct pt_shm_rec *r)
+{
+	if (!rd->coll) {
+		s->st.bad_records++;
+		return;
+	}
+	rd->coll = 0;
+	const struct pt_shm_rec *c = &rd->coll_rec;
+	struct pt_coll_rec cr = {
+		.time_ns = c->start_ns,
+		.start_ns = r->start_ns,
+		.seq = c->dur_ns,
+		.bytes = c->arg,
+		.op = name_id(s, t, c->name),
+		.group = name_id(s, t, r->name),
+		.group_size = r->dur_ns <= UINT32_MAX ? (uint32_t)r->dur_ns : 0,
+		.flags = c->aux,
+	};
+	if (!cr.op) {
+		s->st.bad_records++;
+		return;
+	}
+	if (c->flags & PT_SHM_COLL_DONE) {
+		pt_trace_coll_done(t, rd->track, &cr);
+		s->st.events++;
+	} else {
+		pt_trace_coll_enter(t, rd->track, &cr);
+	}
+}
+
 #define KNOWN_FLAGS (PT_EVF_COMM | PT_EVF_SYNC | PT_EVF_GLOBAL | PT_EVF_AUTOGRAD)
 
 static void take_records(struct pt_session *s, struct pt_trace *t, struct ring_rd *rd,
@@ -407,6 +439,15 @@ static void take_records(struct pt_session *s, struct pt_trace *t, struct ring_r
 		case PT_SHM_REC_DEVICE:
 			rd->device = r->arg <= 0x7fffffff ? (int32_t)r->arg : -1;
 			break;
+		case PT_SHM_REC_COLL:
+			if (rd->coll)
+				s->st.bad_records++; /* its group record never came */
+			rd->coll = 1;
+			rd->coll_rec = *r;
+			continue; /* not a record that a pending event waits behind */
+		case PT_SHM_REC_COLL_GROUP:
+			take_coll(s, t, rd, r);
+			continue;
 		default:
 			s->st.bad_records++;
 			break;
@@ -500,6 +541,37 @@ static void apply(struct pt_session *s, struct pt_trace *t, const struct stage *
 	}
 }
 
+/*
+ * What each ring's thread has open now (shm.h: the ring's open ranges) onto
+ * its track, for the hang's "what it was doing" (colls.h); read racily, so
+ * a name is taken only when its offset is one of the string area's.
+ */
+static void read_open(struct pt_session *s, struct pt_trace *t)
+{
+	for (uint32_t i = 0; i < s->nrings; i++) {
+		struct ring_rd *rd = &s->rings[i];
+		if (!rd->have || rd->track >= t->ntracks)
+			continue;
+		struct pt_shm_ring *r =
+		    (struct pt_shm_ring *)((char *)s->base + s->rings_offset + (uint64_t)i * s->ring_stride);
+		struct pt_track *tr = &t->tracks[rd->track];
+		uint32_t depth = LOAD_RLX(&r->open_depth);
+		if (LOAD_RLX(&r->state) != PT_SHM_RING_ACTIVE)
+			depth = 0;
+		uint32_t n = depth < PT_SHM_OPEN_MAX ? depth : PT_SHM_OPEN_MAX, k = 0;
+		for (uint32_t d = 0; d < n && k < PT_TRACK_OPEN; d++) {
+			uint32_t off = LOAD_RLX(&r->open[d].name);
+			uint32_t id = off ? name_id(s, t, off) : 0;
+			if (!id)
+				continue;
+			tr->open_name[k] = id;
+			tr->open_start[k] = LOAD_RLX(&r->open[d].start_ns);
+			k++;
+		}
+		tr->nopen = k;
+	}
+}
+
 uint64_t pt_session_drain(struct pt_session *s, struct pt_trace *t, uint64_t now_ns)
 {
 	if (s->names_of != t) { /* cached ids belong to another trace */
@@ -549,6 +621,11 @@ uint64_t pt_session_drain(struct pt_session *s, struct pt_trace *t, uint64_t now
 	apply(s, t, &g, final);
 	if (g.head || pt_session_copier_running(s))
 		pt_session_stage_recycle(s, &g);
+	/* a job with collectives: what its threads have open, twice a second */
+	if (t->colls.n && (now_ns - s->open_read_ns >= 500000000ull || final)) {
+		s->open_read_ns = now_ns;
+		read_open(s, t);
+	}
 	uint64_t d = delta_of(LOAD_RLX(&s->h->dropped_no_ring), &s->no_ring_seen);
 	d += delta_of(LOAD_RLX(&s->h->dropped_no_string), &s->no_string_seen);
 	if (d) {
@@ -672,6 +749,7 @@ static int sb_poll(struct pt_backend *b, struct pt_trace *t, uint64_t now_ns)
 			died_note(sb->s, t, note);
 			sb->died_said = 1;
 		}
+		pt_trace_proc_ended(t, sb->s->pid, sb->died_said ? 2 : 1);
 		return PT_ENOENT;
 	}
 	if (sb->s->shrunk) {

@@ -53,6 +53,8 @@ struct ring_rd {
 	int32_t pend_dev;
 	int64_t pend_stream;
 	struct pt_event pend;
+	int coll;               /* a PT_SHM_REC_COLL waits for its group record */
+	struct pt_shm_rec coll_rec;
 };
 
 /* What the reader keeps per ring on the side that reads the segment
@@ -126,6 +128,7 @@ struct pt_session {
 	uint32_t nrings, ring_slots, strings_bytes;
 	uint64_t rings_offset, ring_stride, strings_offset;
 	struct ring_rd *rings;
+	uint64_t open_read_ns;  /* when the rings' open ranges were read last (read_open) */
 	struct ring_cp *cp;
 	/* the copy side: cp, stage, the slot and the heartbeat are under cp_mu
 	 * while a copier runs (pt_session_copier_start) */

@@ -93,6 +93,9 @@ def _bind(lib):
         "proftop_worker_attach": (ctypes.c_int, [cp]),
         "proftop_worker_attach_pid": (ctypes.c_int, [ctypes.c_int32, cp]),
         "proftop_worker_detach": (vp, []),
+        # collectives (proftop_dist.py)
+        "proftop_coll_enter": (vp, [u32, u32, u64, u64, u32, u32]),
+        "proftop_coll_done": (vp, [u32, u32, u64, u64, u64, u32, u32]),
     }
     try:
         for sym, (res, args) in protos.items():

@@ -461,6 +461,16 @@ def _compile_setup(lib, torch):
         return None
 
 
+def _dist_setup(lib, torch):
+    """proftop_dist: torch.distributed's collectives, when torch has them."""
+    try:
+        import proftop_dist
+        return proftop_dist.setup(lib, torch, _fail, lambda: _off)
+    except Exception as e:  # noqa: BLE001
+        _fail(e)
+        return False
+
+
 _nvtx_ctx = None
 _helper_stats = None   # proftop_helper_stats, when the probe has it
 _cost_ps = 0           # what one wrapped call adds besides its events (_calibrate), ps
@@ -656,6 +666,7 @@ def install(torch, attach=False):
             _fail(e)
     _ctl = _control_setup(lib, torch)
     _comp = _compile_setup(lib, torch)
+    _dist_setup(lib, torch)
     if attach:
         _attach_watch()
     _dp_on = True

@@ -129,6 +129,22 @@ PROFTOP_API uint32_t proftop_name(const char *name);
 PROFTOP_API void proftop_op_push_id(uint32_t name_id);
 PROFTOP_API void proftop_range_push_id(uint32_t name_id);
 
+/*
+ * Collectives (torch.distributed calls, for proftop's Python helper): a
+ * call on process group group_id (a proftop_name() of the group's name)
+ * with the group's sequence number seq was entered now, and completed now
+ * (async work: when it was waited on or completed, on any thread;
+ * start_ns: its entry, from proftop_now()). op_id: proftop_name("all_reduce"),
+ * bytes: the input's size on this rank, group_size: 0 when unknown, flags:
+ * coll.h's PT_COLL_* (1 async, 2 point-to-point, 4 a DDP bucket). proftop
+ * matches the calls of every rank by (group, seq).
+ */
+PROFTOP_API void proftop_coll_enter(uint32_t op_id, uint32_t group_id, uint64_t seq,
+				    uint64_t bytes, uint32_t group_size, uint32_t flags);
+PROFTOP_API void proftop_coll_done(uint32_t op_id, uint32_t group_id, uint64_t seq,
+				   uint64_t start_ns, uint64_t bytes, uint32_t group_size,
+				   uint32_t flags);
+
 /* An instant mark, and a counter sample (shown as a time series). */
 PROFTOP_API void proftop_mark(const char *name);
 PROFTOP_API void proftop_counter(const char *name, double value);

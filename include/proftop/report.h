@@ -41,6 +41,9 @@ struct pt_report_opts {
 	/* the advisor's store scan made beside the summary (advisor.h;
 	 * pt_advise_trace_pre checks its span), NULL: none (not owned) */
 	const struct pt_advisor_prescan *prescan;
+	/* the hang (colls.h): a collective open this long (0: 30 s), measured
+	 * at now_ns (0: the trace's last event) */
+	uint64_t hang_after_ns, now_ns;
 };
 void pt_report_opts_init(struct pt_report_opts *o);
 /* The MFU in one line, for a screen: "MFU 0.05% of the fp32 dense peak

@@ -226,6 +226,14 @@ struct pt_shm_header {
 	uint64_t helper_calls;
 };
 
+/* One open range of a ring's thread (struct pt_shm_ring.open). */
+#define PT_SHM_OPEN_MAX 3
+struct pt_shm_open {
+	uint64_t start_ns;
+	uint32_t name;               /* string offset */
+	uint32_t kind;               /* pt_kind */
+};
+
 struct pt_shm_ring {
 	uint64_t head;               /* producer: next index to write */
 	char pad0[PT_SHM_CACHELINE - 8];
@@ -238,7 +246,14 @@ struct pt_shm_ring {
 	uint32_t generation;         /* bumped on every claim */
 	uint32_t reserved;
 	char thread_name[32];        /* pthread name at claim time, NUL-terminated */
-	char pad2[PT_SHM_CACHELINE - 8 - 8 - 16 - 32 + PT_SHM_CACHELINE];
+	/* producer: the ranges open on the thread now (its depth) and the
+	 * outermost PT_SHM_OPEN_MAX of them, for a reader that asks what a
+	 * stuck rank is doing (colls.h's hang); relaxed stores, read racily */
+	uint32_t open_depth;
+	uint32_t open_pad;
+	struct pt_shm_open open[PT_SHM_OPEN_MAX];
+	char pad2[PT_SHM_CACHELINE - 8 - 8 - 16 - 32 + PT_SHM_CACHELINE - 8 -
+		  PT_SHM_OPEN_MAX * 16];
 	uint64_t cursor[PT_SHM_MAX_READERS]; /* reader in slot k: next index it reads */
 	/* followed by ring_slots records */
 };
@@ -270,6 +285,18 @@ struct pt_shm_rec {
 #define PT_SHM_REC_THREAD_NAME 0x81u
 /* PT_SHM_REC_DEVICE: the records from here on come from device `arg` (CUPTI ring). */
 #define PT_SHM_REC_DEVICE 0x82u
+/*
+ * PT_SHM_REC_COLL: a collective call (coll.h) entered, or completed when
+ * flags has PT_SHM_COLL_DONE: start_ns = the time, dur_ns = the group's
+ * sequence number, arg = bytes, name = the op's string offset, aux = its
+ * PT_COLL_* flags. Always followed by PT_SHM_REC_COLL_GROUP: name = the
+ * group name's string offset, start_ns = when it was entered (completions;
+ * 0 unknown), dur_ns = ranks in the group (0 unknown). The probe writes
+ * both or neither.
+ */
+#define PT_SHM_REC_COLL 0x83u
+#define PT_SHM_REC_COLL_GROUP 0x84u
+#define PT_SHM_COLL_DONE 0x1u
 
 /*
  * String area: entries at 8-byte aligned offsets (offset 0 is reserved and

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proftop/coll.h"
 #include "proftop/event.h"
 #include "proftop/store.h"
 #include "proftop/strtab.h"
@@ -48,6 +49,7 @@ enum pt_warn {
 	PT_WARN_TRACK_FOLDED,  /* events of threads past the memory cap, on one track */
 	PT_WARN_NAME_FOLDED,   /* names past the memory cap, all given one name */
 	PT_WARN_NEST_DEEP,     /* events nested too deep for the tables (agg.c) */
+	PT_WARN_COLL_DROPPED,  /* collective rows dropped by the memory cap (coll.h) */
 	PT_WARN__COUNT
 };
 
@@ -76,7 +78,15 @@ struct pt_track {
 	                           looks only at tracks whose count moved) */
 	uint64_t counters;      /* of which counter samples (the screen's meters
 	                           read only the host tracks that have some) */
+	uint64_t last_end_ns;   /* the latest end of its events (counter samples aside) */
+	/* What the thread had open when its source last looked (a live
+	 * session's ring; outermost first, at most PT_TRACK_OPEN): the hang's
+	 * "what it was doing" (colls.h). */
+	uint32_t nopen;
+	uint32_t open_name[4];
+	uint64_t open_start[4];
 };
+#define PT_TRACK_OPEN 4
 
 /*
  * A process of the trace. When a trace holds several processes of one job
@@ -87,6 +97,7 @@ struct pt_proc {
 	int64_t pid;            /* as the tracks name it (key.pid) */
 	int64_t rank;           /* -1 when unknown */
 	uint32_t host;          /* interned host name, 0 when unknown */
+	int ended;              /* 0 running (or unknown), 1 exited, 2 died (live sessions) */
 };
 
 /* Past the memory cap's share for tracks and names (pt_store_charge_full),
@@ -148,6 +159,8 @@ struct pt_trace {
 	 * otherData), 0 when unknown: the FLOPs tables and their peak (flops.h). */
 	uint64_t flop_events;
 	uint32_t device_name;
+	/* The collectives every rank entered and completed (coll.h). */
+	struct pt_colls colls;
 };
 #define PT_TRACE_MAX_NOTES 16
 /* Marks whose name starts with this become notes (pt_trace_add). */
@@ -171,6 +184,8 @@ void pt_trace_set_thread_sort(struct pt_trace *t, const struct pt_track_key *key
 void pt_trace_track_device(struct pt_trace *t, uint32_t track, int32_t device, int64_t stream);
 /* Records a process's rank (-1: unknown) and host (NULL: unknown); last call wins. */
 void pt_trace_set_proc(struct pt_trace *t, int64_t pid, int64_t rank, const char *host);
+/* Marks the process of pid as ended (1 exited, 2 died without its exit handlers). */
+void pt_trace_proc_ended(struct pt_trace *t, int64_t pid, int how);
 /* The process entry of pid, or NULL when none was set. */
 const struct pt_proc *pt_trace_proc(const struct pt_trace *t, int64_t pid);
 /* Adds one event (ev->track_id must come from pt_trace_track). */

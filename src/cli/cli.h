@@ -209,6 +209,15 @@ int cli_write_trace_rescue(struct pt_trace *t, const char *path);
 
 /* --every SECS of run, record and attach: a benchmark line per period. */
 #define CLI_OPT_EVERY 360
+/* --hang-after SECS: how long a collective may stay open before it is the hang (colls.h). */
+#define CLI_OPT_HANG_AFTER 361
+#define CLI_HANG_LONGOPT {"hang-after", required_argument, NULL, CLI_OPT_HANG_AFTER}
+#define CLI_HANG_HELP                                                                          \
+	"      --hang-after SECS  a collective that ranks entered and that has not\n"        \
+	"                       completed for SECS is the hang: said with the ranks\n"      \
+	"                       waiting and those missing (default 30)\n"
+/* 0, or CLI_USAGE after the error. */
+int cli_opt_hang_after(const char *arg, uint64_t *ns);
 #define CLI_EVERY_LONGOPT {"every", required_argument, NULL, CLI_OPT_EVERY}
 #define CLI_EVERY_HELP                                                                       \
 	"      --every SECS    print one line of figures every SECS (10s, 1m; implies\n"        \

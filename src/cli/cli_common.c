@@ -344,3 +344,10 @@ int cli_baseline_load(const char *path, const struct cli_load_opts *lo, struct p
 	*out = NULL;
 	return cli_load_side(path, &all, out);
 }
+
+int cli_opt_hang_after(const char *arg, uint64_t *ns)
+{
+	if (cli_parse_secs(arg, ns))
+		return cli_usage_error("--hang-after: '%s' is not a duration (30, 90s, 5m)", arg);
+	return 0;
+}

@@ -61,6 +61,7 @@ void cli_usage_record(FILE *f)
 	      "                       ips, reader_cost, batch_cost, reader ratio, phase\n"
 	      "                       shares, dropped events, over the steps since the last\n"
 	      "                       line\n"
+	      CLI_HANG_HELP
 	      "      --torch-ops      also aten operators in a PyTorch job (CUDA builds of\n"
 	      "                       torch; see docs/python.md)\n"
 	      "      --inject         with -p: a Python process with no session (not started\n"
@@ -86,6 +87,7 @@ enum { OPT_DURATION = 256, OPT_LOG, OPT_MAXMEM, OPT_ALL };
 enum { OPT_FAIL_IF = 330, OPT_TORCH_OPS };
 static uint64_t rec_every_ns; /* --every */
 static int rec_inject;        /* --inject */
+static uint64_t rec_hang_ns;  /* --hang-after */
 
 /* --fail-if, parsed before anything starts; evaluated on the recorded trace. */
 static struct pt_gate *rec_gate;
@@ -120,6 +122,7 @@ int cli_record(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{"torch-ops", no_argument, NULL, OPT_TORCH_OPS},
 		CLI_EVERY_LONGOPT,
+		CLI_HANG_LONGOPT,
 		CLI_INJECT_LONGOPT,
 		CLI_ANOMALY_LONGOPTS,
 		{NULL, 0, NULL, 0},
@@ -176,6 +179,10 @@ int cli_record(int argc, char **argv)
 				rc = cli_usage_error("--every: '%s' is not a duration (10s, 1m)", optarg);
 				goto out;
 			}
+			break;
+		case CLI_OPT_HANG_AFTER:
+			if ((rc = cli_opt_hang_after(optarg, &rec_hang_ns)))
+				goto out;
 			break;
 		case OPT_TORCH_OPS:
 			setenv("PROFTOP_TORCH_OPS", "1", 1); /* the child inherits it */
@@ -236,6 +243,8 @@ static int record(int argc, char **argv, const char *out, const char *log, uint6
 	lo.duration_ns = duration_ns;
 	lo.every_ns = rec_every_ns;
 	lo.out = stdout;
+	lo.hang_after_ns = rec_hang_ns;
+	lo.hang_out = stderr;
 	if (all) {
 		int32_t *live = NULL;
 		size_t nlive = 0;

@@ -273,12 +273,75 @@ static void capture_other(struct rdr *rd, const cJSON *v)
 	}
 }
 
+/* A pid or tid of a proftopCollectives row: a number, or a string. */
+static int coll_key(const cJSON *v, int64_t *num, char *str, size_t len)
+{
+	*num = 0;
+	str[0] = 0;
+	if (cJSON_IsNumber(v) && v->valuedouble > -9e15 && v->valuedouble < 9e15) {
+		*num = (int64_t)v->valuedouble;
+		return 0;
+	}
+	if (cJSON_IsString(v) && strlen(v->valuestring) < len) {
+		snprintf(str, len, "%s", v->valuestring);
+		return 0;
+	}
+	return -1;
+}
+
+static int coll_u64(const cJSON *v, uint64_t *out)
+{
+	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 1.8e19)
+		return -1;
+	*out = (uint64_t)v->valuedouble;
+	return 0;
+}
+
+/* proftopCollectives of our export (export.c): the rows, checked one by one. */
+static void capture_colls(struct rdr *rd, const cJSON *v)
+{
+	const cJSON *rows = cJSON_GetObjectItemCaseSensitive(v, "rows"), *it;
+	cJSON_ArrayForEach(it, rows)
+	{
+		struct rd_coll c;
+		memset(&c, 0, sizeof c);
+		const cJSON *f[10];
+		int n = 0;
+		const cJSON *e;
+		cJSON_ArrayForEach(e, it)
+		{
+			if (n < 10)
+				f[n] = e;
+			n++;
+		}
+		uint64_t gs = 0, fl = 0;
+		if (n != 10 || rd->ncolls >= (size_t)1 << 22 ||
+		    coll_key(f[0], &c.pid, c.pid_s, sizeof c.pid_s) ||
+		    coll_key(f[1], &c.tid, c.tid_s, sizeof c.tid_s) || coll_u64(f[2], &c.start_ns) ||
+		    coll_u64(f[3], &c.end_ns) || !cJSON_IsString(f[4]) || !cJSON_IsString(f[5]) ||
+		    !f[4]->valuestring[0] || strlen(f[4]->valuestring) >= sizeof c.op ||
+		    strlen(f[5]->valuestring) >= sizeof c.group || coll_u64(f[6], &c.seq) ||
+		    coll_u64(f[7], &c.bytes) || coll_u64(f[8], &gs) || coll_u64(f[9], &fl) ||
+		    gs > UINT32_MAX || (c.end_ns && c.end_ns < c.start_ns) ||
+		    c.start_ns > (uint64_t)INT64_MAX || c.end_ns > (uint64_t)INT64_MAX) {
+			rd->bad_colls++;
+			continue;
+		}
+		snprintf(c.op, sizeof c.op, "%s", f[4]->valuestring);
+		snprintf(c.group, sizeof c.group, "%s", f[5]->valuestring);
+		c.group_size = (uint32_t)gs;
+		c.flags = (uint32_t)fl & PT_COLL_FLAGS;
+		rd->colls = pt_xrealloc(rd->colls, (rd->ncolls + 1) * sizeof *rd->colls);
+		rd->colls[rd->ncolls++] = c;
+	}
+}
+
 /* distributedInfo / displayTimeUnit / otherData: small values, parsed whole. */
 static int capture(struct rdr *rd, int which)
 {
 	size_t start = rd->pos;
 	rd->keep = rd->pos;
-	long e = value_span(rd, CAPTURE_BYTES);
+	long e = value_span(rd, which == 4 ? MAX_VALUE_BYTES : CAPTURE_BYTES);
 	if (e == -2)
 		return skip_stream(rd); /* too big to be what we look for */
 	if (e < 0)
@@ -305,6 +368,8 @@ static int capture(struct rdr *rd, int which)
 		const cJSON *n = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(v, 0), "name");
 		if (cJSON_IsString(n) && !rd->device[0])
 			snprintf(rd->device, sizeof rd->device, "%s", n->valuestring);
+	} else if (which == 4 && cJSON_IsObject(v)) {
+		capture_colls(rd, v);
 	}
 	cJSON_Delete(v);
 	return 0;
@@ -387,6 +452,8 @@ static int run_object(struct rdr *rd)
 			r = capture(rd, 2);
 		} else if (!strcmp(key, "deviceProperties")) {
 			r = capture(rd, 3);
+		} else if (!strcmp(key, "proftopCollectives")) {
+			r = capture(rd, 4);
 		} else {
 			rd->keep = rd->pos;
 			r = skip_stream(rd);

@@ -41,6 +41,15 @@ struct rdr {
 		char host[64];
 	} *procs;                          /* otherData.ranks of our export (a merge) */
 	size_t nprocs;
+	struct rd_coll {
+		int64_t pid, tid;
+		char pid_s[32], tid_s[32]; /* the pid / tid given as a string, else "" */
+		uint64_t start_ns, end_ns, seq, bytes;
+		uint32_t group_size, flags;
+		char op[32], group[64];
+	} *colls;                          /* proftopCollectives of our export */
+	size_t ncolls;
+	uint64_t bad_colls;
 	uint64_t bad_elems;
 	uint64_t dup_keys; /* top-level keys met again (only the first is read) */
 	unsigned seen_keys;

@@ -446,6 +446,33 @@ static int auto_threads(const struct pt_read_opts *o, size_t size_hint, int gz)
 	return n > 16 ? 16 : n;
 }
 
+/* The collectives of our export, as rows of t (their events came as events). */
+static void add_colls(struct pt_trace *t, const struct rdr *rd)
+{
+	if (rd->bad_colls)
+		pt_trace_warn(t, PT_WARN_BAD_EVENT, rd->bad_colls);
+	for (size_t i = 0; i < rd->ncolls; i++) {
+		const struct rd_coll *c = &rd->colls[i];
+		struct pt_track_key key = {c->pid, c->tid, 0, 0};
+		if (c->pid_s[0])
+			key.pid_str = pt_trace_intern(t, c->pid_s, strlen(c->pid_s));
+		if (c->tid_s[0])
+			key.tid_str = pt_trace_intern(t, c->tid_s, strlen(c->tid_s));
+		struct pt_coll row = {
+			.start_ns = c->start_ns,
+			.end_ns = c->end_ns,
+			.seq = c->seq,
+			.bytes = c->bytes,
+			.op = pt_trace_intern(t, c->op, strlen(c->op)),
+			.group = pt_trace_intern(t, c->group, strlen(c->group)),
+			.track = pt_trace_track(t, &key),
+			.group_size = c->group_size,
+			.flags = c->flags,
+		};
+		pt_trace_coll_row(t, &row);
+	}
+}
+
 static int read_src(struct pt_trace *t, struct src *s, const char *name, int threads, char *err,
 		    size_t errlen)
 {
@@ -567,8 +594,10 @@ static int read_src(struct pt_trace *t, struct src *s, const char *name, int thr
 			t->device_name = pt_trace_intern(t, rd.device, strlen(rd.device));
 		for (size_t i = 0; i < rd.nprocs; i++)
 			pt_trace_set_proc(t, rd.procs[i].pid, rd.procs[i].rank, rd.procs[i].host);
+		add_colls(t, &rd);
 	}
 	free(rd.procs);
+	free(rd.colls);
 	cr_sink_free(sink);
 	for (int i = 0; i < pp.nslots; i++) {
 		free(pp.slots[i].buf);

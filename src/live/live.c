@@ -41,6 +41,7 @@
 #include <time.h>
 
 #include "live/live.h"
+#include "live/live_hang.h"
 #include "live/live_multi.h"
 #include "proftop/agg.h"
 #include "proftop/capture.h"
@@ -349,6 +350,7 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 	struct pt_agg_live *print_sum = NULL; /* the text view's summary */
 	struct pt_ranks_live *print_ranks = NULL; /* ...and per-rank figures */
 	uint64_t next_slow = t0; /* next full period: samplers, sessions to find */
+	uint64_t next_hang = t0; /* next look for a hang (once a second) */
 	sig_atomic_t sigs_seen = sig_count;
 	int ended = 0;
 	memset(res, 0, sizeof *res);
@@ -441,6 +443,10 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 		}
 		if (slow && o->after_poll)
 			o->after_poll(o->after_ctx, t, now);
+		if (now >= next_hang && t->colls.n) {
+			pt_live_hang_check(t, o, res, now);
+			next_hang = now + 1000000000ull;
+		}
 		if (o->capture_save && t->captures)
 			save_captures(t, o);
 		if (o->child ? res->child_done : ended)
@@ -499,6 +505,8 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 		}
 	}
 	prefaulter_stop(&pf);
+	if (res->hang[0]) /* whether it ended with the job */
+		pt_live_hang_check(t, o, res, pt_now_ns());
 	if (o->every_ns) /* the steps since the last line */
 		pt_live_line(o->out, t, &line, pt_now_ns() - t0);
 	if (sess)

@@ -114,6 +114,12 @@ struct pt_live_opts {
 	struct pt_live_ctl *ctl;
 	int capture_save;
 	const char *capture_dir;
+	/* The hang (colls.h), looked for once a second: a collective open for
+	 * hang_after_ns (0: PT_HANG_AFTER_DEFAULT_NS) is said in res->hang and,
+	 * with hang_out, once on hang_out ("proftop: hang: ..."), with a line
+	 * again when it ends. */
+	uint64_t hang_after_ns;
+	FILE *hang_out;
 };
 
 /* One session of a multi-session run (pt_live_result.sessions). */
@@ -140,6 +146,10 @@ struct pt_live_result {
 	char describe[512];      /* the session, escaped, or ""; multi: e.g.
 				  * "4 sessions: rank 0..3 (pids 11,12,13,14)" */
 	char error[256];         /* the session backend's first failure (e.g. a truncated segment), or "" */
+	char hang[768];          /* the hang now (pt_coll_hang_line), escaped, or "" */
+	uint64_t hang_seq;       /* its collective's seq (valid while hang[0]) */
+	uint32_t hang_group;     /* its group (interned name) */
+	uint64_t hang_since_ns;  /* when the first waiting rank entered it */
 };
 
 #endif

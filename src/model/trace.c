@@ -115,6 +115,7 @@ void pt_trace_free(struct pt_trace *t)
 	free(t->source);
 	free(t->procs);
 	pt_capture_list_free(t->captures);
+	pt_colls_free(&t->colls);
 	free(t);
 }
 
@@ -129,10 +130,18 @@ void pt_trace_set_proc(struct pt_trace *t, int64_t pid, int64_t rank, const char
 		p = &t->procs[t->nprocs++];
 		p->pid = pid;
 		p->host = 0;
+		p->ended = 0;
 	}
 	p->rank = rank;
 	if (host && *host)
 		p->host = pt_trace_intern(t, host, strlen(host));
+}
+
+void pt_trace_proc_ended(struct pt_trace *t, int64_t pid, int how)
+{
+	for (uint32_t i = 0; i < t->nprocs; i++)
+		if (t->procs[i].pid == pid && how > t->procs[i].ended)
+			t->procs[i].ended = how;
 }
 
 const struct pt_proc *pt_trace_proc(const struct pt_trace *t, int64_t pid)
@@ -358,6 +367,8 @@ void pt_trace_add(struct pt_trace *t, const struct pt_event *ev)
 	uint64_t end = pt_event_end(ev);
 	if (end > t->last_ns)
 		t->last_ns = end;
+	if (end > t->tracks[ev->track_id].last_end_ns && ev->kind != PT_KIND_COUNTER)
+		t->tracks[ev->track_id].last_end_ns = end; /* the job's own, not our samples */
 	t->events_seen++;
 	t->tracks[ev->track_id].events++;
 	if (ev->kind == PT_KIND_PROFILE_STEP)
@@ -436,6 +447,7 @@ static const char *const warn_keys[PT_WARN__COUNT] = {
 	[PT_WARN_TRACK_FOLDED] = "threads_over_memory_cap",
 	[PT_WARN_NAME_FOLDED] = "names_over_memory_cap",
 	[PT_WARN_NEST_DEEP] = "nested_too_deep",
+	[PT_WARN_COLL_DROPPED] = "collectives_dropped",
 };
 
 _Static_assert(PT_NEST_MAX_DEPTH == 4096, "PT_NEST_MAX_DEPTH_TEXT must say the same number");
@@ -469,6 +481,7 @@ static const char *const warn_texts[PT_WARN__COUNT] = {
 				"\" (raise --max-mem)",
 	[PT_WARN_NEST_DEEP] = "events nested more than " PT_NEST_MAX_DEPTH_TEXT
 			      " deep, left out of the tables",
+	[PT_WARN_COLL_DROPPED] = "oldest collective calls dropped by the memory cap (--max-mem)",
 };
 
 const char *pt_warn_key(enum pt_warn w)

@@ -593,11 +593,53 @@ static void write_head(struct exporter *x, const struct pt_export_opts *o)
 	pt_buf_free(&b);
 }
 
-/* After the events: the optional summary (large, so after the events) and the end. */
+/*
+ * The collectives (coll.h) as a top-level "proftopCollectives" after the
+ * events, which other readers skip: rows [pid, tid, start_ns, end_ns (0:
+ * open), op, group, seq, bytes, group_size, flags], those that overlap the
+ * window. The calls themselves are events too ("c10d::OP").
+ */
+static void write_colls(struct exporter *x, struct pt_buf *b)
+{
+	const struct pt_trace *t = x->t;
+	const struct pt_colls *c = &t->colls;
+	if (!c->n)
+		return;
+	static const char head[] = ",\n\"proftopCollectives\":{\"version\":1,\"rows\":[";
+	pt_buf_put(b, head, sizeof head - 1);
+	int first = 1;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct pt_coll *r = &c->v[i];
+		uint64_t end = r->end_ns ? r->end_ns : UINT64_MAX;
+		if (r->track >= t->ntracks || end < x->t0_ns || (x->t1_ns && r->start_ns >= x->t1_ns))
+			continue;
+		const struct pt_track *tr = &t->tracks[r->track];
+		pt_buf_put(b, first ? "\n[" : ",\n[", first ? 2 : 3);
+		first = 0;
+		fmt_key_part(b, t, tr->key.pid, tr->key.pid_str);
+		pt_buf_putc(b, ',');
+		fmt_key_part(b, t, tr->key.tid, tr->key.tid_str);
+		pt_buf_printf(b, ",%" PRIu64 ",%" PRIu64 ",", r->start_ns, r->end_ns);
+		const char *op = pt_trace_str(t, r->op), *g = pt_trace_str(t, r->group);
+		pt_buf_json_str(b, op ? op : "", op ? strlen(op) : 0);
+		pt_buf_putc(b, ',');
+		pt_buf_json_str(b, g ? g : "", g ? strlen(g) : 0);
+		pt_buf_printf(b, ",%" PRIu64 ",%" PRIu64 ",%" PRIu32 ",%" PRIu32 "]", r->seq,
+			      r->bytes, r->group_size, r->flags);
+		if (b->len > OUTBUF_BYTES) {
+			xw_put(&x->w, b->p, b->len);
+			b->len = 0;
+		}
+	}
+	pt_buf_put(b, "]}", 2);
+}
+
+/* After the events: the collectives, the optional summary (large, so after the events) and the end. */
 static void write_tail(struct exporter *x, const struct pt_export_opts *o)
 {
 	struct pt_buf b = {0};
 	pt_buf_put(&b, "\n]", 2);
+	write_colls(x, &b);
 	if (o && o->summary) {
 		struct pt_report_opts ro;
 		pt_report_opts_init(&ro);

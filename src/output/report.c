@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "proftop/advisor.h"
+#include "proftop/colls.h"
 #include "proftop/counters.h"
 #include "proftop/datapipe.h"
 #include "proftop/error.h"
@@ -700,6 +701,13 @@ int pt_report_text(FILE *out, const struct pt_trace *t, const struct pt_summary 
 	put_model(out, s);
 	put_distributed(out, s, o);
 	pt_report_ranks_dist_text(out, o->ranks);
+	{
+		struct pt_coll_stats cs;
+		struct pt_straggler sg;
+		pt_report_colls_compute(t, o, &cs, &sg);
+		pt_report_colls_text(out, &cs, &sg);
+		pt_coll_stats_free(&cs);
+	}
 
 	const struct pt_table *ops = o->op_detail && s->op_detail.n ? &s->op_detail : &s->operators;
 	struct pt_table v = pt_table_view(ops, o->sort, o->top, t);

@@ -131,7 +131,16 @@ void pt_report_adv_wait(struct pt_report_adv *j);
 struct pt_ranks;
 void pt_report_ranks_text(FILE *out, const struct pt_ranks *r);
 void pt_report_ranks_dist_text(FILE *out, const struct pt_ranks *r);
-void pt_report_ranks_json(struct pt_buf *b, const struct pt_ranks *r);
+struct pt_straggler;
+void pt_report_ranks_json(struct pt_buf *b, const struct pt_ranks *r, const struct pt_straggler *sg);
+
+/* report_colls.c: the collectives across ranks (colls.h); c may be NULL. */
+struct pt_coll_stats;
+void pt_report_colls_json(struct pt_buf *b, const struct pt_coll_stats *c);
+void pt_report_colls_text(FILE *out, const struct pt_coll_stats *c, const struct pt_straggler *sg);
+/* The figures for a report of t (o's hang settings), and the straggler of o->ranks. */
+void pt_report_colls_compute(const struct pt_trace *t, const struct pt_report_opts *o,
+			     struct pt_coll_stats *c, struct pt_straggler *sg);
 
 /* JSON body of the report into b (no trailing newline). */
 void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct pt_summary *s,

@@ -71,6 +71,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proftop/colls.h"
 #include "proftop/counters.h"
 #include "proftop/datapipe.h"
 #include "proftop/error.h"
@@ -591,7 +592,12 @@ void pt_report_json_buf(struct pt_buf *b, const struct pt_trace *t, const struct
 		pt_report_adv_wait(adv);
 		pt_report_data_json(b, t, &adv->dp);
 		pt_datapipe_free(&adv->dp);
-		pt_report_ranks_json(b, o ? o->ranks : NULL);
+		struct pt_coll_stats cs;
+		struct pt_straggler sg;
+		pt_report_colls_compute(t, o, &cs, &sg);
+		pt_report_ranks_json(b, o ? o->ranks : NULL, &sg);
+		pt_report_colls_json(b, &cs);
+		pt_coll_stats_free(&cs);
 		pt_advice_json_buf(b, &adv->al);
 		free(adv);
 	}

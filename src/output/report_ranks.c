@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proftop/colls.h"
 #include "proftop/ranks.h"
 #include "output/report_int.h"
 #include "model/util.h"
@@ -265,7 +266,7 @@ static void kv_or_null(struct pt_buf *b, const char *key, double v, int known)
 		pt_buf_printf(b, ",\"%s\":null", key);
 }
 
-void pt_report_ranks_json(struct pt_buf *b, const struct pt_ranks *r)
+void pt_report_ranks_json(struct pt_buf *b, const struct pt_ranks *r, const struct pt_straggler *sg)
 {
 	if (!r || r->n < 2)
 		return;
@@ -327,10 +328,31 @@ void pt_report_ranks_json(struct pt_buf *b, const struct pt_ranks *r)
 	}
 	PUTS(b, "\n  ]");
 	PUTS(b, ",\n  \"rank_summary\": {\"slowest\":");
-	if (r->spread > 0)
+	/* the straggler (colls.h): by its arrivals at the collectives, else by
+	 * its step time, with why */
+	if (sg && sg->valid)
+		pt_buf_json_str(b, sg->name, strlen(sg->name));
+	else if (r->spread > 0)
 		pt_buf_json_str(b, r->r[r->slowest].name, strlen(r->r[r->slowest].name));
 	else
 		PUTS(b, "null");
+	PUTS(b, ",\"slowest_reason\":");
+	if (sg && sg->valid)
+		pt_buf_json_str(b, sg->reason, strlen(sg->reason));
+	else
+		PUTS(b, "null");
+	PUTS(b, ",\"slowest_by\":");
+	if (sg && sg->valid)
+		pt_buf_printf(b, "\"%s\"", sg->by_collectives ? "collectives" : "step_time");
+	else
+		PUTS(b, "null");
+	if (sg && sg->valid && sg->phase >= 0) {
+		static const char *const ph[PT_RANK__PHASES] = {"dataloader", "forward", "backward",
+								 "optimization", "other"};
+		pt_buf_printf(b, ",\"slowest_phase\":\"%s\"", ph[sg->phase]);
+	} else {
+		PUTS(b, ",\"slowest_phase\":null");
+	}
 	kv(b, "median_step_ms", r->median_step_ms);
 	kv(b, "spread", r->spread);
 	pt_buf_putc(b, '}');

@@ -1,0 +1,148 @@
+/*
+ * coll.c - the trace's table of collective calls (coll.h): rows opened at a
+ * call's entry, closed at its completion, bounded by the memory cap.
+ */
+#include "proftop/coll.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/util.h"
+#include "proftop/trace.h"
+
+/* An entry's completion is looked for among this many newest rows (a
+ * completion comes after at most the calls in flight since its entry). */
+#define COLL_SEARCH 65536u
+/* The rows' share of the cap: at most an eighth of it, at least this many. */
+#define COLL_MIN_ROWS 4096u
+
+static size_t max_rows(const struct pt_trace *t)
+{
+	size_t m = pt_store_max_bytes(t->store) / 8 / sizeof(struct pt_coll);
+	return m < COLL_MIN_ROWS ? COLL_MIN_ROWS : m;
+}
+
+/* Room for one more row: past the rows' share, the oldest half goes (rows
+ * still open stay: a hang's rows are the ones that matter). */
+static void make_room(struct pt_trace *t)
+{
+	struct pt_colls *c = &t->colls;
+	if (c->n >= max_rows(t)) {
+		size_t half = c->n / 2, w = 0;
+		for (size_t i = 0; i < c->n; i++) {
+			if (i < half && c->v[i].end_ns) {
+				c->dropped++;
+				t->warnings[PT_WARN_COLL_DROPPED]++;
+				continue;
+			}
+			c->v[w++] = c->v[i];
+		}
+		c->n = w;
+	}
+	if (c->n == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 256;
+		c->v = pt_xrealloc(c->v, ncap * sizeof *c->v);
+		pt_store_charge(t->store, (ncap - c->cap) * sizeof *c->v);
+		c->cap = ncap;
+	}
+}
+
+static struct pt_coll *row_new(struct pt_trace *t, uint32_t track, const struct pt_coll_rec *r)
+{
+	make_room(t);
+	struct pt_coll *row = &t->colls.v[t->colls.n++];
+	memset(row, 0, sizeof *row);
+	row->seq = r->seq;
+	row->bytes = r->bytes;
+	row->op = r->op;
+	row->group = r->group;
+	row->track = track;
+	row->group_size = r->group_size;
+	row->flags = r->flags & PT_COLL_FLAGS;
+	return row;
+}
+
+void pt_trace_coll_enter(struct pt_trace *t, uint32_t track, const struct pt_coll_rec *r)
+{
+	if (track >= t->ntracks)
+		return;
+	struct pt_coll *row = row_new(t, track, r);
+	row->start_ns = r->time_ns;
+	if (r->time_ns > t->last_ns)
+		t->last_ns = r->time_ns;
+}
+
+static int same_proc(const struct pt_trace *t, uint32_t a, uint32_t b)
+{
+	const struct pt_track_key *x = &t->tracks[a].key, *y = &t->tracks[b].key;
+	return x->pid == y->pid && x->pid_str == y->pid_str;
+}
+
+uint32_t pt_trace_coll_event_name(struct pt_trace *t, uint32_t op)
+{
+	const char *o = pt_trace_str(t, op);
+	char buf[96];
+	int n = snprintf(buf, sizeof buf, PT_COLL_EVENT_PREFIX "%s", o ? o : "?");
+	if (n < 0)
+		return 0;
+	return pt_trace_intern(t, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+size_t pt_trace_coll_done(struct pt_trace *t, uint32_t track, const struct pt_coll_rec *r)
+{
+	struct pt_colls *c = &t->colls;
+	if (track >= t->ntracks)
+		return SIZE_MAX;
+	c->done++;
+	struct pt_coll *row = NULL;
+	size_t lo = c->n > COLL_SEARCH ? c->n - COLL_SEARCH : 0;
+	for (size_t i = c->n; i > lo; i--) {
+		struct pt_coll *x = &c->v[i - 1];
+		if (!x->end_ns && x->seq == r->seq && x->group == r->group && x->op == r->op &&
+		    same_proc(t, x->track, track)) {
+			row = x;
+			break;
+		}
+	}
+	if (!row) {
+		c->unmatched_done++;
+		row = row_new(t, track, r);
+		row->start_ns = r->start_ns && r->start_ns <= r->time_ns ? r->start_ns : r->time_ns;
+	}
+	row->end_ns = r->time_ns > row->start_ns ? r->time_ns : row->start_ns + 1;
+	if (r->bytes)
+		row->bytes = r->bytes;
+	if (r->group_size)
+		row->group_size = r->group_size;
+	row->flags |= r->flags & PT_COLL_FLAGS;
+	size_t idx = (size_t)(row - c->v);
+	/* a blocking call as an operator: the summaries, the timeline and the
+	 * export (an async one's launch is one already: the source pushed it) */
+	if (row->flags & PT_COLL_ASYNC)
+		return idx;
+	struct pt_event ev = {row->start_ns, row->end_ns - row->start_ns, row->bytes,
+			      pt_trace_coll_event_name(t, row->op), row->track, 0,
+			      PT_KIND_OPERATOR, PT_EVF_COMM, 0};
+	pt_trace_add(t, &ev);
+	return idx;
+}
+
+void pt_trace_coll_row(struct pt_trace *t, const struct pt_coll *row)
+{
+	if (row->track >= t->ntracks)
+		return;
+	make_room(t);
+	t->colls.v[t->colls.n++] = *row;
+	if (row->end_ns)
+		t->colls.done++;
+	uint64_t last = row->end_ns ? row->end_ns : row->start_ns;
+	if (last > t->last_ns)
+		t->last_ns = last;
+}
+
+void pt_colls_free(struct pt_colls *c)
+{
+	free(c->v);
+	memset(c, 0, sizeof *c);
+}
