@@ -159,7 +159,7 @@ e2e_scripts() {
 
 # The suites that run PyTorch scripts: each runs under Debian's torch 1.13
 # (/usr/bin/python3) and again under the venv's torch 2.x. Heavy: they start first.
-TORCH_SUITES="test_torch2 test_torch_zero test_capture test_inject test_torch_data test_python test_install"
+TORCH_SUITES="test_collectives test_torch2 test_torch_zero test_capture test_inject test_torch_data test_python test_install"
 
 all_suites() {
 	local bin script t venv_py=${PT_VENV:-.venv}/bin/python

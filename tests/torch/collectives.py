@@ -3,7 +3,9 @@ torchrun: each step loads a batch, runs an all_gather and a broadcast of its
 own, then DDP's forward and backward (its bucketed all-reduce) and the
 optimizer. One rank can be made slow (a busy loop in its data loading,
 --slow-rank / --slow-ms) or made to hang before a step's collectives
-(--hang-rank / --hang-at / --hang-s: it sleeps in its data loading).
+(--hang-rank / --hang-at / --hang-s: it sleeps in its data loading). Under torch 1.13, whose
+torchrun does not start on Python 3.11, launch2.sh (SCRIPT=collectives.py)
+starts two ranks.
 
 With --clocks DIR each rank writes DIR/rank<R>.txt: one line per all_gather
 and broadcast it entered, "op step t_ns" (time.monotonic_ns(), the clock
