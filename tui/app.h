@@ -188,6 +188,13 @@ struct tui_ranks_view {
 	size_t norder, cap;
 	int vis_cols[TUI_RCOL__COUNT];
 	int nvis;
+	/* the straggler's reason and the hang (colls.h), worked out again when
+	 * the model is rebuilt (gen) or the collectives grow */
+	unsigned coll_gen;
+	size_t coll_rows;
+	int coll_ok;
+	char straggler[256];
+	char hang[768];
 };
 
 /* One display row of the Timeline: a row (depth) of a lane, or a device's heading. */

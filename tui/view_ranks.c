@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "proftop/colls.h"
 #include "model/util.h"
 
 struct rcol {
@@ -261,6 +262,30 @@ static int pick_cols(const struct pt_ranks *rk, struct tui_ranks_view *rv, int w
 	return host_w;
 }
 
+/* The straggler and the hang from the collectives, when they changed. */
+static void coll_lines(struct tui_app *a)
+{
+	struct tui_ranks_view *rv = &a->rv;
+	const struct pt_trace *t = a->t;
+	if (rv->coll_ok && rv->coll_gen == a->model.gen && rv->coll_rows == t->colls.n)
+		return;
+	rv->coll_ok = 1;
+	rv->coll_gen = a->model.gen;
+	rv->coll_rows = t->colls.n;
+	rv->straggler[0] = rv->hang[0] = 0;
+	if (!t->colls.n)
+		return;
+	struct pt_coll_stats s;
+	struct pt_straggler sg;
+	/* a live trace's last event is a moment ago (the samplers' 100 ms) */
+	pt_coll_stats_compute(t, 0, t->last_ns, 0, &s);
+	pt_straggler_find(&a->model.ranks, &s, &sg);
+	if (sg.valid && sg.by_collectives)
+		snprintf(rv->straggler, sizeof rv->straggler, "%s", sg.reason);
+	pt_coll_hang_line(&s.hang, rv->hang, sizeof rv->hang);
+	pt_coll_stats_free(&s);
+}
+
 void tui_ranks_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 {
 	struct tui_ranks_view *rv = &a->rv;
@@ -291,6 +316,20 @@ void tui_ranks_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 	tui_printf(c, x, y, r.x + r.w, ds, " | %zu ranks", rk->n);
 	if (++y >= end)
 		return;
+	/* the collectives' verdicts: the hang first (names are escaped there) */
+	coll_lines(a);
+	if (a->rv.hang[0]) {
+		tui_printf(c, r.x, y, r.x + r.w, tui_st(TUI_C_WARN, TUI_A_BOLD | TUI_A_REVERSE),
+			   "HANG: %s", a->rv.hang);
+		if (++y >= end)
+			return;
+	}
+	if (a->rv.straggler[0]) {
+		tui_printf(c, r.x, y, r.x + r.w, tui_st(TUI_C_WARN, 0), "straggler: %s",
+			   a->rv.straggler);
+		if (++y >= end)
+			return;
+	}
 	/* header */
 	int host_w = pick_cols(rk, rv, r.w);
 	struct tui_style hs = tui_st(TUI_C_HEADER, TUI_A_REVERSE);

@@ -106,8 +106,9 @@ size_t pt_coll_hang_line(const struct pt_coll_hang *h, char *buf, size_t len);
 size_t pt_coll_rank_list(const int64_t *r, size_t n, char *buf, size_t len);
 
 /*
- * The straggler of a job and why: the rank most often last to arrive at
- * the matched collectives (half of them or more), else the rank with the
+ * The straggler of a job and why: the rank whose lateness at the matched
+ * collectives (how much after the first it arrived, summed over the calls
+ * it was last in) is half the job's or more, else the rank with the
  * slowest steps (ranks.h), and the phase of its steps that is longer than
  * the same phase's median over the other ranks by the most.
  */

@@ -484,13 +484,17 @@ void pt_straggler_find(const struct pt_ranks *r, const struct pt_coll_stats *c,
 	if (!r || r->n < 2)
 		return;
 	size_t si = SIZE_MAX;
-	/* by arrivals: the rank last in half the matched calls or more */
+	/* by arrivals: the rank whose lateness (summed over the calls it was
+	 * last in) is half the job's or more */
 	if (c && c->matched) {
 		const struct pt_coll_rank_stat *best = NULL;
-		for (size_t i = 0; i < c->nranks; i++)
-			if (!best || c->ranks[i].last > best->last)
+		double all = 0;
+		for (size_t i = 0; i < c->nranks; i++) {
+			all += c->ranks[i].late_ms;
+			if (!best || c->ranks[i].late_ms > best->late_ms)
 				best = &c->ranks[i];
-		if (best && 2 * best->last >= c->matched && best->last) {
+		}
+		if (best && best->last && best->late_ms > 0 && 2 * best->late_ms >= all) {
 			for (size_t i = 0; i < r->n; i++)
 				if (r->r[i].pid == best->pid)
 					si = i;
