@@ -66,6 +66,7 @@ void cli_usage_report(FILE *f)
 	      CLI_BATCH_HELP
 	      "      --detail        show inner ops and the kernels under each operator\n"
 	      "      --no-advice     leave out the Advice section (the bottleneck advisor)\n"
+	      CLI_HANG_HELP
 	      CLI_PEAK_HELP
 	      "      --max-mem SIZE  memory for kept events (default 1G; e.g. 512M, 2G)\n"
 	      "      --threads N     parser threads (default: one per CPU, at most 4)\n"
@@ -118,6 +119,7 @@ int cli_report(int argc, char **argv)
 		CLI_BATCH_LONGOPT,
 		{"detail", no_argument, NULL, OPT_DETAIL},
 		{"no-advice", no_argument, NULL, OPT_NO_ADVICE},
+		CLI_HANG_LONGOPT,
 		CLI_PEAK_LONGOPTS,
 		CLI_LOAD_LONGOPTS,
 		{"help", no_argument, NULL, 'h'},
@@ -171,6 +173,10 @@ int cli_report(int argc, char **argv)
 			break;
 		case OPT_DETAIL:
 			ro.op_detail = 1;
+			break;
+		case CLI_OPT_HANG_AFTER:
+			if (cli_opt_hang_after(optarg, &ro.hang_after_ns))
+				return CLI_USAGE;
 			break;
 		case OPT_NO_ADVICE:
 			ro.no_advice = 1;
