@@ -44,7 +44,8 @@ struct pt_coll {
 	uint32_t track;      /* the host track that entered it */
 	uint32_t group_size; /* ranks in the group, 0 unknown */
 	uint32_t flags;      /* PT_COLL_* */
-	uint32_t pad;
+	uint32_t epoch;      /* the group's sequence numbers started over this often on
+				this process (a group made again): part of the match */
 };
 
 struct pt_colls {
@@ -53,6 +54,12 @@ struct pt_colls {
 	uint64_t dropped; /* rows dropped by the memory cap */
 	uint64_t unmatched_done; /* completions with no entry (entry lost): kept as rows */
 	uint64_t done;    /* completions seen */
+	struct pt_coll_seq { /* per process and group: the last seq entered, the epoch */
+		int64_t pid;
+		uint32_t pid_str, group, epoch;
+		uint64_t last;
+	} *seqs;
+	size_t nseqs;
 };
 
 struct pt_trace;

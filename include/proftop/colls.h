@@ -42,6 +42,10 @@ struct pt_coll_op_stat {
 	double time_ms_avg; /* last arrival to first completion, mean */
 	uint32_t group_size;
 	int p2p;
+	/* per entry of pt_coll_stats.ranks: calls it arrived last in, and its
+	 * skew in them summed (owned by the stats) */
+	uint64_t *rank_last;
+	double *rank_late;
 };
 
 struct pt_coll_rank_stat {

@@ -16,7 +16,7 @@
 /* One row as the matching sees it. */
 struct ent {
 	uint64_t start, end, seq, bytes;
-	uint32_t group, op, gsize, flags;
+	uint32_t group, op, gsize, flags, epoch;
 	uint32_t rank_i; /* index into the rank list */
 };
 
@@ -31,11 +31,19 @@ static int ent_cmp(const void *a, const void *b)
 	const struct ent *x = a, *y = b;
 	if (x->group != y->group)
 		return x->group < y->group ? -1 : 1;
+	if (x->epoch != y->epoch)
+		return x->epoch < y->epoch ? -1 : 1;
 	if (x->seq != y->seq)
 		return x->seq < y->seq ? -1 : 1;
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
 	return x->rank_i < y->rank_i ? -1 : x->rank_i > y->rank_i;
+}
+
+/* One collective: the same group, epoch and sequence number. */
+static int same_call(const struct ent *a, const struct ent *b)
+{
+	return a->group == b->group && a->epoch == b->epoch && a->seq == b->seq;
 }
 
 /* The rank list: one entry per process with rows, numbered from the
@@ -97,14 +105,6 @@ struct acc {
 	double *late_by_rank;   /* summed skew of the calls it was last in */
 };
 
-static int rstat_cmp(const void *a, const void *b)
-{
-	const struct pt_coll_rank_stat *x = a, *y = b;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
-}
-
 static int i64_cmp(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -122,7 +122,7 @@ static void find_hang(struct pt_coll_stats *s, const struct pt_trace *t, const s
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
 		uint64_t first_open = UINT64_MAX;
-		while (j < n && e[j].group == e[i].group && e[j].seq == e[i].seq) {
+		while (j < n && same_call(&e[j], &e[i])) {
 			if (!e[j].end && !(e[j].flags & PT_COLL_P2P) && e[j].start < first_open)
 				first_open = e[j].start;
 			j++;
@@ -222,6 +222,7 @@ int pt_coll_stats_compute(const struct pt_trace *t, uint64_t t0_ns, uint64_t now
 		x->op = r->op;
 		x->gsize = r->group_size;
 		x->flags = r->flags;
+		x->epoch = r->epoch;
 		x->rank_i = rank_of(&rs, &nr, t, r->track);
 		out->open += !r->end_ns;
 	}
@@ -240,6 +241,33 @@ int pt_coll_stats_compute(const struct pt_trace *t, uint64_t t0_ns, uint64_t now
 			break;
 		rs[lo].rank = next++;
 	}
+	/* the ranks in their order (rank number, then pid), the rows pointing there */
+	{
+		size_t *ord = pt_xcalloc(nr ? nr : 1, sizeof *ord);
+		uint32_t *inv = pt_xcalloc(nr ? nr : 1, sizeof *inv);
+		for (size_t i = 0; i < nr; i++)
+			ord[i] = i;
+		for (size_t i = 1; i < nr; i++) /* few ranks: insertion */
+			for (size_t j = i; j > 0; j--) {
+				const struct rank_ent *p = &rs[ord[j - 1]], *q = &rs[ord[j]];
+				if (p->rank < q->rank || (p->rank == q->rank && p->pid <= q->pid))
+					break;
+				size_t tmp = ord[j - 1];
+				ord[j - 1] = ord[j];
+				ord[j] = tmp;
+			}
+		struct rank_ent *sorted = pt_xcalloc(nr ? nr : 1, sizeof *sorted);
+		for (size_t i = 0; i < nr; i++) {
+			sorted[i] = rs[ord[i]];
+			inv[ord[i]] = (uint32_t)i;
+		}
+		for (size_t i = 0; i < n; i++)
+			e[i].rank_i = inv[e[i].rank_i];
+		free(rs);
+		rs = sorted;
+		free(ord);
+		free(inv);
+	}
 	qsort(e, n, sizeof *e, ent_cmp);
 
 	out->ranks = pt_xcalloc(nr ? nr : 1, sizeof *out->ranks);
@@ -254,7 +282,7 @@ int pt_coll_stats_compute(const struct pt_trace *t, uint64_t t0_ns, uint64_t now
 	uint8_t *seen = pt_xcalloc(nr ? nr : 1, 1);
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
-		while (j < n && e[j].group == e[i].group && e[j].seq == e[i].seq)
+		while (j < n && same_call(&e[j], &e[i]))
 			j++;
 		/* the op stat of this call */
 		struct pt_coll_op_stat *os = op_stat(out, e[i].group, e[i].op, keys);
@@ -367,8 +395,8 @@ int pt_coll_stats_compute(const struct pt_trace *t, uint64_t t0_ns, uint64_t now
 				os->last_late_ms = a->late_by_rank[r] / (double)best;
 			}
 		os->last_count = best;
-		free(a->last_by_rank);
-		free(a->late_by_rank);
+		os->rank_last = a->last_by_rank;
+		os->rank_late = a->late_by_rank;
 	}
 	find_hang(out, t, e, n, rs, nr, now_ns, hang_after_ns);
 	/* ops by group, then name; ranks by number */
@@ -382,7 +410,6 @@ int pt_coll_stats_compute(const struct pt_trace *t, uint64_t t0_ns, uint64_t now
 			*p = *q;
 			*q = tmp;
 		}
-	qsort(out->ranks, out->nranks, sizeof *out->ranks, rstat_cmp);
 	free(seen);
 	free(keys);
 	free(acc);
@@ -393,6 +420,10 @@ int pt_coll_stats_compute(const struct pt_trace *t, uint64_t t0_ns, uint64_t now
 
 void pt_coll_stats_free(struct pt_coll_stats *s)
 {
+	for (size_t i = 0; i < s->nops; i++) {
+		free(s->ops[i].rank_last);
+		free(s->ops[i].rank_late);
+	}
 	free(s->ops);
 	free(s->ranks);
 	memset(s, 0, sizeof *s);
@@ -538,27 +569,30 @@ void pt_straggler_find(const struct pt_ranks *r, const struct pt_coll_stats *c,
 	}
 	free(oth);
 	struct pt_buf b = {0};
-	/* the op where its lateness adds up to the most */
+	/* the op where its own lateness adds up to the most */
 	const struct pt_coll_op_stat *wo = NULL;
-	for (size_t i = 0; out->by_collectives && i < c->nops; i++) {
+	size_t ci = SIZE_MAX;
+	for (size_t i = 0; c && i < c->nranks; i++)
+		if (c->ranks[i].pid == s->pid)
+			ci = i;
+	for (size_t i = 0; out->by_collectives && ci != SIZE_MAX && i < c->nops; i++) {
 		const struct pt_coll_op_stat *o = &c->ops[i];
-		if (o->last_rank != s->rank || !o->calls)
-			continue;
-		double tot = o->last_late_ms * (double)o->last_count;
-		if (!wo || tot > wo->last_late_ms * (double)wo->last_count)
+		if (o->calls && o->rank_last && o->rank_last[ci] &&
+		    (!wo || o->rank_late[ci] > wo->rank_late[ci]))
 			wo = o;
 	}
 	if (wo) {
-		out->late_ms_avg = wo->last_late_ms;
+		uint64_t k = wo->rank_last[ci];
+		double late = wo->rank_late[ci] / (double)k;
+		out->late_ms_avg = late;
 		snprintf(out->op, sizeof out->op, "%s", wo->op);
-		if (wo->last_count == wo->calls)
+		if (k == wo->calls)
 			pt_buf_printf(&b, "%s arrives %.1f ms late at every %s (group %s, %" PRIu64
-				      " calls)", s->name, wo->last_late_ms, wo->op, wo->group,
-				      wo->calls);
+				      " calls)", s->name, late, wo->op, wo->group, wo->calls);
 		else
 			pt_buf_printf(&b, "%s arrives %.1f ms late at %" PRIu64 " of %" PRIu64
-				      " %s calls (group %s)", s->name, wo->last_late_ms,
-				      wo->last_count, wo->calls, wo->op, wo->group);
+				      " %s calls (group %s)", s->name, late, k, wo->calls, wo->op,
+				      wo->group);
 	} else if (out->by_collectives)
 		pt_buf_printf(&b, "%s arrives %.1f ms late at %.0f%% of the collectives", s->name,
 			      out->late_ms_avg, 100 * out->last_share);

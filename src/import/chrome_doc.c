@@ -305,17 +305,17 @@ static void capture_colls(struct rdr *rd, const cJSON *v)
 	{
 		struct rd_coll c;
 		memset(&c, 0, sizeof c);
-		const cJSON *f[10];
+		const cJSON *f[11];
 		int n = 0;
 		const cJSON *e;
 		cJSON_ArrayForEach(e, it)
 		{
-			if (n < 10)
+			if (n < 11)
 				f[n] = e;
 			n++;
 		}
-		uint64_t gs = 0, fl = 0;
-		if (n != 10 || rd->ncolls >= (size_t)1 << 22 ||
+		uint64_t gs = 0, fl = 0, ep = 0;
+		if ((n != 10 && n != 11) || (n == 11 && (coll_u64(f[10], &ep) || ep > UINT32_MAX)) || rd->ncolls >= (size_t)1 << 22 ||
 		    coll_key(f[0], &c.pid, c.pid_s, sizeof c.pid_s) ||
 		    coll_key(f[1], &c.tid, c.tid_s, sizeof c.tid_s) || coll_u64(f[2], &c.start_ns) ||
 		    coll_u64(f[3], &c.end_ns) || !cJSON_IsString(f[4]) || !cJSON_IsString(f[5]) ||
@@ -331,6 +331,7 @@ static void capture_colls(struct rdr *rd, const cJSON *v)
 		snprintf(c.group, sizeof c.group, "%s", f[5]->valuestring);
 		c.group_size = (uint32_t)gs;
 		c.flags = (uint32_t)fl & PT_COLL_FLAGS;
+		c.epoch = (uint32_t)ep;
 		rd->colls = pt_xrealloc(rd->colls, (rd->ncolls + 1) * sizeof *rd->colls);
 		rd->colls[rd->ncolls++] = c;
 	}

@@ -45,7 +45,7 @@ struct rdr {
 		int64_t pid, tid;
 		char pid_s[32], tid_s[32]; /* the pid / tid given as a string, else "" */
 		uint64_t start_ns, end_ns, seq, bytes;
-		uint32_t group_size, flags;
+		uint32_t group_size, flags, epoch;
 		char op[32], group[64];
 	} *colls;                          /* proftopCollectives of our export */
 	size_t ncolls;

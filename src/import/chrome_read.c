@@ -468,6 +468,7 @@ static void add_colls(struct pt_trace *t, const struct rdr *rd)
 			.track = pt_trace_track(t, &key),
 			.group_size = c->group_size,
 			.flags = c->flags,
+			.epoch = c->epoch,
 		};
 		pt_trace_coll_row(t, &row);
 	}

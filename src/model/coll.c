@@ -48,6 +48,42 @@ static void make_room(struct pt_trace *t)
 	}
 }
 
+/* A group's numbers start over when it is made again (destroy_process_group,
+ * init again): a seq far below the last one, or 0 after others, begins an
+ * epoch. Calls of one group enter in order, but two threads may read their
+ * numbers a few calls apart, hence the margin. */
+#define SEQ_RESTART_MARGIN 64u
+
+static uint32_t epoch_of(struct pt_trace *t, uint32_t track, uint32_t group, uint64_t seq)
+{
+	struct pt_colls *c = &t->colls;
+	const struct pt_track_key *k = &t->tracks[track].key;
+	struct pt_coll_seq *q = NULL;
+	for (size_t i = 0; i < c->nseqs && !q; i++)
+		if (c->seqs[i].pid == k->pid && c->seqs[i].pid_str == k->pid_str &&
+		    c->seqs[i].group == group)
+			q = &c->seqs[i];
+	if (!q) {
+		if (c->nseqs >= 4096) /* a job making groups without end: one epoch */
+			return 0;
+		c->seqs = pt_xrealloc(c->seqs, (c->nseqs + 1) * sizeof *c->seqs);
+		q = &c->seqs[c->nseqs++];
+		memset(q, 0, sizeof *q);
+		q->pid = k->pid;
+		q->pid_str = k->pid_str;
+		q->group = group;
+		q->last = seq;
+		return 0;
+	}
+	if ((seq == 0 && q->last > 0) || seq + SEQ_RESTART_MARGIN < q->last) {
+		q->epoch++;
+		q->last = seq;
+	} else if (seq > q->last) {
+		q->last = seq;
+	}
+	return q->epoch;
+}
+
 static struct pt_coll *row_new(struct pt_trace *t, uint32_t track, const struct pt_coll_rec *r)
 {
 	make_room(t);
@@ -60,6 +96,7 @@ static struct pt_coll *row_new(struct pt_trace *t, uint32_t track, const struct 
 	row->track = track;
 	row->group_size = r->group_size;
 	row->flags = r->flags & PT_COLL_FLAGS;
+	row->epoch = epoch_of(t, track, r->group, r->seq);
 	return row;
 }
 
@@ -144,5 +181,6 @@ void pt_trace_coll_row(struct pt_trace *t, const struct pt_coll *row)
 void pt_colls_free(struct pt_colls *c)
 {
 	free(c->v);
+	free(c->seqs);
 	memset(c, 0, sizeof *c);
 }

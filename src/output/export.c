@@ -596,7 +596,7 @@ static void write_head(struct exporter *x, const struct pt_export_opts *o)
 /*
  * The collectives (coll.h) as a top-level "proftopCollectives" after the
  * events, which other readers skip: rows [pid, tid, start_ns, end_ns (0:
- * open), op, group, seq, bytes, group_size, flags], those that overlap the
+ * open), op, group, seq, bytes, group_size, flags, epoch], those that overlap the
  * window. The calls themselves are events too ("c10d::OP").
  */
 static void write_colls(struct exporter *x, struct pt_buf *b)
@@ -624,8 +624,8 @@ static void write_colls(struct exporter *x, struct pt_buf *b)
 		pt_buf_json_str(b, op ? op : "", op ? strlen(op) : 0);
 		pt_buf_putc(b, ',');
 		pt_buf_json_str(b, g ? g : "", g ? strlen(g) : 0);
-		pt_buf_printf(b, ",%" PRIu64 ",%" PRIu64 ",%" PRIu32 ",%" PRIu32 "]", r->seq,
-			      r->bytes, r->group_size, r->flags);
+		pt_buf_printf(b, ",%" PRIu64 ",%" PRIu64 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 "]",
+			      r->seq, r->bytes, r->group_size, r->flags, r->epoch);
 		if (b->len > OUTBUF_BYTES) {
 			xw_put(&x->w, b->p, b->len);
 			b->len = 0;

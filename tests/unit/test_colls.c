@@ -177,6 +177,33 @@ static void test_hang(void **state)
 	pt_trace_free(t);
 }
 
+/* A group made again numbers from 0: its calls are not matched with the old ones. */
+static void test_seq_restart(void **state)
+{
+	(void)state;
+	struct pt_trace *t = two_ranks();
+	for (uint64_t i = 0; i < 100; i++) {
+		call(t, 0, "all_reduce", i, (i + 1) * 10 * MS, (i + 1) * 10 * MS + 5 * MS, 8, 0);
+		call(t, 1, "all_reduce", i, (i + 1) * 10 * MS + MS, (i + 1) * 10 * MS + 5 * MS, 8, 0);
+	}
+	/* the group again: rank 1 now 3 ms late; seq 0.. again */
+	for (uint64_t i = 0; i < 10; i++) {
+		uint64_t b = 2000 * MS + i * 10 * MS;
+		call(t, 0, "all_reduce", i, b, b + 5 * MS, 8, 0);
+		call(t, 1, "all_reduce", i, b + 3 * MS, b + 5 * MS, 8, 0);
+	}
+	assert_int_equal(t->colls.v[t->colls.n - 1].epoch, 1);
+	struct pt_coll_stats s;
+	pt_coll_stats_compute(t, 0, 3000 * MS, 0, &s);
+	assert_int_equal(s.matched, 110);
+	assert_int_equal(s.ops[0].calls, 110);
+	/* (100 x 1 ms + 10 x 3 ms) / 110; mixed epochs would give skews of ~2 s */
+	assert_true(s.ops[0].skew_ms_max < 3.001);
+	assert_true(s.ops[0].skew_ms_avg > 1.181 && s.ops[0].skew_ms_avg < 1.1828);
+	pt_coll_stats_free(&s);
+	pt_trace_free(t);
+}
+
 static void test_rank_list(void **state)
 {
 	(void)state;
@@ -277,6 +304,7 @@ int main(void)
 	    cmocka_unit_test(test_rows),	  cmocka_unit_test(test_match),
 	    cmocka_unit_test(test_hang),	  cmocka_unit_test(test_rank_list),
 	    cmocka_unit_test(test_straggler), cmocka_unit_test(test_export_roundtrip),
+	    cmocka_unit_test(test_seq_restart),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
