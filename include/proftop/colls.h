@@ -89,7 +89,8 @@ struct pt_coll_stats {
 };
 
 /*
- * Computes the figures over rows that start at or after t0_ns. now_ns: the
+ * Computes the figures over rows that start at or after t0_ns, and every
+ * row still open (a hang outlasts any window). now_ns: the
  * time a hang is measured at (live: the session clock now; a file: its
  * last event's end); hang_after_ns: 0 = PT_HANG_AFTER_DEFAULT_NS. Returns
  * 0, out empty when the trace has no rows.

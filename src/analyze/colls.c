@@ -210,8 +210,9 @@ int pt_coll_stats_compute(const struct pt_trace *t, uint64_t t0_ns, uint64_t now
 	size_t n = 0, nr = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		const struct pt_coll *r = &c->v[i];
+		/* open rows whatever their start: a hang outlasts any window */
 		if (r->track >= t->ntracks || pt_track_is_device(&t->tracks[r->track]) ||
-		    r->start_ns < t0_ns)
+		    (r->start_ns < t0_ns && r->end_ns))
 			continue;
 		struct ent *x = &e[n++];
 		x->start = r->start_ns;

@@ -26,6 +26,7 @@
 #include "live/live.h"
 #include "output/prom.h"
 #include "proftop/backend.h"
+#include "proftop/colls.h"
 #include "proftop/error.h"
 #include "proftop/ranks.h"
 #include "proftop/session.h"
@@ -45,7 +46,9 @@ void cli_usage_serve(FILE *f)
 	      "at http://ADDR:PORT/metrics in Prometheus' text format, labelled by host,\n"
 	      "rank, pid (and device, phase, op): step time (median, p99, max, mean), IPS,\n"
 	      "samples/s, reader ratio, phase shares, GPU and CPU utilization,\n"
-	      "communication share, last step, top operators by time, dropped events.\n"
+	      "communication share, last step, top operators by time, dropped events;\n"
+	      "the collectives' skew, last rank and bus bandwidth, the straggler and the\n"
+	      "hang (docs/distributed.md).\n"
 	      "With CMD, start it with the probe injected and serve until it exits (its\n"
 	      "exit code is passed through); with -p, serve the running session of PID\n"
 	      "until it exits or Ctrl-C.\n"
@@ -69,6 +72,7 @@ void cli_usage_serve(FILE *f)
 	      "                          $XDG_STATE_HOME/proftop or ~/.local/state/proftop)\n"
 	      "      --torch-ops         also aten operators in a PyTorch job (CUDA builds of\n"
 	      "                          torch; see docs/python.md)\n"
+	      CLI_HANG_HELP
 	      "      --inject            with -p: a Python process with no session (not\n"
 	      "                          started under proftop): load proftop and its PyTorch\n"
 	      "                          helper into it (gdb, or sys.remote_exec on 3.14+)\n"
@@ -114,6 +118,7 @@ struct serve_ctx {
 	uint64_t last_cpu_ns; /* CPU the last refresh took, its worker threads' too */
 	unsigned long refreshes;
 	struct pt_ranks_live *live; /* the figures since the start, kept (ranks.h) */
+	uint64_t hang_after_ns;     /* --hang-after */
 };
 
 static double unix_now_s(void)
@@ -154,8 +159,19 @@ static void serve_refresh(struct serve_ctx *c, struct pt_trace *t, const struct 
 	po.window_s = from && t->last_ns > from ? (double)(t->last_ns - from) / 1e9 : 0;
 	po.render_s = c->refreshes ? c->last_render_s : -1;
 	po.updated_unix_s = unix_now_s();
+	/* the collectives over the same window, the hang at this moment */
+	struct pt_coll_stats cs;
+	struct pt_straggler sg;
+	memset(&cs, 0, sizeof cs);
+	if (t->colls.n) {
+		pt_coll_stats_compute(t, from, t0, c->hang_after_ns, &cs);
+		pt_straggler_find(have ? &r : NULL, &cs, &sg);
+		po.colls = &cs;
+		po.straggler = &sg;
+	}
 	struct pt_buf b = {0};
 	pt_prom_render(&b, have ? &r : NULL, &po);
+	pt_coll_stats_free(&cs);
 	if (have)
 		pt_ranks_free(&r);
 	serve_http_publish(c->http, &b);
@@ -222,6 +238,7 @@ int cli_serve(int argc, char **argv)
 	    {"max-mem", required_argument, NULL, OPT_MAXMEM},
 	    {"log", required_argument, NULL, OPT_LOG},
 	    {"torch-ops", no_argument, NULL, OPT_TORCH_OPS},
+	    CLI_HANG_LONGOPT,
 	    CLI_INJECT_LONGOPT,
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -288,6 +305,10 @@ int cli_serve(int argc, char **argv)
 			break;
 		case OPT_TORCH_OPS:
 			setenv("PROFTOP_TORCH_OPS", "1", 1); /* the child inherits it */
+			break;
+		case CLI_OPT_HANG_AFTER:
+			if ((rc = cli_opt_hang_after(optarg, &ctx.hang_after_ns)))
+				goto out;
 			break;
 		case CLI_OPT_INJECT:
 			inject = 1;

@@ -451,6 +451,19 @@ void pt_merge_add(struct pt_merge *m, struct pt_trace *in, const char *name)
 		m->lanes[tlane[i]].events += n;
 	}
 	pt_u32map_free(&corr);
+	/* the collectives (coll.h), on the same clock and lanes as the events */
+	for (size_t i = 0; i < in->colls.n; i++) {
+		struct pt_coll row = in->colls.v[i];
+		if (row.track >= in->ntracks)
+			continue;
+		row.track = tmap[row.track];
+		row.start_ns = (uint64_t)((int64_t)row.start_ns + off);
+		if (row.end_ns)
+			row.end_ns = (uint64_t)((int64_t)row.end_ns + off);
+		row.op = remap_str(m->t, in, smap, nmap, row.op);
+		row.group = remap_str(m->t, in, smap, nmap, row.group);
+		pt_trace_coll_row(m->t, &row);
+	}
 	/* what the input skipped or lost stays counted */
 	for (int w = 0; w < PT_WARN__COUNT; w++)
 		pt_trace_warn(m->t, (enum pt_warn)w, in->warnings[w]);

@@ -8,6 +8,7 @@
  * written. Numbers are written without printf where it matters: counts as
  * integers and nanosecond totals as exact decimal seconds.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -643,6 +644,136 @@ static void write_ops(struct pt_buf *b, const struct rank_prep *rp, size_t nr, i
 	}
 }
 
+/* ---- collectives (colls.h) ---- */
+
+/* host, group and op labels of a collective's series */
+static void coll_labels(struct pt_buf *b, const struct pt_buf *hl, const char *group,
+			const char *op)
+{
+	b->len = 0;
+	pt_buf_put(b, hl->p, hl->len);
+	pt_buf_putc(b, ',');
+	put_label(b, "group", group, strlen(group));
+	pt_buf_putc(b, ',');
+	put_label(b, "op", op, strlen(op));
+}
+
+static void rank_labels(struct pt_buf *b, const struct pt_buf *hl, int64_t rank, int64_t pid)
+{
+	b->len = 0;
+	pt_buf_put(b, hl->p, hl->len);
+	pt_buf_put(b, ",rank=\"", 7);
+	put_i64(b, rank);
+	pt_buf_put(b, "\",pid=\"", 7);
+	put_i64(b, pid);
+	pt_buf_putc(b, '"');
+}
+
+enum coll_fig { CF_CALLS, CF_SKEW_AVG, CF_SKEW_MAX, CF_LAST_RANK, CF_LAST_SHARE, CF_BUSBW,
+		CF__COUNT };
+
+static void write_colls(struct pt_buf *b, const struct pt_buf *hl, const struct pt_prom_opts *o)
+{
+	static const struct {
+		const char *name, *type, *help;
+	} fam[CF__COUNT] = {
+	    {"proftop_collective_calls_total", "counter",
+	     "Collectives two ranks or more entered (matched by group and sequence number)."},
+	    {"proftop_collective_skew_avg_seconds", "gauge",
+	     "Arrival skew (last arrival less the first), mean per call."},
+	    {"proftop_collective_skew_max_seconds", "gauge", "Arrival skew, the largest."},
+	    {"proftop_collective_last_rank", "gauge",
+	     "The rank most often last to arrive (its number)."},
+	    {"proftop_collective_last_ratio", "gauge",
+	     "Of the calls, the share where that rank arrived last (0..1)."},
+	    {"proftop_collective_busbw_bytes_per_second", "gauge",
+	     "Bus bandwidth as nccl-tests counts it (left out when unknown)."},
+	};
+	const struct pt_coll_stats *c = o->colls;
+	struct pt_buf l = {0};
+	for (int f = 0; f < CF__COUNT; f++) {
+		family(b, fam[f].name, fam[f].type, fam[f].help);
+		for (size_t i = 0; i < c->nops; i++) {
+			const struct pt_coll_op_stat *s = &c->ops[i];
+			double v = 0;
+			switch (f) {
+			case CF_CALLS: v = (double)s->calls; break;
+			case CF_SKEW_AVG: v = s->skew_ms_avg / 1e3; break;
+			case CF_SKEW_MAX: v = s->skew_ms_max / 1e3; break;
+			case CF_LAST_RANK: v = (double)s->last_rank; break;
+			case CF_LAST_SHARE:
+				v = s->calls ? (double)s->last_count / (double)s->calls : 0;
+				break;
+			default: v = s->busbw_gb_per_s * 1e9; break;
+			}
+			if (s->p2p || ((f == CF_LAST_RANK || f == CF_LAST_SHARE) && s->last_rank < 0) ||
+			    (f == CF_BUSBW && s->busbw_gb_per_s <= 0))
+				continue;
+			coll_labels(&l, hl, s->group, s->op);
+			sample(b, fam[f].name, &l, NULL);
+			end_f64(b, v);
+		}
+	}
+	family(b, "proftop_rank_collective_seconds_total", "counter",
+	       "Time in blocking collectives, per rank.");
+	for (size_t i = 0; i < c->nranks; i++) {
+		rank_labels(&l, hl, c->ranks[i].rank, c->ranks[i].pid);
+		sample(b, "proftop_rank_collective_seconds_total", &l, NULL);
+		end_f64(b, c->ranks[i].coll_ms / 1e3);
+	}
+	family(b, "proftop_rank_collective_wait_seconds_total", "counter",
+	       "Of that, the time spent waiting for later ranks to arrive.");
+	for (size_t i = 0; i < c->nranks; i++) {
+		rank_labels(&l, hl, c->ranks[i].rank, c->ranks[i].pid);
+		sample(b, "proftop_rank_collective_wait_seconds_total", &l, NULL);
+		end_f64(b, c->ranks[i].wait_ms / 1e3);
+	}
+	const struct pt_straggler *sg = o->straggler;
+	family(b, "proftop_straggler_late_seconds", "gauge",
+	       "The straggler (the rank whose lateness at the collectives is half the job's or "
+	       "more) and by how much it arrives late, mean; phase: its step phase that is "
+	       "longer than the others' (none when none).");
+	if (sg && sg->valid && sg->by_collectives) {
+		static const char *const ph[PT_RANK__PHASES] = {"dataloader", "forward",
+								 "backward", "optimization", "other"};
+		int64_t pid = -1;
+		for (size_t i = 0; i < c->nranks; i++)
+			if (c->ranks[i].rank == sg->rank)
+				pid = c->ranks[i].pid;
+		rank_labels(&l, hl, sg->rank, pid);
+		pt_buf_printf(&l, ",phase=\"%s\"", sg->phase >= 0 ? ph[sg->phase] : "none");
+		sample(b, "proftop_straggler_late_seconds", &l, NULL);
+		end_f64(b, sg->late_ms_avg / 1e3);
+	}
+	const struct pt_coll_hang *h = &c->hang;
+	family(b, "proftop_hang_seconds", "gauge",
+	       "A collective that ranks entered and that has not completed for --hang-after: "
+	       "how long the first rank has waited in it (no series when none).");
+	if (h->active) {
+		coll_labels(&l, hl, h->group, h->op);
+		pt_buf_printf(&l, ",seq=\"%" PRIu64 "\"", h->seq);
+		sample(b, "proftop_hang_seconds", &l, NULL);
+		end_f64(b, h->since_s);
+	}
+	family(b, "proftop_hang_missing", "gauge",
+	       "1 for each rank that never entered the hanging collective; process: running, "
+	       "exited or died.");
+	size_t nm = h->nmissing < PT_HANG_MAX_RANKS ? h->nmissing : PT_HANG_MAX_RANKS;
+	for (size_t i = 0; h->active && i < nm; i++) {
+		const struct pt_hang_missing *m = &h->missing[i];
+		rank_labels(&l, hl, m->rank, m->pid);
+		pt_buf_printf(&l, ",process=\"%s\"",
+			      m->ended == 2 ? "died" : m->ended == 1 ? "exited" : "running");
+		sample(b, "proftop_hang_missing", &l, NULL);
+		end_f64(b, 1);
+	}
+	family(b, "proftop_hang_waiting_ranks", "gauge",
+	       "Ranks waiting in the hanging collective (0: no hang).");
+	sample(b, "proftop_hang_waiting_ranks", hl, NULL);
+	end_f64(b, h->active ? (double)h->nwaiting : 0);
+	pt_buf_free(&l);
+}
+
 /* Two entries naming the same series: the later one is left out. */
 static int same_series(const struct pt_rank_stat *a, const struct pt_rank_stat *b)
 {
@@ -684,6 +815,8 @@ void pt_prom_render(struct pt_buf *out, const struct pt_ranks *r, const struct p
 	if (o->top && o->strings)
 		for (int f = 0; f < 3; f++)
 			write_ops(out, rp, nr, f);
+	if (o->colls)
+		write_colls(out, &hl, o);
 
 	for (size_t i = 0; i < nr; i++)
 		free_rank(&rp[i]);

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proftop/colls.h"
 #include "proftop/ranks.h"
 #include "proftop/strtab.h"
 #include "model/util.h"
@@ -49,6 +50,10 @@ struct pt_prom_opts {
 	double window_s;	 /* window the figures cover, 0 = everything kept */
 	double render_s;	 /* how long the previous refresh took (< 0: none yet) */
 	double updated_unix_s;	 /* wall-clock time of this refresh (0: leave out) */
+	/* the collectives across ranks (colls.h), the straggler and the hang;
+	 * NULL: none of their families */
+	const struct pt_coll_stats *colls;
+	const struct pt_straggler *straggler;
 };
 void pt_prom_opts_init(struct pt_prom_opts *o);
 
