@@ -28,6 +28,9 @@
 
 #include "proftop/trace.h"
 
+#define PT_HANG_MAX_RANKS 64
+#define PT_HANG_OPEN 4
+
 struct pt_coll_op_stat {
 	char op[32];        /* escaped for a terminal */
 	char group[48];     /* escaped */
@@ -55,10 +58,10 @@ struct pt_coll_rank_stat {
 	double wait_ms;     /* of which before the last rank arrived */
 	uint64_t last;      /* matched calls where it arrived last */
 	double late_ms;     /* summed: how much later than the first it arrived, when last */
+	size_t nopen;       /* what its host threads have open now, outermost first */
+	char open[PT_HANG_OPEN][48];  /* escaped names */
+	double open_s[PT_HANG_OPEN];  /* how long each has been open at now_ns */
 };
-
-#define PT_HANG_MAX_RANKS 64
-#define PT_HANG_OPEN 4
 
 struct pt_coll_hang {
 	int active;         /* 1: a collective has not completed for hang_after */

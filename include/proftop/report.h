@@ -79,4 +79,11 @@ int pt_report_md(FILE *out, const struct pt_trace *t, const struct pt_summary *s
 /* Sorts rows of a table in place (stable; ties by name). */
 void pt_table_sort(struct pt_table *tb, enum pt_sort_key key, const struct pt_trace *t);
 
+/* `proftop cluster`'s view of a whole job (cluster.h, src/output/cluster_out.c):
+ * a table of ranks, at most max_rows of them (0: every rank; past it the
+ * straggler and the missing ranks first, then the slowest), or JSON. */
+struct pt_cluster;
+void pt_cluster_text(FILE *out, const struct pt_cluster *c, size_t max_rows);
+void pt_cluster_json(FILE *out, const struct pt_cluster *c);
+
 #endif

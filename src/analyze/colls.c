@@ -111,6 +111,27 @@ static int i64_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* What the host tracks of process (pid, pid_str) have open at now. */
+static size_t open_of(const struct pt_trace *t, int64_t pid, uint32_t pid_str, uint64_t now,
+		      char (*names)[48], double *secs, uint64_t *last_end)
+{
+	size_t n = 0;
+	*last_end = 0;
+	for (uint32_t k = 0; k < t->ntracks; k++) {
+		const struct pt_track *tr = &t->tracks[k];
+		if (tr->key.pid != pid || tr->key.pid_str != pid_str || pt_track_is_device(tr))
+			continue;
+		if (tr->last_end_ns > *last_end)
+			*last_end = tr->last_end_ns;
+		for (uint32_t d = 0; d < tr->nopen && n < PT_HANG_OPEN; d++) {
+			esc(names[n], sizeof names[0], t, tr->open_name[d]);
+			secs[n] = now > tr->open_start[d] ? (double)(now - tr->open_start[d]) / 1e9 : 0;
+			n++;
+		}
+	}
+	return n;
+}
+
 /* The hang: the open match whose first waiting rank entered it longest
  * ago, when that is hang_after or more. */
 static void find_hang(struct pt_coll_stats *s, const struct pt_trace *t, const struct ent *e,
@@ -169,23 +190,9 @@ static void find_hang(struct pt_coll_stats *s, const struct pt_trace *t, const s
 			m->pid = rs[r].pid;
 			m->ended = rs[r].ended;
 			m->quiet_s = -1;
-			/* what its host tracks had open, and when it was last heard of */
-			uint64_t last = 0;
-			for (uint32_t k = 0; k < t->ntracks; k++) {
-				const struct pt_track *tr = &t->tracks[k];
-				if (tr->key.pid != rs[r].pid || tr->key.pid_str != rs[r].pid_str ||
-				    pt_track_is_device(tr))
-					continue;
-				if (tr->last_end_ns > last)
-					last = tr->last_end_ns;
-				for (uint32_t d = 0; d < tr->nopen && m->nopen < PT_HANG_OPEN; d++) {
-					esc(m->open[m->nopen], sizeof m->open[0], t, tr->open_name[d]);
-					m->open_s[m->nopen] = now > tr->open_start[d]
-								  ? (double)(now - tr->open_start[d]) / 1e9
-								  : 0;
-					m->nopen++;
-				}
-			}
+			/* what its host tracks have open, and when it was last heard of */
+			uint64_t last;
+			m->nopen = open_of(t, rs[r].pid, rs[r].pid_str, now, m->open, m->open_s, &last);
 			if (last && now >= last)
 				m->quiet_s = (double)(now - last) / 1e9;
 		}
@@ -274,8 +281,11 @@ int pt_coll_stats_compute(const struct pt_trace *t, uint64_t t0_ns, uint64_t now
 	out->ranks = pt_xcalloc(nr ? nr : 1, sizeof *out->ranks);
 	out->nranks = nr;
 	for (size_t i = 0; i < nr; i++) {
-		out->ranks[i].rank = rs[i].rank;
-		out->ranks[i].pid = rs[i].pid;
+		struct pt_coll_rank_stat *rk = &out->ranks[i];
+		uint64_t last;
+		rk->rank = rs[i].rank;
+		rk->pid = rs[i].pid;
+		rk->nopen = open_of(t, rs[i].pid, rs[i].pid_str, now_ns, rk->open, rk->open_s, &last);
 	}
 	uint32_t *keys = NULL;
 	struct acc *acc = NULL;

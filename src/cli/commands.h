@@ -37,6 +37,9 @@ int cli_merge(int argc, char **argv);
 /* `proftop capture -p PID`: torch.profiler for the next N steps */
 void cli_usage_capture(FILE *f);
 int cli_capture(int argc, char **argv);
+/* `proftop cluster --prometheus URL`: the Ranks view of a job on many nodes */
+void cli_usage_cluster(FILE *f);
+int cli_cluster(int argc, char **argv);
 /* `proftop diff BEFORE AFTER` */
 void cli_usage_diff(FILE *f);
 int cli_diff(int argc, char **argv);

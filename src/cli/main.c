@@ -30,6 +30,7 @@ static void cli_usage_main(FILE *f)
 	      "  ls                        list this user's sessions\n"
 	      "  backends                  list the data sources and whether each works here\n"
 	      "  serve --listen A:P -- CMD export live figures to Prometheus (/metrics)\n"
+	      "  cluster --prometheus URL  the ranks of a job on many nodes, from Prometheus\n"
 	      "  view FILE|DIR             open a trace in the full-screen UI, or watch a\n"
 	      "                            folder a profiler writes traces into\n"
 	      "  report FILE [--json]      print the summary tables of a trace\n"
@@ -73,6 +74,7 @@ static const struct command {
 	{"attach", NULL, cli_usage_attach}, /* `proftop [-p PID]`: help only */
 	{"backends", cli_backends, cli_usage_backends},
 	{"serve", cli_serve, cli_usage_serve},
+	{"cluster", cli_cluster, cli_usage_cluster},
 	{"capture", cli_capture, cli_usage_capture},
 	{"help", cmd_help, cli_usage_main},
 };

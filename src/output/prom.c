@@ -767,6 +767,31 @@ static void write_colls(struct pt_buf *b, const struct pt_buf *hl, const struct 
 		sample(b, "proftop_hang_missing", &l, NULL);
 		end_f64(b, 1);
 	}
+	family(b, "proftop_hang_waiting", "gauge", "1 for each rank waiting in the hanging collective.");
+	size_t nw = h->nwaiting < PT_HANG_MAX_RANKS ? h->nwaiting : PT_HANG_MAX_RANKS;
+	for (size_t i = 0; h->active && i < nw; i++) {
+		const struct pt_coll_rank_stat *r = pt_coll_rank(c, h->waiting[i]);
+		rank_labels(&l, hl, h->waiting[i], r ? r->pid : -1);
+		sample(b, "proftop_hang_waiting", &l, NULL);
+		end_f64(b, 1);
+	}
+	/* what a rank has had open for a second or more (a stuck rank's "doing"),
+	 * so a view of many nodes can say what a missing rank is doing */
+	family(b, "proftop_rank_open_range_seconds", "gauge",
+	       "Ranges a rank has had open for 1 s or more, outermost first (depth), and for "
+	       "how long.");
+	for (size_t i = 0; i < c->nranks; i++) {
+		const struct pt_coll_rank_stat *r = &c->ranks[i];
+		for (size_t k = 0; k < r->nopen; k++) {
+			if (r->open_s[k] < 1.0)
+				continue;
+			rank_labels(&l, hl, r->rank, r->pid);
+			pt_buf_printf(&l, ",depth=\"%zu\",", k);
+			put_label(&l, "name", r->open[k], strlen(r->open[k]));
+			sample(b, "proftop_rank_open_range_seconds", &l, NULL);
+			end_f64(b, r->open_s[k]);
+		}
+	}
 	family(b, "proftop_hang_waiting_ranks", "gauge",
 	       "Ranks waiting in the hanging collective (0: no hang).");
 	sample(b, "proftop_hang_waiting_ranks", hl, NULL);
