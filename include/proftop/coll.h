@@ -58,6 +58,7 @@ struct pt_colls {
 		int64_t pid;
 		uint32_t pid_str, group, epoch;
 		uint64_t last;
+		uint64_t blocking_ns; /* time in its blocking calls, summed (dropped rows too) */
 	} *seqs;
 	size_t nseqs;
 };

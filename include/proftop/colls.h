@@ -55,6 +55,7 @@ struct pt_coll_rank_stat {
 	int64_t rank, pid;
 	uint64_t calls;     /* its rows */
 	double coll_ms;     /* time in collectives (entry to completion, blocking calls) */
+	double coll_total_s;/* the same since the start, every row (dropped ones too) */
 	double wait_ms;     /* of which before the last rank arrived */
 	uint64_t last;      /* matched calls where it arrived last */
 	double late_ms;     /* summed: how much later than the first it arrived, when last */

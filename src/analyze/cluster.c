@@ -210,7 +210,8 @@ int pt_cluster_compute(const struct pt_cluster_sample *const s[PT_CQ__COUNT],
 		maxs = v[i] > maxs ? v[i] : maxs;
 	out->median_step_ms = median(v, k);
 	out->spread = k >= 2 && out->median_step_ms > 0 ? maxs / out->median_step_ms : 0;
-	/* the straggler: the rank that waits least, by a margin */
+	/* the straggler: the rank that spends least of its time in collectives,
+	 * by a margin; else a node's own, from arrivals it compared */
 	k = 0;
 	size_t least = SIZE_MAX;
 	for (size_t i = 0; i < out->n; i++) {
@@ -226,17 +227,30 @@ int pt_cluster_compute(const struct pt_cluster_sample *const s[PT_CQ__COUNT],
 	if (k >= 2 && least != SIZE_MAX && wmed - out->r[least].wait_ratio >= 0.05) {
 		struct pt_cluster_rank *sr = &out->r[least];
 		out->straggler = least;
-		sr->straggler = 1;
 		pt_buf_printf(&b, "rank %" PRId64 " (%s) spends %.0f%% of its time in collectives, the "
 				  "others %.0f%% (median): they wait for it",
 			      sr->rank, sr->host, 100 * sr->wait_ratio, 100 * wmed);
+	} else {
+		for (size_t i = 0; i < out->n; i++)
+			if (out->r[i].late_ms > 0 &&
+			    (out->straggler == SIZE_MAX || out->r[i].late_ms > out->r[out->straggler].late_ms))
+				out->straggler = i;
+		if (out->straggler != SIZE_MAX)
+			pt_buf_printf(&b, "rank %" PRId64 " (%s) arrives %.1f ms late at the collectives "
+					  "of its node",
+				      out->r[out->straggler].rank, out->r[out->straggler].host,
+				      out->r[out->straggler].late_ms);
+	}
+	if (out->straggler != SIZE_MAX) {
+		struct pt_cluster_rank *sr = &out->r[out->straggler];
+		sr->straggler = 1;
 		/* its phase longer than the others' by the most */
 		int best = -1;
 		double best_x = 0, mine_ms = 0, med_ms = 0;
 		for (int p = 0; p < 5 && sr->step_ms > 0; p++) {
 			size_t m = 0;
 			for (size_t i = 0; i < out->n; i++)
-				if (i != least && out->r[i].step_ms > 0)
+				if (i != out->straggler && out->r[i].step_ms > 0)
 					v[m++] = out->r[i].phase[p] * out->r[i].step_ms;
 			double med = median(v, m), mine = sr->phase[p] * sr->step_ms;
 			if (m && mine - med > best_x && mine - med >= 0.1 * sr->step_ms) {
@@ -249,19 +263,6 @@ int pt_cluster_compute(const struct pt_cluster_sample *const s[PT_CQ__COUNT],
 		if (best >= 0)
 			pt_buf_printf(&b, "; its %s takes %.2f ms a step, %.2f ms on the others (median)",
 				      phase_text[best], mine_ms, med_ms);
-	} else {
-		/* else a node's own straggler, from arrivals it compared */
-		for (size_t i = 0; i < out->n; i++)
-			if (out->r[i].late_ms > 0 &&
-			    (out->straggler == SIZE_MAX || out->r[i].late_ms > out->r[out->straggler].late_ms))
-				out->straggler = i;
-		if (out->straggler != SIZE_MAX) {
-			struct pt_cluster_rank *sr = &out->r[out->straggler];
-			sr->straggler = 1;
-			pt_buf_printf(&b, "rank %" PRId64 " (%s) arrives %.1f ms late at the collectives "
-					  "of its node",
-				      sr->rank, sr->host, sr->late_ms);
-		}
 	}
 	snprintf(out->reason, sizeof out->reason, "%s", b.p ? b.p : "");
 	b.len = 0;

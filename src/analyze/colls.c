@@ -286,6 +286,9 @@ int pt_coll_stats_compute(const struct pt_trace *t, uint64_t t0_ns, uint64_t now
 		rk->rank = rs[i].rank;
 		rk->pid = rs[i].pid;
 		rk->nopen = open_of(t, rs[i].pid, rs[i].pid_str, now_ns, rk->open, rk->open_s, &last);
+		for (size_t q = 0; q < c->nseqs; q++)
+			if (c->seqs[q].pid == rs[i].pid && c->seqs[q].pid_str == rs[i].pid_str)
+				rk->coll_total_s += (double)c->seqs[q].blocking_ns / 1e9;
 	}
 	uint32_t *keys = NULL;
 	struct acc *acc = NULL;

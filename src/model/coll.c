@@ -54,24 +54,35 @@ static void make_room(struct pt_trace *t)
  * numbers a few calls apart, hence the margin. */
 #define SEQ_RESTART_MARGIN 64u
 
-static uint32_t epoch_of(struct pt_trace *t, uint32_t track, uint32_t group, uint64_t seq)
+/* The process's state for group (made on first sight; NULL past 4096). */
+static struct pt_coll_seq *seq_of(struct pt_trace *t, uint32_t track, uint32_t group, int *made)
 {
 	struct pt_colls *c = &t->colls;
 	const struct pt_track_key *k = &t->tracks[track].key;
-	struct pt_coll_seq *q = NULL;
-	for (size_t i = 0; i < c->nseqs && !q; i++)
+	*made = 0;
+	for (size_t i = 0; i < c->nseqs; i++)
 		if (c->seqs[i].pid == k->pid && c->seqs[i].pid_str == k->pid_str &&
 		    c->seqs[i].group == group)
-			q = &c->seqs[i];
-	if (!q) {
-		if (c->nseqs >= 4096) /* a job making groups without end: one epoch */
-			return 0;
-		c->seqs = pt_xrealloc(c->seqs, (c->nseqs + 1) * sizeof *c->seqs);
-		q = &c->seqs[c->nseqs++];
-		memset(q, 0, sizeof *q);
-		q->pid = k->pid;
-		q->pid_str = k->pid_str;
-		q->group = group;
+			return &c->seqs[i];
+	if (c->nseqs >= 4096) /* a job making groups without end */
+		return NULL;
+	c->seqs = pt_xrealloc(c->seqs, (c->nseqs + 1) * sizeof *c->seqs);
+	struct pt_coll_seq *q = &c->seqs[c->nseqs++];
+	memset(q, 0, sizeof *q);
+	q->pid = k->pid;
+	q->pid_str = k->pid_str;
+	q->group = group;
+	*made = 1;
+	return q;
+}
+
+static uint32_t epoch_of(struct pt_trace *t, uint32_t track, uint32_t group, uint64_t seq)
+{
+	int made;
+	struct pt_coll_seq *q = seq_of(t, track, group, &made);
+	if (!q)
+		return 0;
+	if (made) {
 		q->last = seq;
 		return 0;
 	}
@@ -158,6 +169,10 @@ size_t pt_trace_coll_done(struct pt_trace *t, uint32_t track, const struct pt_co
 	 * export (an async one's launch is one already: the source pushed it) */
 	if (row->flags & PT_COLL_ASYNC)
 		return idx;
+	int made;
+	struct pt_coll_seq *q = seq_of(t, row->track, row->group, &made);
+	if (q)
+		q->blocking_ns += row->end_ns - row->start_ns;
 	struct pt_event ev = {row->start_ns, row->end_ns - row->start_ns, row->bytes,
 			      pt_trace_coll_event_name(t, row->op), row->track, 0,
 			      PT_KIND_OPERATOR, PT_EVF_COMM, 0};

@@ -715,17 +715,18 @@ static void write_colls(struct pt_buf *b, const struct pt_buf *hl, const struct 
 		}
 	}
 	family(b, "proftop_rank_collective_seconds_total", "counter",
-	       "Time in blocking collectives, per rank.");
+	       "Time in blocking collectives since the start, per rank (the ranks that wait "
+	       "for a straggler spend more).");
 	for (size_t i = 0; i < c->nranks; i++) {
 		rank_labels(&l, hl, c->ranks[i].rank, c->ranks[i].pid);
 		sample(b, "proftop_rank_collective_seconds_total", &l, NULL);
-		end_f64(b, c->ranks[i].coll_ms / 1e3);
+		end_f64(b, c->ranks[i].coll_total_s);
 	}
-	family(b, "proftop_rank_collective_wait_seconds_total", "counter",
-	       "Of that, the time spent waiting for later ranks to arrive.");
+	family(b, "proftop_rank_collective_wait_seconds", "gauge",
+	       "Over the window: time in collectives spent waiting for later ranks of this node.");
 	for (size_t i = 0; i < c->nranks; i++) {
 		rank_labels(&l, hl, c->ranks[i].rank, c->ranks[i].pid);
-		sample(b, "proftop_rank_collective_wait_seconds_total", &l, NULL);
+		sample(b, "proftop_rank_collective_wait_seconds", &l, NULL);
 		end_f64(b, c->ranks[i].wait_ms / 1e3);
 	}
 	const struct pt_straggler *sg = o->straggler;

@@ -16,6 +16,7 @@ several launches meet in one folder (one launch per node), by rank
 number. Ends with "RESULT rank=R steps=S"."""
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -25,13 +26,26 @@ sys.path.insert(0, os.path.join(here, "..", "..", "python"))
 import proftop  # noqa: E402
 
 
+_parent = os.getppid()
+
+
+def orphaned():
+    """The launcher is gone (killed): a rank never outlives it."""
+    if os.getppid() != _parent:
+        sys.exit(1)
+
+
 def barrier(d, seq, rank, world):
     open(os.path.join(d, "%d.%d" % (seq, rank)), "w").close()
+    i = 0
     while True:
         n = sum(os.path.exists(os.path.join(d, "%d.%d" % (seq, r))) for r in range(world))
         if n == world:
             return
         time.sleep(0.0005)
+        i += 1
+        if i % 200 == 0:
+            orphaned()
 
 
 def rank_main(a, rank, world):
@@ -47,7 +61,10 @@ def rank_main(a, rank, world):
                     pass
             if rank == a.hang_rank and step == a.hang_at:
                 print("HANG rank=%d t_ns=%d" % (rank, time.monotonic_ns()), flush=True)
-                time.sleep(a.hang_s)
+                end = time.monotonic() + a.hang_s
+                while time.monotonic() < end:
+                    time.sleep(0.1)
+                    orphaned()
         if lib:
             lib.proftop_coll_enter(op, grp, step, 4096, world, 0)
             t0 = lib.proftop_now()
@@ -79,6 +96,17 @@ def main():
         return
     os.makedirs(a.dir, exist_ok=True)
     kids = []
+
+    def end(sig, frame):
+        # the launcher's end is its ranks' end (and they look for it: orphaned())
+        for k in kids:
+            try:
+                k.terminate()
+            except OSError:
+                pass
+        os._exit(128 + sig)
+    signal.signal(signal.SIGINT, end)
+    signal.signal(signal.SIGTERM, end)
     for r in range(a.first_rank, a.first_rank + a.ranks):
         env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(world), LOCAL_RANK=str(r - a.first_rank))
         kids.append(subprocess.Popen([sys.executable] + sys.argv, env=env))
