@@ -41,7 +41,7 @@ enum pt_cluster_query {
 	PT_CQ_STEP_MEAN,   /* proftop_step_mean_seconds */
 	PT_CQ_STEPS,       /* proftop_steps */
 	PT_CQ_PHASE,       /* proftop_phase_ratio */
-	PT_CQ_WAIT,        /* rate(proftop_rank_collective_seconds_total[1m]) */
+	PT_CQ_WAIT,        /* irate(proftop_rank_collective_seconds_total[2m]): the last two scrapes */
 	PT_CQ_STRAGGLER,   /* proftop_straggler_late_seconds */
 	PT_CQ_HANG,        /* proftop_hang_seconds */
 	PT_CQ_HANG_WAITING,/* proftop_hang_waiting */

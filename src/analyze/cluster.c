@@ -17,7 +17,7 @@ static const char *const q_text[PT_CQ__COUNT] = {
     "proftop_step_mean_seconds%s",
     "proftop_steps%s",
     "proftop_phase_ratio%s",
-    "rate(proftop_rank_collective_seconds_total%s[1m])",
+    "irate(proftop_rank_collective_seconds_total%s[2m])",
     "proftop_straggler_late_seconds%s",
     "proftop_hang_seconds%s",
     "proftop_hang_waiting%s",
