@@ -349,6 +349,9 @@ install: $(BUILD)/proftop $(BUILD)/libproftop.so $(EXAMPLE_BIN)
 	install -m 0755 $(BUILD)/libproftop.so $(DESTDIR)$(PREFIX)/lib/libproftop.so
 	install -m 0644 include/proftop/proftop.h $(DESTDIR)$(PREFIX)/include/proftop/proftop.h
 	install -m 0644 docs/proftop.1 docs/proftop-*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -d $(DESTDIR)$(PREFIX)/share/proftop/deploy
+	install -m 0644 deploy/proftop-rules.yml deploy/proftop-rules.test.yml \
+		deploy/proftop-dashboard.json $(DESTDIR)$(PREFIX)/share/proftop/deploy/
 	install -d $(DESTDIR)$(PREFIX)/share/proftop/python/boot
 	install -m 0644 $(wildcard python/*.py) $(DESTDIR)$(PREFIX)/share/proftop/python/
 	$(if $(PYFAST),install -m 0755 $(PYFAST) $(DESTDIR)$(PREFIX)/share/proftop/python/)
