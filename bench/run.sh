@@ -87,5 +87,12 @@ else
 	echo "== bench_torch_zero on torch 2.x: skipped (no .venv: make venv)"
 fi
 echo
+echo "== bench_collectives (what the helper adds to one torch.distributed call, gloo, one rank)"
+/usr/bin/python3 bench/bench_collectives.py --build "$BUILD"
+[ -x .venv/bin/python ] && .venv/bin/python bench/bench_collectives.py --build "$BUILD"
+echo
+echo "== bench_cluster (proftop cluster drawing 1,024 ranks from a real Prometheus, beside the queries alone)"
+PROFTOP=$BUILD/proftop bench/bench_cluster.sh
+echo
 echo "== bench_capture (a deep capture of 5 steps: step time before, during and after it; start and stop pauses)"
 /usr/bin/python3 bench/bench_capture.py --build "$BUILD"
