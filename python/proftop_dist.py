@@ -20,9 +20,9 @@ of its input, its entry and its completion:
   A model that registered a comm hook of its own keeps it; its buckets are
   then not recorded (one note says so). PROFTOP_DDP_HOOK=0 turns it off.
 
-FSDP (torch 2.x fully_shard) calls all_gather_into_tensor and
-reduce_scatter_tensor through torch.distributed, so its collectives are
-recorded too. Errors are the helper's own: counted by proftop_auto, never
+FSDP (torch 2.x fully_shard) calls all_gather_single (all_gather_into_tensor
+before torch 2.10) and reduce_scatter_single (reduce_scatter_tensor) through
+torch.distributed, so its collectives are recorded too. Errors are the helper's own: counted by proftop_auto, never
 raised; a collective's own exception passes through unchanged.
 """
 
@@ -50,9 +50,13 @@ OPS = {
     "all_reduce": ("tensor", 0),
     "all_gather": ("tensor", 0),
     "all_gather_into_tensor": ("input_tensor", 0),
+    "all_gather_single": ("input_tensor", 0),          # torch 2.10+: what FSDP2 calls
+    "all_gather_coalesced": ("input_tensor_list", 0),
     "_all_gather_base": ("input_tensor", 0),
     "reduce_scatter": ("input_list", 0),
     "reduce_scatter_tensor": ("input", 0),
+    "reduce_scatter_single": ("input", 0),
+    "all_reduce_coalesced": ("tensors", 0),
     "_reduce_scatter_base": ("input", 0),
     "broadcast": ("tensor", 0),
     "reduce": ("tensor", 0),
@@ -60,6 +64,8 @@ OPS = {
     "all_to_all_single": ("input", 0),
     "barrier": (None, 0),
     "gather": ("tensor", 0),
+    "gather_into_tensor": ("tensor", 0),
+    "gather_single": ("tensor", 0),
     "scatter": ("tensor", 0),
     "send": ("tensor", _P2P),
     "recv": ("tensor", _P2P),

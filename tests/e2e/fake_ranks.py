@@ -6,6 +6,7 @@ torch.distributed's calls (ctypes, python/proftop.py).
 
   fake_ranks.py --ranks N --dir D [--steps S] [--late-rank R --late-ms M]
                 [--hang-rank H --hang-at K --hang-s X] [--first-rank F]
+                [--die-rank R --die-at K]
 
 Started without RANK it starts N ranks (RANK = F..F+N-1, WORLD_SIZE from
 --world, default N) and waits for them; each rank runs S steps: its
@@ -13,7 +14,8 @@ data loading (2 ms; rank R busy M ms more; rank H, at step K, sleeps X s
 there and prints "HANG rank=H t_ns=T", time.monotonic_ns()), then one
 all_reduce (group "0", seq = the step) and its forward (1 ms). Ranks of
 several launches meet in one folder (one launch per node), by rank
-number. Ends with "RESULT rank=R steps=S"."""
+number. Rank --die-rank leaves (os._exit(3), no exit handlers) in its
+data loading at step --die-at; the others then wait for it for good. Ends with "RESULT rank=R steps=S"."""
 import argparse
 import os
 import signal
@@ -59,6 +61,9 @@ def rank_main(a, rank, world):
                 end = time.monotonic() + a.late_ms / 1000.0
                 while time.monotonic() < end:
                     pass
+            if rank == a.die_rank and step == a.die_at:
+                print("DIE rank=%d t_ns=%d" % (rank, time.monotonic_ns()), flush=True)
+                os._exit(3)
             if rank == a.hang_rank and step == a.hang_at:
                 print("HANG rank=%d t_ns=%d" % (rank, time.monotonic_ns()), flush=True)
                 end = time.monotonic() + a.hang_s
@@ -89,6 +94,8 @@ def main():
     ap.add_argument("--hang-rank", type=int, default=-1)
     ap.add_argument("--hang-at", type=int, default=-1)
     ap.add_argument("--hang-s", type=float, default=0.0)
+    ap.add_argument("--die-rank", type=int, default=-1)
+    ap.add_argument("--die-at", type=int, default=-1)
     a = ap.parse_args()
     world = a.world or a.ranks
     if "RANK" in os.environ:

@@ -42,6 +42,31 @@ else
 	skip "promtool test rules" "no promtool (Debian package prometheus)"
 fi
 
+# --- a rank that dies mid-job: the others marked waiting on a dead peer
+D0=$TMP/barrier0
+"$PROFTOP" record --hang-after 2 -o "$TMP/die.json" --log "$TMP/die.log" -- \
+	python3 tests/e2e/fake_ranks.py --ranks 2 --dir "$D0" --steps 100000 --die-rank 1 --die-at 20 \
+	>"$TMP/die.err" 2>&1 &
+rpid=$!
+PIDS+=($rpid)
+for _ in $(seq 120); do
+	grep -q "^proftop: hang: " "$TMP/die.err" && break
+	sleep 0.25
+done
+kill -INT "$rpid" 2>/dev/null # the user ends the job: the trace is still written
+for _ in $(seq 100); do kill -0 "$rpid" 2>/dev/null || break; sleep 0.1; done
+if grep -q "^proftop: hang: rank 0 has waited [0-9]* s in all_reduce #20 (group 0); rank 1 died before entering it" "$TMP/die.err"; then
+	ok "a rank that dies mid-job: the other is waiting on a dead peer, said while it waits"
+else
+	not_ok "a rank that dies mid-job" "$(cat "$TMP/die.err")" "$(tail -n 3 "$TMP/die.log")"
+fi
+if [ -s "$TMP/die.json" ] && "$PROFTOP" report --json --hang-after 1 "$TMP/die.json" |
+	python3 -c 'import json,sys; h=json.load(sys.stdin)["hang"]; sys.exit(not (h and h["missing_ranks"] == [1] and h["waiting_ranks"] == [0]))'; then
+	ok "its trace, written after Ctrl-C, has the hang: waiting [0], missing [1]"
+else
+	not_ok "the dead peer's trace" "$(ls -la "$TMP/die.json" 2>&1)"
+fi
+
 PROM=${PROMETHEUS:-$(command -v prometheus || echo /usr/bin/prometheus)}
 if [ ! -x "$PROM" ]; then
 	skip "two nodes under Prometheus" "no prometheus binary (Debian package prometheus)"

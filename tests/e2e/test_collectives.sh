@@ -11,7 +11,9 @@
 # - one rank made to hang before a step's collectives: `record --hang-after`
 #   says so while it lasts, within hang_after + 5 s of the script's own
 #   mark, with the waiting ranks, the missing rank and its open ranges, and
-#   says when it ended.
+#   says when it ended;
+# - FSDP (fully_shard, torch 2.x): its all-gathers and reduce-scatters
+#   matched, the slow rank named.
 # torchrun with 2 and 4 ranks on torch 2.x; under Debian's torch 1.13 (whose
 # torchrun does not start on Python 3.11) two ranks from launch2.sh.
 . tests/e2e/lib.sh
@@ -94,6 +96,23 @@ if [ -n "$a" ] && [ "$a" = "$b" ]; then
 	ok "the job's losses are the same under proftop (DDP's buckets through proftop's comm hook)"
 else
 	not_ok "the same losses" "alone: $a" "under proftop: $b"
+fi
+
+# --- FSDP (torch 2.x fully_shard): its all-gathers and reduce-scatters, the slow rank
+if [ "${ver%%.*}" -lt 2 ] || ! "$PY" -c 'from torch.distributed.fsdp import fully_shard' 2>/dev/null; then
+	skip "FSDP" "torch $ver has no fully_shard (torch 2.x's FSDP)"
+else
+	# shellcheck disable=SC2046
+	record fsdp "$TR" --nproc_per_node=2 --master_port="$(free_port)" $S/fsdp.py --steps 10 \
+		--slow-rank 1 --slow-ms 30
+	rc=$?
+	v=$(rep fsdp '"%s %s %s" % (d["rank_summary"]["slowest"].replace(" ", ""), sum(c["calls"] for c in d["collectives"] if c["op"].startswith(("all_gather", "_all_gather"))), sum(c["calls"] for c in d["collectives"] if c["op"].startswith(("reduce_scatter", "_reduce_scatter"))))')
+	set -- $v
+	if [ $rc -eq 0 ] && [ "${1:-}" = rank1 ] && [ "${2:-0}" -ge 30 ] && [ "${3:-0}" -ge 10 ]; then
+		ok "FSDP (fully_shard, 2 ranks): $2 all-gathers and $3 reduce-scatters matched, rank 1 named the straggler"
+	else
+		not_ok "FSDP" "rc $rc: $v" "$(rep fsdp 'd["rank_summary"]')" "$(grep -i -E 'error|Traceback' "$TMP/fsdp.log" | head -n 3)"
+	fi
 fi
 
 # --- the hang, said while it lasts
