@@ -195,6 +195,7 @@ struct tui_ranks_view {
 	int coll_ok;
 	char straggler[256];
 	char hang[768];
+	int64_t straggler_pid;    /* the straggler's process, -1: none from the collectives */
 };
 
 /* One display row of the Timeline: a row (depth) of a lane, or a device's heading. */

@@ -6,7 +6,9 @@
  * share and process CPU. A summary line above gives the rank count, the
  * median step time and the spread (max / median); the slowest rank's row
  * is bold in the warning colour with a "◀ slowest" marker ("< slowest" in
- * ASCII). Sortable like the other tables (< > F6, I inverts); Enter filters
+ * ASCII). With collectives (colls.h) the straggler the others wait for is
+ * the marked one ("◀ straggler"), its reason and the hang on lines of their
+ * own above the table. Sortable like the other tables (< > F6, I inverts); Enter filters
  * every view to the selected rank and opens its Summary. Columns are added
  * by priority as the width allows, so 80 columns keep the straggler's
  * figures. Host names come from traces: drawn through tui_put_name.
@@ -40,7 +42,7 @@ static const int rcol_priority[] = {TUI_RCOL_AVG,  TUI_RCOL_IPS,  TUI_RCOL_READE
 				    TUI_RCOL_P50,  TUI_RCOL_HOST, TUI_RCOL_CPU,    TUI_RCOL_PID};
 #define HOST_MIN_W 10
 #define HOST_MAX_W 24
-#define MARK_W 11 /* " ◀ slowest" */
+#define MARK_W 13 /* " ◀ straggler" */
 
 void tui_ranks_free(struct tui_ranks_view *rv)
 {
@@ -273,6 +275,7 @@ static void coll_lines(struct tui_app *a)
 	rv->coll_gen = a->model.gen;
 	rv->coll_rows = t->colls.n;
 	rv->straggler[0] = rv->hang[0] = 0;
+	rv->straggler_pid = -1;
 	if (!t->colls.n)
 		return;
 	struct pt_coll_stats s;
@@ -280,8 +283,12 @@ static void coll_lines(struct tui_app *a)
 	/* a live trace's last event is a moment ago (the samplers' 100 ms) */
 	pt_coll_stats_compute(t, 0, t->last_ns, 0, &s);
 	pt_straggler_find(&a->model.ranks, &s, &sg);
-	if (sg.valid && sg.by_collectives)
+	if (sg.valid && sg.by_collectives) {
 		snprintf(rv->straggler, sizeof rv->straggler, "%s", sg.reason);
+		for (size_t i = 0; i < a->model.ranks.n; i++)
+			if (a->model.ranks.r[i].rank == sg.rank)
+				rv->straggler_pid = a->model.ranks.r[i].pid;
+	}
 	pt_coll_hang_line(&s.hang, rv->hang, sizeof rv->hang);
 	pt_coll_stats_free(&s);
 }
@@ -299,12 +306,25 @@ void tui_ranks_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 		return;
 	}
 	build_order(a);
+	coll_lines(a);
 	const struct pt_rank_stat *slow = &rk->r[rk->slowest];
 	int has_slow = slow->steps > 0;
-	/* the straggler line, most telling first so 80 columns keep it */
+	/* the straggler line, most telling first so 80 columns keep it: the
+	 * collectives' straggler (the others wait for it) when there is one,
+	 * the slowest steps beside it */
 	int x = r.x;
 	struct tui_style ds = tui_st(TUI_C_DEFAULT, 0);
-	if (has_slow)
+	const struct pt_rank_stat *strag = NULL;
+	for (size_t i = 0; i < rk->n && a->rv.straggler_pid >= 0; i++)
+		if (rk->r[i].pid == a->rv.straggler_pid)
+			strag = &rk->r[i];
+	if (strag) {
+		x = tui_printf(c, x, y, r.x + r.w, tui_st(TUI_C_WARN, TUI_A_BOLD), "straggler %s",
+			       strag->name);
+		if (has_slow)
+			x = tui_printf(c, x, y, r.x + r.w, ds, " | slowest steps %s (%.2f ms)",
+				       slow->name, slow->step_avg_ms);
+	} else if (has_slow)
 		x = tui_printf(c, x, y, r.x + r.w, tui_st(TUI_C_WARN, TUI_A_BOLD),
 			       "slowest %s (%.2f ms/step)", slow->name, slow->step_avg_ms);
 	else
@@ -317,7 +337,6 @@ void tui_ranks_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 	if (++y >= end)
 		return;
 	/* the collectives' verdicts: the hang first (names are escaped there) */
-	coll_lines(a);
 	if (a->rv.hang[0]) {
 		tui_printf(c, r.x, y, r.x + r.w, tui_st(TUI_C_WARN, TUI_A_BOLD | TUI_A_REVERSE),
 			   "HANG: %s", a->rv.hang);
@@ -363,7 +382,7 @@ void tui_ranks_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 		int row = rv->top + i;
 		size_t ri = rv->order[row];
 		const struct pt_rank_stat *s = &rk->r[ri];
-		int is_slow = has_slow && ri == rk->slowest && rk->spread > 0;
+		int is_slow = strag ? s->pid == strag->pid : has_slow && ri == rk->slowest && rk->spread > 0;
 		int sel = row == rv->sel;
 		struct tui_style st = is_slow ? tui_st(TUI_C_WARN, TUI_A_BOLD) : tui_st(TUI_C_DEFAULT, 0);
 		if (sel)
@@ -394,7 +413,7 @@ void tui_ranks_draw(struct tui_app *a, struct tui_canvas *c, struct tui_rect r)
 		}
 		if (is_slow) {
 			tui_put_ch(c, x + 1, y, tui_glyph(c, TUI_G_MARK), st);
-			tui_put_str(c, x + 2, y, r.x + r.w, " slowest", st);
+			tui_put_str(c, x + 2, y, r.x + r.w, strag ? " straggler" : " slowest", st);
 		}
 	}
 }

@@ -132,6 +132,22 @@ expect "help lists the rank keys" v "show the next rank only"
 TM send-keys -t v x q
 expect "q quits with status 0" v "EXIT=0"
 
+# collectives (tests/e2e/fake_ranks.py: rank 2 late at every all_reduce):
+# the straggler the others wait for is marked, with its reason above the table
+if [ -f "$LIB" ] && command -v python3 >/dev/null; then
+	PROFTOP_SESSION_DIR=$TMP/sessions "$BIN" record -o "$TMP/coll.json" --log "$TMP/coll.log" -- \
+		python3 "$PWD/tests/e2e/fake_ranks.py" --ranks 3 --dir "$TMP/bar" --steps 150 \
+		--late-rank 2 --late-ms 8 >/dev/null 2>&1
+	start c 100 30 "$BIN view $TMP/coll.json"
+	TM send-keys -t c 8
+	expect "collectives: the Ranks view names the straggler first" c "^straggler rank 2 \\| slowest steps"
+	expect "collectives: its reason above the table" c "^straggler: rank 2 arrives [0-9.]+ ms late at .*all_reduce.*Dataloader"
+	expect "collectives: its row marked" c "rank 2 .*(◀|<) straggler"
+	TM send-keys -t c q
+else
+	skip "collectives in the Ranks view" "no probe or python3"
+fi
+
 # a single trace: no Ranks tab
 start s 120 30 "$BIN view $TMP/r0.json"
 expect "single rank: the view opens" s "Verdict"
