@@ -24,6 +24,21 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 CALLS = 2000
 
 
+def alternate(w, b, runs):
+    """Medians of ns per call of w and of b, in alternating blocks of CALLS."""
+    for _ in range(200):
+        w()
+        b()
+    tw, tb = [], []
+    for _ in range(runs):
+        for f, acc in ((w, tw), (b, tb)):
+            s = time.perf_counter_ns()
+            for _ in range(CALLS):
+                f()
+            acc.append((time.perf_counter_ns() - s) / CALLS)
+    return statistics.median(tw), statistics.median(tb)
+
+
 def child(runs):
     import torch
     import torch.distributed as dist
@@ -39,18 +54,7 @@ def child(runs):
             print("RESULT %s=unwrapped" % name)
             continue
         call = (lambda f: (lambda: f(t))) if name == "all_reduce" else (lambda f: (lambda: f(t, 0)))
-        w, b = call(wrapped), call(bare)
-        for _ in range(200):
-            w()
-            b()
-        tw, tb = [], []
-        for _ in range(runs):
-            for f, acc in ((w, tw), (b, tb)):
-                s = time.perf_counter_ns()
-                for _ in range(CALLS):
-                    f()
-                acc.append((time.perf_counter_ns() - s) / CALLS)
-        out[name] = (statistics.median(tw), statistics.median(tb))
+        out[name] = alternate(call(wrapped), call(bare), runs)
     # the wrapper alone: around a function that does nothing (same signature),
     # the helper's own cost with no gloo thread beside it
     pd = sys.modules.get("proftop_dist")
@@ -58,15 +62,7 @@ def child(runs):
         def noop(tensor, op=None, group=None, async_op=False):
             return None
         wn = pd._wrap("all_reduce", noop, "tensor", 0)
-        w, b = (lambda: wn(t)), (lambda: noop(t))
-        tw, tb = [], []
-        for _ in range(runs):
-            for f, acc in ((w, tw), (b, tb)):
-                s = time.perf_counter_ns()
-                for _ in range(CALLS):
-                    f()
-                acc.append((time.perf_counter_ns() - s) / CALLS)
-        out["no-op"] = (statistics.median(tw), statistics.median(tb))
+        out["no-op"] = alternate(lambda: wn(t), lambda: noop(t), runs)
     dist.destroy_process_group()
     for name, (mw, mb) in out.items():
         print("RESULT %s wrapped=%.0f bare=%.0f added=%.0f ratio=%.3f" % (name, mw, mb, mw - mb, mw / mb))

@@ -12,13 +12,12 @@ and broadcast it entered, "op step t_ns" (time.monotonic_ns(), the clock
 proftop's events carry), so a test can compute the arrival skew from the
 script's own clocks. Ends with "RESULT rank=R steps=N loss=L"."""
 import argparse
-import atexit
 import os
-import sys
 import time
 
 import torch
 import torch.distributed as dist
+from dist_leave import leave
 from torch import nn
 
 
@@ -87,13 +86,7 @@ def main():
     if log:
         log.close()
     print("RESULT rank=%d steps=%d loss=%.9f" % (rank, a.steps, float(loss)), flush=True)
-    dist.barrier()
-    dist.destroy_process_group()
-    # torch 2.x's gloo can abort a rank in the interpreter's teardown (see ddp.py)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    atexit._run_exitfuncs()
-    os._exit(0)
+    leave()
 
 
 if __name__ == "__main__":

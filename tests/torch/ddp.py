@@ -6,13 +6,12 @@ MASTER_PORT (torchrun, or tests/torch/launch2.sh). Rank 1 is slowed by
 
   RESULT rank=R steps=N"""
 import argparse
-import atexit
 import os
-import sys
 import time
 
 import torch
 import torch.distributed as dist
+from dist_leave import leave
 from torch import nn
 
 
@@ -41,18 +40,7 @@ def main():
         loss.backward()
         opt.step()
     print("RESULT rank=%d steps=%d" % (rank, a.steps), flush=True)
-    # leave together: a rank that exits while its peer still tears down
-    # gloo's connections can make the peer's teardown fail
-    dist.barrier()
-    dist.destroy_process_group()
-    # torch 2.x's gloo can still abort a rank in the interpreter's teardown
-    # ("terminate called without an active exception": a C++ thread of its
-    # own still joinable at exit; about 1 run in 10 here, with or without
-    # proftop). The exit handlers run, then the process leaves without it.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    atexit._run_exitfuncs()
-    os._exit(0)
+    leave()
 
 
 if __name__ == "__main__":

@@ -3,13 +3,11 @@ for torchrun: each step loads a batch (rank --slow-rank busy --slow-ms
 more), runs forward, backward (FSDP's all-gathers and reduce-scatters) and
 the optimizer. Ends with "RESULT rank=R steps=N loss=L"."""
 import argparse
-import atexit
-import os
-import sys
 import time
 
 import torch
 import torch.distributed as dist
+from dist_leave import leave
 from torch import nn
 from torch.distributed.fsdp import fully_shard
 
@@ -43,12 +41,7 @@ def main():
         loss.backward()
         opt.step()
     print("RESULT rank=%d steps=%d loss=%.9f" % (rank, a.steps, float(loss)), flush=True)
-    dist.barrier()
-    dist.destroy_process_group()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    atexit._run_exitfuncs()
-    os._exit(0)
+    leave()
 
 
 if __name__ == "__main__":
