@@ -29,7 +29,11 @@
  *                    comm_overlap_low_pct 50 and overlapped share of it below
  *   memcpy_pageable  pageable_share_pct 5    copies from/to pageable host
  *                                            memory (device time) / step, %
- *   straggler        straggler_spread 1.2    slowest rank's step / median
+ *   straggler        straggler_spread 1.2    slowest rank's step / median; or,
+ *                                            with collectives, the rank the others
+ *                                            wait for (colls.h's straggler)
+ *   hang             hang_after_ns 30 s      a collective open this long, with
+ *                                            the ranks missing from it (critical)
  *   step_jitter      jitter_ratio 1.5        p99 / p50 step time, with at
  *                    jitter_min_steps 5      least this many steps and at least
  *                    jitter_min_slow 2       this many at jitter_ratio x p50 or
@@ -83,10 +87,11 @@ enum pt_advice_key {
 	PT_ADV_STEP_JITTER,
 	PT_ADV_DATA_PIPELINE,
 	PT_ADV_RECOMPILE,
+	PT_ADV_HANG,          /* a collective open past hang_after_ns (colls.h) */
 	PT_ADV__COUNT
 };
 /* "input_bound", "gpu_starved", "sync", "comm_bound", "memcpy_pageable",
- * "straggler", "step_jitter", "data_pipeline", "recompile" (stable: JSON keys). */
+ * "straggler", "step_jitter", "data_pipeline", "recompile", "hang" (stable: JSON keys). */
 const char *pt_advice_key_name(enum pt_advice_key k);
 
 enum pt_advice_severity { PT_ADV_WARNING = 1, PT_ADV_CRITICAL = 2 };
@@ -113,6 +118,7 @@ struct pt_advisor_opts {
 	double recompile_step_pct; /* steps that recompiled (torch.compile), of all */
 	unsigned recompile_min;    /* recompiles before the rule speaks */
 	double critical_factor;
+	uint64_t hang_after_ns; /* hang: a collective open this long; 0 = colls.h's 30 s */
 };
 void pt_advisor_opts_init(struct pt_advisor_opts *o);
 

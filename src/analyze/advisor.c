@@ -19,6 +19,7 @@
 
 #include "proftop/advisor.h"
 #include "proftop/agg.h"
+#include "proftop/colls.h"
 #include "proftop/datapipe.h"
 #include "proftop/store.h"
 #include "model/util.h"
@@ -28,7 +29,7 @@
 static const char *const key_names[PT_ADV__COUNT] = {
     "input_bound",     "gpu_starved", "sync",	     "comm_bound",
     "memcpy_pageable", "straggler",   "step_jitter", "data_pipeline",
-    "recompile",
+    "recompile",       "hang",
 };
 
 const char *pt_advice_key_name(enum pt_advice_key k)
@@ -441,9 +442,54 @@ static void rule_pageable(struct ctx *c)
 	    "host. For results read back every step, copy into a preallocated pinned buffer.");
 }
 
+/* With collectives: the rank the others wait for, and the hang (colls.h). */
+static int rule_collectives(struct ctx *c)
+{
+	const struct pt_trace *t = c->t;
+	if (!t || !t->colls.n)
+		return 0;
+	struct pt_coll_stats cs;
+	struct pt_straggler sg;
+	pt_coll_stats_compute(t, 0, t->last_ns, c->o->hang_after_ns, &cs);
+	pt_straggler_find(c->r, &cs, &sg);
+	if (cs.hang.active) {
+		struct pt_advice *a =
+		    emit(c, PT_ADV_HANG, "hang: ranks wait in a collective that others never entered",
+			 cs.hang.since_s, (double)(c->o->hang_after_ns ? c->o->hang_after_ns
+								   : PT_HANG_AFTER_DEFAULT_NS) / 1e9,
+			 "s", 1);
+		char line[PT_ADVICE_TEXT];
+		pt_coll_hang_line(&cs.hang, line, sizeof line);
+		put(a->evidence, "%s", line);
+		put(a->suggestion,
+		    "Look at what the missing ranks are doing (their open ranges above; py-spy dump "
+		    "--pid on each): a rank stuck in its data loading or in a branch the others did not "
+		    "take (an early exit, a different number of batches per rank, a collective inside "
+		    "an if) leaves the others waiting until the process group's timeout. A rank that "
+		    "died leaves them waiting on a dead peer: restart the job.");
+	}
+	int named = 0;
+	if (sg.valid && sg.by_collectives && c->r) {
+		struct pt_advice *a =
+		    emit(c, PT_ADV_STRAGGLER, "straggler rank: one rank holds the others back",
+			 sg.late_ms_avg, 0, "ms", 100 * sg.last_share >= 90);
+		put(a->evidence, "%s", sg.reason);
+		put(a->suggestion,
+		    "Every collective waits for the last rank, so the job runs at its pace: make that "
+		    "rank's longer phase cheaper (its data loading: more workers, faster storage; its "
+		    "compute: host contention, CPU affinity, a throttled GPU), or balance the work "
+		    "between ranks (uneven shards, sequence lengths).");
+		named = 1;
+	}
+	pt_coll_stats_free(&cs);
+	return named;
+}
+
 static void rule_straggler(struct ctx *c)
 {
 	const struct pt_ranks *r = c->r;
+	if (rule_collectives(c))
+		return; /* the collectives named it, with why */
 	if (!r || r->n < 2 || r->spread <= 0.0 || r->median_step_ms <= 0.0)
 		return;
 	double th = c->o->straggler_spread;

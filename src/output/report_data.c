@@ -198,8 +198,11 @@ void pt_report_dp_advice(const struct pt_trace *t, const struct pt_summary *s,
 			 struct pt_advice_list *al)
 {
 	al->n = 0;
+	struct pt_advisor_opts ao;
+	pt_advisor_opts_init(&ao);
+	ao.hang_after_ns = o->hang_after_ns; /* --hang-after */
 	if (!o->no_advice)
-		pt_advise_trace_pre(t, s, o->ranks, -1, NULL, al, dp, o->prescan);
+		pt_advise_trace_pre(t, s, o->ranks, -1, &ao, al, dp, o->prescan);
 	else
 		pt_datapipe_compute(t, s, dp);
 }

@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "proftop/advisor.h"
+#include "proftop/agg.h"
 #include "proftop/chrome.h"
 #include "proftop/coll.h"
 #include "proftop/colls.h"
@@ -204,6 +206,42 @@ static void test_seq_restart(void **state)
 	pt_trace_free(t);
 }
 
+/* The advisor says the hang, critical, with the line. */
+static void test_advice_hang(void **state)
+{
+	(void)state;
+	struct pt_trace *t = two_ranks();
+	call(t, 0, "all_reduce", 0, 10 * MS, 20 * MS, 64, 0);
+	call(t, 1, "all_reduce", 0, 11 * MS, 20 * MS, 64, 0);
+	call(t, 0, "all_reduce", 1, 100 * MS, 0, 64, 0);
+	/* the trace runs on 5 s (a counter sample, as the samplers add) */
+	struct pt_event ev = {5100 * MS, 0, 0, 0, track_of(t, 100), 0, PT_KIND_COUNTER, 0, 0};
+	pt_trace_add(t, &ev);
+	struct pt_summary *s = pt_summarize(t, NULL);
+	struct pt_advisor_opts o;
+	pt_advisor_opts_init(&o);
+	o.hang_after_ns = 2000 * MS;
+	struct pt_advice_list al;
+	pt_advise(t, s, NULL, NULL, &o, &al);
+	int found = 0;
+	for (size_t i = 0; i < al.n; i++)
+		if (al.v[i].key == PT_ADV_HANG) {
+			found = 1;
+			assert_int_equal(al.v[i].severity, PT_ADV_CRITICAL);
+			assert_string_equal(al.v[i].evidence, "rank 0 has waited 5 s in all_reduce #1 "
+							      "(group 0); rank 1 never entered it; "
+							      "nothing recorded from it for 5 s");
+		}
+	assert_true(found);
+	/* the default 30 s: none yet */
+	pt_advisor_opts_init(&o);
+	pt_advise(t, s, NULL, NULL, &o, &al);
+	for (size_t i = 0; i < al.n; i++)
+		assert_int_not_equal(al.v[i].key, PT_ADV_HANG);
+	pt_summary_free(s);
+	pt_trace_free(t);
+}
+
 static void test_rank_list(void **state)
 {
 	(void)state;
@@ -304,7 +342,7 @@ int main(void)
 	    cmocka_unit_test(test_rows),	  cmocka_unit_test(test_match),
 	    cmocka_unit_test(test_hang),	  cmocka_unit_test(test_rank_list),
 	    cmocka_unit_test(test_straggler), cmocka_unit_test(test_export_roundtrip),
-	    cmocka_unit_test(test_seq_restart),
+	    cmocka_unit_test(test_seq_restart), cmocka_unit_test(test_advice_hang),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
