@@ -18,7 +18,10 @@ of its input, its entry and its completion:
   proftop registers at the model's first forward: the hook is torch's own
   default (divide by the group's size, all-reduce the bucket, same results).
   A model that registered a comm hook of its own keeps it; its buckets are
-  then not recorded (one note says so). PROFTOP_DDP_HOOK=0 turns it off.
+  then not recorded (one note says so). A job that registers its hook only
+  after the model's first forward gets torch's "can only be called once"
+  error, and under torch's Join context (uneven inputs) torch divides
+  differently with a hook: PROFTOP_DDP_HOOK=0 turns the hook off.
 
 FSDP (torch 2.x fully_shard) calls all_gather_single (all_gather_into_tensor
 before torch 2.10) and reduce_scatter_single (reduce_scatter_tensor) through
@@ -271,6 +274,11 @@ def _wrap_ddp(ddp):
                     if d.get("_proftop_own_hook") or getattr(self, "_comm_hooks", None):
                         _say("proftop: DistributedDataParallel's gradient all-reduces are not "
                              "recorded: the job registered a comm hook of its own")
+                    elif getattr(self, "process_group", None) is None:
+                        # the group the reducer uses is not known: reducing over
+                        # another one would change the results; no hook
+                        _say("proftop: DistributedDataParallel's gradient all-reduces are not "
+                             "recorded: its process group is not known to this torch")
                     else:
                         # the reducer takes the group it was made with
                         reg_orig = reg if reg is not None else type(self).register_comm_hook
