@@ -47,9 +47,12 @@ for n in $RANKS; do
 	# shellcheck disable=SC2046
 	record "slow$n" $(launch "$n" --steps 12 --slow-rank $slow --slow-ms 30 --clocks "$TMP/clk$n")
 	rc=$?
-	v=$("$PY" - "$TMP/slow$n.rep" "$TMP/clk$n" "$n" "$slow" <<'PYEOF'
+	v=$("$PY" - "$TMP/slow$n.rep" "$TMP/clk$n" "$n" "$slow" 2>&1 <<'PYEOF'
 import json, os, sys
 rep = json.load(open(sys.argv[1]))
+if "rank_summary" not in rep:
+    print("FAIL no rank_summary: ranks %s" % [r.get("name") for r in rep.get("ranks", [])])
+    sys.exit()
 clk, n, slow = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 arr = {}
 for r in range(n):
@@ -81,7 +84,8 @@ PYEOF
 	if [ $rc -eq 0 ] && [ "${v%% *}" = OK ]; then
 		ok "$n ranks, rank $slow slow in its data loading: named with its Dataloader, last at every all_gather, ${v#OK }, each collective once a step"
 	else
-		not_ok "$n ranks, a slow rank" "rc $rc: $v" "$(grep -i -E 'error|Traceback' "$TMP/slow$n.log" | head -n 5)"
+		not_ok "$n ranks, a slow rank" "rc $rc: $(printf '%s' "$v" | tail -n 3)" "$(cat "$TMP/slow$n.out")" \
+			"$(grep -i -E 'error|Traceback' "$TMP/slow$n.log" | head -n 5)"
 	fi
 done
 
