@@ -359,7 +359,7 @@ install: $(BUILD)/proftop $(BUILD)/libproftop.so $(EXAMPLE_BIN)
 
 DEB_PKGS := build-essential pkg-config libcjson-dev zlib1g-dev libncurses-dev libcmocka-dev \
 	tmux procps python3 python3-dev python3-torch python3-torchvision python3-venv clang libclang-rt-14-dev valgrind strace libsimdjson-dev \
-	libmicrohttpd-dev prometheus gdb libcupti-dev
+	libmicrohttpd-dev prometheus gdb libcupti-dev iproute2
 # libcupti-dev (CUPTI 11.8 headers, for the second CUPTI build) is in Debian's
 # non-free component, enabled in debian.sources when it is missing.
 deps:
