@@ -134,6 +134,13 @@ struct pt_straggler {
 	double phase_ms, others_ms; /* per step: its phase, the others' median */
 	char reason[256];       /* one line, escaped */
 };
+/* Of the five phases (ranks.h's order), the one where mine[p] (ms a step)
+ * passes the median of others[i * 5 + p] (i < n ranks) by the most, by a
+ * tenth of step_ms and min_ms at least; its figures in *mine_ms, *med_ms.
+ * -1 when none stands out. pt_phase_text(p): "Dataloader", ... */
+int pt_phase_longer(const double *mine, const double *others, size_t n, double step_ms,
+		    double min_ms, double *mine_ms, double *med_ms);
+const char *pt_phase_text(int p);
 void pt_straggler_find(const struct pt_ranks *r, const struct pt_coll_stats *c,
 		       struct pt_straggler *out);
 

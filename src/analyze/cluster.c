@@ -111,9 +111,6 @@ static int phase_index(const char *p)
 	return -1;
 }
 
-static const char *const phase_text[5] = {"Dataloader", "Forward", "Backward", "Optimization",
-					  "Others"};
-
 /* A lookup by rank number over many rows: sorted by rank first. */
 static struct pt_cluster_rank *find_rank(struct pt_cluster_rank *r, size_t n, int64_t rank)
 {
@@ -244,25 +241,26 @@ int pt_cluster_compute(const struct pt_cluster_sample *const s[PT_CQ__COUNT],
 	if (out->straggler != SIZE_MAX) {
 		struct pt_cluster_rank *sr = &out->r[out->straggler];
 		sr->straggler = 1;
-		/* its phase longer than the others' by the most */
-		int best = -1;
-		double best_x = 0, mine_ms = 0, med_ms = 0;
-		for (int p = 0; p < 5 && sr->step_ms > 0; p++) {
-			size_t m = 0;
-			for (size_t i = 0; i < out->n; i++)
-				if (i != out->straggler && out->r[i].step_ms > 0)
-					v[m++] = out->r[i].phase[p] * out->r[i].step_ms;
-			double med = median(v, m), mine = sr->phase[p] * sr->step_ms;
-			if (m && mine - med > best_x && mine - med >= 0.1 * sr->step_ms) {
-				best_x = mine - med;
-				best = p;
-				mine_ms = mine;
-				med_ms = med;
-			}
+		/* its phase longer than the others' by the most (colls.h) */
+		double mine[5], mine_ms = 0, med_ms = 0;
+		double *oth = pt_xcalloc(out->n * 5, sizeof *oth);
+		size_t m = 0;
+		for (int p = 0; p < 5; p++)
+			mine[p] = sr->phase[p] * sr->step_ms;
+		for (size_t i = 0; i < out->n; i++) {
+			if (i == out->straggler || out->r[i].step_ms <= 0)
+				continue;
+			for (int p = 0; p < 5; p++)
+				oth[m * 5 + p] = out->r[i].phase[p] * out->r[i].step_ms;
+			m++;
 		}
+		int best = sr->step_ms > 0 ? pt_phase_longer(mine, oth, m, sr->step_ms, 0, &mine_ms,
+							      &med_ms)
+					   : -1;
+		free(oth);
 		if (best >= 0)
 			pt_buf_printf(&b, "; its %s takes %.2f ms a step, %.2f ms on the others (median)",
-				      phase_text[best], mine_ms, med_ms);
+				      pt_phase_text(best), mine_ms, med_ms);
 	}
 	snprintf(out->reason, sizeof out->reason, "%s", b.p ? b.p : "");
 	b.len = 0;

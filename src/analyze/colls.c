@@ -521,6 +521,33 @@ static int dbl_cmp(const void *a, const void *b)
 static const char *const phase_text[PT_RANK__PHASES] = {"Dataloader", "Forward", "Backward",
 							 "Optimization", "Others"};
 
+const char *pt_phase_text(int p)
+{
+	return p >= 0 && p < PT_RANK__PHASES ? phase_text[p] : "?";
+}
+
+int pt_phase_longer(const double *mine, const double *others, size_t n, double step_ms,
+		    double min_ms, double *mine_ms, double *med_ms)
+{
+	int best = -1;
+	double best_x = 0, *v = pt_xcalloc(n ? n : 1, sizeof *v);
+	for (int p = 0; p < PT_RANK__PHASES && n; p++) {
+		for (size_t i = 0; i < n; i++)
+			v[i] = others[i * PT_RANK__PHASES + p];
+		qsort(v, n, sizeof *v, dbl_cmp);
+		double med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+		double x = mine[p] - med;
+		if (x > best_x && x >= 0.1 * step_ms && x >= min_ms) {
+			best_x = x;
+			best = p;
+			*mine_ms = mine[p];
+			*med_ms = med;
+		}
+	}
+	free(v);
+	return best;
+}
+
 void pt_straggler_find(const struct pt_ranks *r, const struct pt_coll_stats *c,
 		       struct pt_straggler *out)
 {
@@ -560,27 +587,20 @@ void pt_straggler_find(const struct pt_ranks *r, const struct pt_coll_stats *c,
 	out->rank = s->rank;
 	snprintf(out->name, sizeof out->name, "%s", s->name);
 	/* its phase that is longer than the others' the most */
-	double *oth = pt_xcalloc(r->n, sizeof *oth);
-	double best_x = 0;
-	for (int p = 0; p < PT_RANK__PHASES; p++) {
-		size_t k = 0;
-		for (size_t i = 0; i < r->n; i++)
-			if (i != si && r->r[i].steps)
-				oth[k++] = r->r[i].phase_share[p] * r->r[i].step_avg_ms;
-		if (!k || !s->steps)
+	double mine[PT_RANK__PHASES], *oth = pt_xcalloc(r->n * PT_RANK__PHASES, sizeof *oth);
+	size_t no = 0;
+	for (int p = 0; p < PT_RANK__PHASES; p++)
+		mine[p] = s->phase_share[p] * s->step_avg_ms;
+	for (size_t i = 0; i < r->n; i++) {
+		if (i == si || !r->r[i].steps)
 			continue;
-		qsort(oth, k, sizeof *oth, dbl_cmp);
-		double med = k % 2 ? oth[k / 2] : (oth[k / 2 - 1] + oth[k / 2]) / 2;
-		double mine = s->phase_share[p] * s->step_avg_ms;
-		/* it stands out: a tenth of a step, or a millisecond, past the others */
-		if (mine - med > best_x && mine - med >= 0.1 * s->step_avg_ms &&
-		    mine - med >= 1.0) {
-			best_x = mine - med;
-			out->phase = p;
-			out->phase_ms = mine;
-			out->others_ms = med;
-		}
+		for (int p = 0; p < PT_RANK__PHASES; p++)
+			oth[no * PT_RANK__PHASES + p] = r->r[i].phase_share[p] * r->r[i].step_avg_ms;
+		no++;
 	}
+	if (s->steps)
+		out->phase = pt_phase_longer(mine, oth, no, s->step_avg_ms, 1.0, &out->phase_ms,
+					     &out->others_ms);
 	free(oth);
 	struct pt_buf b = {0};
 	/* the op where its own lateness adds up to the most */
