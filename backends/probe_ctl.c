@@ -33,6 +33,14 @@ PT_EXPORT uint64_t proftop_control(void)
 	return c ? __atomic_load_n(&c->request, __ATOMIC_ACQUIRE) : 0;
 }
 
+PT_EXPORT uint64_t proftop_control_at_step(void)
+{
+	struct pt_shm_ctl *c = ctl();
+	/* the reader stores it before publishing the request (a release CAS),
+	 * which the helper loaded with acquire in proftop_control() */
+	return c ? __atomic_load_n(&G.hdr->ctl_at_step, __ATOMIC_RELAXED) : 0;
+}
+
 PT_EXPORT void proftop_control_caps(uint32_t caps)
 {
 	struct pt_shm_ctl *c = ctl();

@@ -25,7 +25,7 @@
 #define AFTER_LOOK_NS 500000000ull /* the steps after a capture: looked at twice a second */
 
 int pt_session_capture_request(struct pt_session *s, uint32_t steps, uint32_t flags,
-			       uint32_t *seq, char *why, size_t whylen)
+			       uint64_t at_step, uint32_t *seq, char *why, size_t whylen)
 {
 	if (pt_session_failed(s)) {
 		snprintf(why, whylen, "the session's segment is not readable");
@@ -40,7 +40,8 @@ int pt_session_capture_request(struct pt_session *s, uint32_t steps, uint32_t fl
 		snprintf(why, whylen, "process %d is exiting", (int)pt_session_pid(s));
 		return PT_ENOENT;
 	}
-	return pt_shm_ctl_request(h, steps, flags, (int32_t)getpid(), pt_now_ns(), seq, why, whylen);
+	return pt_shm_ctl_request(h, steps, flags, at_step, (int32_t)getpid(), pt_now_ns(), seq, why,
+				  whylen);
 }
 
 int pt_session_capture_cancel(struct pt_session *s, uint32_t seq)

@@ -85,6 +85,7 @@ def _bind(lib):
         "proftop_reader_attached": (ctypes.c_int, []),
         # the control word: deep capture on demand (proftop_capture.py)
         "proftop_control": (u64, []),
+        "proftop_control_at_step": (u64, []),
         "proftop_control_caps": (vp, [u32]),
         "proftop_control_answer": (vp, [u32, u32, u32, cp]),
         "proftop_capture_report": (vp, [u64] * 7 + [ctypes.c_int32, u32]),

@@ -8,7 +8,10 @@ at each step boundary of a thread; this module:
 
 - reads the request word (one call into the probe per step; nothing else
   happens while no request is new and no capture runs);
-- starts torch.profiler at the next step boundary (CPU activity, input
+- starts torch.profiler at the next step boundary, or, when the request
+  names a step (PT_SHM_CTL_AT_STEP: proftop asks every rank of a job for
+  the same steps), at the boundary where that step begins; a rank already
+  past it refuses with the step it is at (CPU activity, input
   shapes, FLOPs of the ops torch has formulas for), records the marker
   "proftop/sync#<seq>" inside the profiler between two readings of the
   session clock (again while the bracket is wider than 20 us: the thread
@@ -49,6 +52,7 @@ import threading
 _ACCEPTED, _RUNNING, _WRITING, _DONE, _FAILED, _CANCELLED = 1, 2, 3, 4, 5, 6
 _CAP_CAPTURE, _CAP_KINETO, _CAP_CUDA = 0x1, 0x2, 0x4
 _CTL_CANCEL = 0x2
+_CTL_AT_STEP = 0x4
 MAX_STEPS = 1000
 _SYNC_NS = 20000   # a marker bracket this tight is kept
 _SYNC_TRIES = 8
@@ -60,6 +64,7 @@ _cap = None        # the capture in progress (one per process)
 _last_file = None  # the previous capture's file (removed when the next starts)
 _writer = None     # the thread writing the last capture
 _started = 0       # the last request taken up
+_pending = None    # (seq, steps, flags, step) of a request waiting for its step
 _lock = threading.Lock()
 
 
@@ -391,10 +396,18 @@ def _drop(c, state, msg):
     _answer(c.seq, state, c.done, msg)
 
 
+def _at_step(w, flags):
+    """The step a request names (0: the next boundary)."""
+    if not flags & _CTL_AT_STEP:
+        return 0
+    f = getattr(_lib, "proftop_control_at_step", None)
+    return int(f()) if f is not None else 0
+
+
 def boundary(ts, nsteps=0):
     """At a step boundary of ts's thread, after its step was recorded;
     nsteps: the steps recorded so far (the number of the one beginning)."""
-    global _seen, _started
+    global _seen, _started, _pending
     w = _lib.proftop_control()
     c = _cap
     if c is not None and c.owner is ts:
@@ -409,10 +422,18 @@ def boundary(ts, nsteps=0):
             c.done += 1
             _answer(c.seq, _RUNNING, c.done)
     if w == _seen:
+        p = _pending
+        if p is not None and nsteps >= p[3] and _cap is None:
+            with _lock:
+                _pending = None
+                _started = p[0]
+                _begin(p[0], p[1], p[2], ts, nsteps)
         return
     seq, flags, steps = w >> 32, (w >> 16) & 0xffff, w & 0xffff
     if not seq or flags & _CTL_CANCEL:
         _seen = w
+        if _pending is not None and _pending[0] == seq:
+            _pending = None
         if _cap is None and seq and flags & _CTL_CANCEL and seq != _started:
             _answer(seq, _CANCELLED, 0, "cancelled before it started")
         return
@@ -422,6 +443,18 @@ def boundary(ts, nsteps=0):
             # waits (not marked seen) and starts at a boundary after it
             return
         _seen = w
+        at = _at_step(w, flags)
+        if at and nsteps > at:
+            _started = seq
+            _answer(seq, _FAILED, 0, "step %d had begun already: this rank is at step %d"
+                    % (at, nsteps))
+            return
+        if at and nsteps < at:
+            # the same steps on every rank: wait for the one asked for
+            _pending = (seq, steps, flags, at)
+            _answer(seq, _ACCEPTED, 0, "waiting for step %d (now at step %d)" % (at, nsteps))
+            return
+        _pending = None
         _started = seq
         _begin(seq, steps, flags, ts, nsteps)
 
@@ -429,6 +462,10 @@ def boundary(ts, nsteps=0):
 def at_exit():
     """The job is exiting: a capture in progress is cancelled, nothing kept;
     one being written is finished first (30 s at most)."""
+    global _pending
+    p, _pending = _pending, None
+    if p is not None:
+        _answer(p[0], _CANCELLED, 0, "the job exited before step %d" % p[3])
     w = _writer
     if w is not None and w.is_alive():
         w.join(30.0)

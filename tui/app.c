@@ -212,6 +212,15 @@ static int capture_line(struct tui_app *a, char *buf, size_t len, int *bad)
 		a->capture_seen_ns = a->now_ns;
 	}
 	const struct pt_capture *c = &l->v[l->n - 1];
+	const struct pt_capture_group *g = c->group ? pt_capture_group_latest(a->t) : NULL;
+	if (g && g->id == c->group) { /* the same steps on every rank: one line for all */
+		int over = pt_capture_group_over(a->t, g);
+		if (over && a->now_ns - a->capture_seen_ns > CAPTURE_SHOW_NS)
+			return 0;
+		*bad = over && !g->saved[0];
+		pt_capture_group_describe(a->t, g, buf, len, 1);
+		return 1;
+	}
 	int active = c->state == PT_CAPTURE_ASKED || c->state == PT_CAPTURE_RUNNING ||
 		     c->state == PT_CAPTURE_WRITING;
 	if (!active && a->now_ns - a->capture_seen_ns > CAPTURE_SHOW_NS)
@@ -535,8 +544,12 @@ int tui_app_key(struct tui_app *a, int key)
 			tui_app_message(a, "T: the job has ended: nothing to capture");
 		} else {
 			a->capture_req = a->o.capture_steps ? a->o.capture_steps : 5;
-			tui_app_message(a, "asking the job for a capture of its next %u steps...",
-					a->capture_req);
+			if (tui_nranks(a) > 1)
+				tui_app_message(a, "asking every rank for a capture of the same %u "
+						   "steps...", a->capture_req);
+			else
+				tui_app_message(a, "asking the job for a capture of its next %u "
+						   "steps...", a->capture_req);
 		}
 		break;
 	case TUI_ACT_BASELINE:

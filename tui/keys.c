@@ -99,7 +99,8 @@ const struct tui_binding tui_bindings[] = {
 	 "Export"},
 	{TUI_ACT_CAPTURE, 0, TUI_VM_ALL, K('T'),
 	 "capture the next steps (5, or --capture-steps N) with torch.profiler (a PyTorch job "
-	 "under proftop): every aten op, nested here; saved to ./proftop-capture-*.json",
+	 "under proftop): every aten op, nested here; saved to ./proftop-capture-*.json (several "
+	 "ranks: the same steps on each, saved together in ./proftop-capture-steps-A-B/)",
 	 NULL},
 	{TUI_ACT_PAUSE, 0, TUI_VM_ALL, K('p'), "pause the view (data keeps coming)", "Pause"},
 	{TUI_ACT_BASELINE, 0, TUI_VM_ALL, K('B'),

@@ -55,12 +55,32 @@ struct pt_capture {
 	char msg[256];           /* the helper's line, or why merging failed (raw: escape it) */
 	char saved[512];         /* where this proftop saved it as a Chrome trace, "" if not */
 	int save_failed;
+	/* A capture of the same steps on every rank (key T on a job of several
+	 * ranks, --capture-on-straggler): the group this proftop asked for it
+	 * in (0: none) and the job's step it starts at (-1: the next boundary). */
+	uint32_t group;
+	int64_t at_step;
+};
+
+/* A group of captures asked for together: one per rank, the same steps. */
+struct pt_capture_group {
+	uint32_t id;
+	int64_t at_step;         /* the job's first step captured on every rank */
+	uint32_t steps;
+	uint32_t asked;          /* ranks asked (refusals included) */
+	uint64_t asked_ns;       /* CLOCK_MONOTONIC */
+	char why[160];           /* what asked for it ("key T", "rank 3's step ..."), raw */
+	char saved[512];         /* the folder this proftop saved it in, "" if not */
+	int save_failed;
+	char save_err[200];
 };
 
 struct pt_capture_list {
 	struct pt_capture *v;
 	uint32_t n, cap;
 	uint32_t gen;            /* bumps on every change (faces redraw) */
+	struct pt_capture_group *groups; /* the newest CAPTURE_GROUPS_KEEP, oldest first */
+	uint32_t ngroups, next_group;
 };
 
 /* The capture (pid, seq), created when create is set (NULL otherwise). */
@@ -69,6 +89,32 @@ struct pt_capture *pt_capture_get(struct pt_trace *t, int64_t pid, uint32_t seq,
 const struct pt_capture *pt_capture_latest(const struct pt_trace *t);
 /* Records a request proftop did not make (why: one line). */
 void pt_capture_refused(struct pt_trace *t, int64_t pid, const char *why);
+/*
+ * Captures of the same steps on every rank. pt_capture_group_new starts a
+ * group (at_step: the job's step the captures start at; why: a few words
+ * on what asked) and returns it; pt_capture_group_add puts capture (pid,
+ * seq) in it (created as asked for) or, with seq 0, a rank that refused
+ * (why). pt_capture_group_get: NULL when the group is no longer kept.
+ * pt_capture_group_over: 1 once every member is final (merged, failed,
+ * cancelled or refused). pt_capture_group_latest: the newest group, NULL
+ * when none.
+ */
+struct pt_capture_group *pt_capture_group_new(struct pt_trace *t, int64_t at_step,
+					      uint32_t steps, const char *why);
+void pt_capture_group_add(struct pt_trace *t, struct pt_capture_group *g, int64_t pid,
+			  uint32_t seq, const char *why);
+struct pt_capture_group *pt_capture_group_get(struct pt_trace *t, uint32_t id);
+const struct pt_capture_group *pt_capture_group_latest(const struct pt_trace *t);
+int pt_capture_group_over(const struct pt_trace *t, const struct pt_capture_group *g);
+/*
+ * One line for a group, e.g. "capture of steps 120-124 on 4 ranks: 2
+ * running, 2 waiting for step 120" or, once saved, "capture of steps
+ * 120-124 on 4 ranks: saved proftop-capture-steps-120-124/, step time x1.42
+ * (12.1 ms vs 8.5 ms before, medians of the ranks); rank 2 failed: ...".
+ * brief: the folder's last part only. Raw text from the jobs is escaped.
+ */
+void pt_capture_group_describe(const struct pt_trace *t, const struct pt_capture_group *g,
+			       char *buf, size_t len, int brief);
 void pt_capture_list_free(struct pt_capture_list *l);
 /* Marks a change (the faces look at gen). */
 void pt_capture_touch(struct pt_trace *t);
@@ -111,6 +157,18 @@ void pt_capture_cost(struct pt_trace *t, struct pt_capture *c, int full);
  */
 int pt_capture_save(struct pt_trace *t, struct pt_capture *c, const char *path, const char *dir,
 		    char *err, size_t errlen);
+/*
+ * Saves a group's merged captures together, in a new folder
+ * dir/proftop-capture-steps-A-B (dir NULL: the current directory; -2, -3,
+ * ... when taken): rank-R.json per rank (its own process, its captured
+ * steps; `proftop merge` joins these, from several nodes too, lining their
+ * clocks up on the common steps) and all-ranks.json (every rank of this
+ * trace in one file, from the first rank's captured steps to the last's).
+ * Each file is written whole and renamed. Sets g->saved and each member's
+ * saved, or g->save_failed with the reason in err. 0 or PT_E*.
+ */
+int pt_capture_group_save(struct pt_trace *t, struct pt_capture_group *g, const char *dir,
+			  char *err, size_t errlen);
 /*
  * One line for the screen or the terminal, e.g.
  *   "capture #1 (pid 123): 5 steps, 4810 events merged; steps 12.1 ms

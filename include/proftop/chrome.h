@@ -51,6 +51,8 @@ struct pt_export_opts {
 	int force;                       /* overwrite an existing file */
 	const struct pt_summary *summary;/* optional: embedded as "proftop" metadata */
 	uint64_t t0_ns, t1_ns;           /* window on event start; t1_ns 0 = no limit */
+	int64_t only_pid;                /* one process's tracks only, as its rank's file
+	                                    (distributedInfo gives its rank); 0 = every one */
 	const char *other_json;          /* optional: more otherData members, raw JSON text
 	                                    ("\"k\":v,..."; proftop merge's clock offsets) */
 };

@@ -87,7 +87,9 @@ PROFTOP_API int proftop_reader_attached(void);
  *
  * proftop_control() is what a reader asked for: 0 when nothing, else
  * PT_SHM_CTL_REQ(seq, flags, steps) (one atomic load: call it once per
- * step). proftop_control_caps() says what the helper can do (PT_SHM_CAP_*).
+ * step); with PT_SHM_CTL_AT_STEP in flags, proftop_control_at_step() is
+ * the job's number of the step to start at (read it after the request
+ * word; 0 when none). proftop_control_caps() says what the helper can do (PT_SHM_CAP_*).
  * proftop_control_answer() publishes the helper's state for request seq
  * (PT_SHM_CTL_* states, steps finished so far) with an optional one-line
  * msg (copied; NULL keeps the last one). proftop_capture_report() stores a
@@ -102,6 +104,7 @@ PROFTOP_API int proftop_reader_attached(void);
  * 0 otherwise (only then may another tool subscribe to CUPTI).
  */
 PROFTOP_API uint64_t proftop_control(void);
+PROFTOP_API uint64_t proftop_control_at_step(void);
 PROFTOP_API void proftop_control_caps(uint32_t caps);
 PROFTOP_API void proftop_control_answer(uint32_t seq, uint32_t state, uint32_t steps_done,
 					const char *msg);

@@ -105,13 +105,15 @@ void pt_session_describe(const struct pt_session *s, char *buf, size_t len);
  * every capture asked for after it attached, in t's capture list
  * (capture.h), and merges each finished one into t.
  * pt_session_capture_request asks the job's Python helper for a capture of
- * the next `steps` steps, as this process: 0 with *seq, or PT_E* with one
- * line in why (no helper, one already running, the job exiting).
+ * the next `steps` steps (at_step > 0: of the steps from the job's step
+ * number at_step on, for the same steps on every rank), as this process: 0
+ * with *seq, or PT_E* with one line in why (no helper, one already running,
+ * the job exiting).
  * pt_session_capture_cancel withdraws it (PT_ENOENT when it is over).
  * pt_session_capture_file: where the job writes capture seq's trace.
  */
 int pt_session_capture_request(struct pt_session *s, uint32_t steps, uint32_t flags,
-			       uint32_t *seq, char *why, size_t whylen);
+			       uint64_t at_step, uint32_t *seq, char *why, size_t whylen);
 int pt_session_capture_cancel(struct pt_session *s, uint32_t seq);
 int pt_session_capture_file(const struct pt_session *s, uint32_t seq, char *buf, size_t len);
 

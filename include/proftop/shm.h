@@ -124,6 +124,8 @@ struct pt_shm_reader {
 /* request flags */
 #define PT_SHM_CTL_STACKS 0x1u /* record Python stacks too (with_stack) */
 #define PT_SHM_CTL_CANCEL 0x2u /* the reader withdrew request seq */
+#define PT_SHM_CTL_AT_STEP 0x4u /* start at the job's step ctl_at_step (header), not the
+				   next boundary: the same steps on every rank of a job */
 
 /* the helper's states */
 enum pt_shm_ctl_state {
@@ -224,6 +226,12 @@ struct pt_shm_header {
 	 * Written by the helper, relaxed. */
 	uint64_t helper_cost_ps;
 	uint64_t helper_calls;
+
+	/* Added within ABI 2 (older readers leave it 0, older helpers ignore
+	 * it): with PT_SHM_CTL_AT_STEP in the request, the job's number of the
+	 * first step to capture (its helper counts steps from 0). Written by the
+	 * reader before it publishes the request, as asked_ns is. */
+	uint64_t ctl_at_step;
 };
 
 /* One open range of a ring's thread (struct pt_shm_ring.open). */
@@ -346,7 +354,9 @@ uint64_t pt_shm_readers_max_cursor(const struct pt_shm_header *h, const struct p
  * holds (state loaded first, then the rest, then state again; retried a few
  * times while the helper writes).
  * pt_shm_ctl_request: asks for a capture of steps steps (1 ..
- * PT_SHM_CTL_MAX_STEPS) with flags, as reader pid `me` at now_ns
+ * PT_SHM_CTL_MAX_STEPS) with flags, starting at the job's step at_step
+ * (0: at the next step boundary; else PT_SHM_CTL_AT_STEP is set and a
+ * helper that is past that step refuses), as reader pid `me` at now_ns
  * (CLOCK_MONOTONIC). Returns 0 with *seq, or a PT_E* code with one line in
  * why: PT_ENOTAVAIL (no helper answers in this process), PT_EEXIST (a
  * capture is asked for or running: its number and progress are said),
@@ -356,8 +366,9 @@ uint64_t pt_shm_readers_max_cursor(const struct pt_shm_header *h, const struct p
  * finished it (the helper stops at its next step boundary, keeps nothing).
  */
 void pt_shm_ctl_read(const struct pt_shm_header *h, struct pt_shm_ctl *out);
-int pt_shm_ctl_request(struct pt_shm_header *h, uint32_t steps, uint32_t flags, int32_t me,
-		       uint64_t now_ns, uint32_t *seq, char *why, size_t whylen);
+int pt_shm_ctl_request(struct pt_shm_header *h, uint32_t steps, uint32_t flags,
+		       uint64_t at_step, int32_t me, uint64_t now_ns, uint32_t *seq, char *why,
+		       size_t whylen);
 int pt_shm_ctl_cancel(struct pt_shm_header *h, uint32_t seq);
 /* "waiting for a step boundary", "running", ...: a state's words. */
 const char *pt_shm_ctl_state_name(uint32_t state);

@@ -167,7 +167,7 @@ int cli_capture(int argc, char **argv)
 	struct pt_session *s = pt_backend_session_of(b);
 	uint32_t seq = 0;
 	char why[300];
-	if (pt_session_capture_request(s, (uint32_t)steps, 0, &seq, why, sizeof why) != 0) {
+	if (pt_session_capture_request(s, (uint32_t)steps, 0, 0, &seq, why, sizeof why) != 0) {
 		pt_escape_term(esc, sizeof esc, why, strlen(why), 0, 0);
 		rc = cli_fail("pid %llu: %s", (unsigned long long)pid, esc);
 		goto out;

@@ -218,6 +218,19 @@ int cli_write_trace_rescue(struct pt_trace *t, const char *path);
 	"                       waiting and those missing (default 30)\n"
 /* 0, or CLI_USAGE after the error. */
 int cli_opt_hang_after(const char *arg, uint64_t *ns);
+/* --capture-on-straggler[=K] of run and record (live_opts.h): a capture of
+ * the same steps on every rank, once, when a rank's step takes K times the
+ * ranks' median (default 2). */
+#define CLI_OPT_CAPTURE_STRAGGLER 362
+#define CLI_STRAGGLER_LONGOPT                                                                \
+	{"capture-on-straggler", optional_argument, NULL, CLI_OPT_CAPTURE_STRAGGLER}
+#define CLI_STRAGGLER_HELP                                                                   \
+	"      --capture-on-straggler[=K]  in a job of several ranks, once a rank's step\n"   \
+	"                       takes K times the median of the ranks' recent steps\n"       \
+	"                       (default 2), capture the same steps on every rank\n"         \
+	"                       (as key T) into ./proftop-capture-steps-A-B/\n"
+/* 0 with *k, or CLI_USAGE after the error (arg NULL: the default). */
+int cli_opt_capture_straggler(const char *arg, double *k);
 #define CLI_EVERY_LONGOPT {"every", required_argument, NULL, CLI_OPT_EVERY}
 #define CLI_EVERY_HELP                                                                       \
 	"      --every SECS    print one line of figures every SECS (10s, 1m; implies\n"        \

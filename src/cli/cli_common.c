@@ -345,6 +345,21 @@ int cli_baseline_load(const char *path, const struct cli_load_opts *lo, struct p
 	return cli_load_side(path, &all, out);
 }
 
+int cli_opt_capture_straggler(const char *arg, double *k)
+{
+	if (!arg) {
+		*k = 2.0;
+		return 0;
+	}
+	char *end;
+	double v = strtod(arg, &end);
+	if (end == arg || *end || !(v >= 1.1) || v > 1000)
+		return cli_usage_error("--capture-on-straggler: '%s' is not a factor from 1.1 to 1000",
+				       arg);
+	*k = v;
+	return 0;
+}
+
 int cli_opt_hang_after(const char *arg, uint64_t *ns)
 {
 	if (cli_parse_secs(arg, ns))

@@ -31,6 +31,7 @@
 #include "proftop/chrome.h"
 #include "proftop/error.h"
 #include "proftop/session.h"
+#include "proftop/shm.h"
 #include "proftop/store.h"
 #include "model/safefile.h"
 #include "model/util.h"
@@ -62,6 +63,8 @@ void cli_usage_record(FILE *f)
 	      "                       shares, dropped events, over the steps since the last\n"
 	      "                       line\n"
 	      CLI_HANG_HELP
+	      CLI_STRAGGLER_HELP
+	      "      --capture-steps N  the steps --capture-on-straggler captures (default 5)\n"
 	      "      --torch-ops      also aten operators in a PyTorch job (CUDA builds of\n"
 	      "                       torch; see docs/python.md)\n"
 	      "      --inject         with -p: a Python process with no session (not started\n"
@@ -88,6 +91,8 @@ enum { OPT_FAIL_IF = 330, OPT_TORCH_OPS };
 static uint64_t rec_every_ns; /* --every */
 static int rec_inject;        /* --inject */
 static uint64_t rec_hang_ns;  /* --hang-after */
+static double rec_straggler;  /* --capture-on-straggler */
+static uint32_t rec_capture_steps; /* --capture-steps */
 
 /* --fail-if, parsed before anything starts; evaluated on the recorded trace. */
 static struct pt_gate *rec_gate;
@@ -123,6 +128,8 @@ int cli_record(int argc, char **argv)
 		{"torch-ops", no_argument, NULL, OPT_TORCH_OPS},
 		CLI_EVERY_LONGOPT,
 		CLI_HANG_LONGOPT,
+		CLI_STRAGGLER_LONGOPT,
+		CLI_CAPTURE_LONGOPT,
 		CLI_INJECT_LONGOPT,
 		CLI_ANOMALY_LONGOPTS,
 		{NULL, 0, NULL, 0},
@@ -187,6 +194,20 @@ int cli_record(int argc, char **argv)
 		case OPT_TORCH_OPS:
 			setenv("PROFTOP_TORCH_OPS", "1", 1); /* the child inherits it */
 			break;
+		case CLI_OPT_CAPTURE_STRAGGLER:
+			if ((rc = cli_opt_capture_straggler(optarg, &rec_straggler)))
+				goto out;
+			break;
+		case CLI_OPT_CAPTURE_STEPS: {
+			uint64_t n;
+			if (cli_parse_count(optarg, PT_SHM_CTL_MAX_STEPS, &n) || n == 0) {
+				rc = cli_usage_error("--capture-steps takes 1 to %u",
+						     PT_SHM_CTL_MAX_STEPS);
+				goto out;
+			}
+			rec_capture_steps = (uint32_t)n;
+			break;
+		}
 		case CLI_OPT_INJECT:
 			rec_inject = 1;
 			break;
@@ -245,6 +266,12 @@ static int record(int argc, char **argv, const char *out, const char *log, uint6
 	lo.out = stdout;
 	lo.hang_after_ns = rec_hang_ns;
 	lo.hang_out = stderr;
+	lo.capture_on_straggler = rec_straggler;
+	lo.capture_steps = rec_capture_steps;
+	if (rec_straggler > 0) {
+		lo.capture_save = 1;
+		lo.capture_out = stderr;
+	}
 	if (all) {
 		int32_t *live = NULL;
 		size_t nlive = 0;

@@ -49,6 +49,7 @@ void cli_usage_run(FILE *f)
 	      CLI_BASELINE_HELP
 	      CLI_SCREEN_HELP
 	      CLI_CAPTURE_HELP
+	      CLI_STRAGGLER_HELP
 	      CLI_END_HELP
 	      "  -h, --help          show this help\n"
 	      "\n"
@@ -75,6 +76,7 @@ int cli_run(int argc, char **argv)
 		CLI_EVERY_LONGOPT,
 		CLI_SCREEN_LONGOPTS,
 		CLI_CAPTURE_LONGOPT,
+		CLI_STRAGGLER_LONGOPT,
 		CLI_END_LONGOPT,
 		CLI_ANOMALY_LONGOPTS,
 		{NULL, 0, NULL, 0},
@@ -86,6 +88,7 @@ int cli_run(int argc, char **argv)
 	struct pt_diff_side *base = NULL;
 	int rc;
 	int no_screen = 0, kill_on_quit = 0, full = 0, c;
+	double straggler_k = 0;
 	struct cli_screen scr = {0};
 	struct cli_load_opts lopt;
 	cli_load_opts_init(&lopt);
@@ -128,6 +131,10 @@ int cli_run(int argc, char **argv)
 			break;
 		case OPT_FULL:
 			full = 1;
+			break;
+		case CLI_OPT_CAPTURE_STRAGGLER:
+			if ((rc = cli_opt_capture_straggler(optarg, &straggler_k)))
+				return rc;
 			break;
 		case OPT_KILL_ON_QUIT:
 			kill_on_quit = 1;
@@ -176,6 +183,12 @@ int cli_run(int argc, char **argv)
 	lo.refresh_ns = refresh_ns;
 	lo.every_ns = every_ns;
 	lo.out = stdout;
+	lo.capture_on_straggler = straggler_k;
+	lo.capture_steps = scr.o.capture_steps;
+	if (straggler_k > 0) { /* saved here; said on stderr unless the screen says it */
+		lo.capture_save = 1;
+		lo.capture_out = tty && !no_screen ? NULL : stderr;
+	}
 	if (tty && !no_screen) { /* the full-screen UI; the final summary follows it */
 		scr.o.refresh_ns = delay_given ? refresh_ns : TUI_AUTO_REFRESH_NS;
 		scr.o.refresh_auto = !delay_given;

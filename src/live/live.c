@@ -41,6 +41,7 @@
 #include <time.h>
 
 #include "live/live.h"
+#include "live/live_capture.h"
 #include "live/live_hang.h"
 #include "live/live_multi.h"
 #include "proftop/agg.h"
@@ -230,39 +231,6 @@ static struct pt_backend *open_nvml(const struct pt_backend_ops *ops, int32_t pi
 	return b;
 }
 
-/* The screen asked for a deep capture: every open session's helper is asked. */
-static void ask_capture(struct pt_trace *t, struct pt_backend *sess, struct live_multi *multi,
-			uint32_t steps)
-{
-	char why[300];
-	int32_t pid = 0;
-	if (multi) {
-		if (live_multi_capture(multi, steps, &pid, why, sizeof why) == 0)
-			pt_capture_refused(t, pid, why);
-		return;
-	}
-	struct pt_session *s = sess ? pt_backend_session_of(sess) : NULL;
-	uint32_t seq;
-	if (!s)
-		pt_capture_refused(t, 0, "the job's session is not open yet; press T once steps show");
-	else if (pt_session_capture_request(s, steps, 0, &seq, why, sizeof why) != 0)
-		pt_capture_refused(t, pt_session_header(s)->pid, why);
-}
-
-/* Saves the merged captures this proftop asked for (once each). */
-static void save_captures(struct pt_trace *t, const struct pt_live_opts *o)
-{
-	struct pt_capture_list *l = t->captures;
-	for (uint32_t i = 0; l && i < l->n; i++) {
-		struct pt_capture *c = &l->v[i];
-		if (c->state != PT_CAPTURE_MERGED || !c->mine || c->saved[0] || c->save_failed)
-			continue;
-		char err[200];
-		if (pt_capture_save(t, c, NULL, o->capture_dir, err, sizeof err) != 0)
-			snprintf(c->msg, sizeof c->msg, "not saved: %s", err);
-	}
-}
-
 /*
  * Faults the store's next arenas in on a thread of its own: a fresh 2 MiB
  * arena can take milliseconds to fault in (in a VM whose host took the
@@ -353,6 +321,8 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 	uint64_t next_hang = t0; /* next look for a hang (once a second) */
 	sig_atomic_t sigs_seen = sig_count;
 	int ended = 0;
+	struct live_captures caps;
+	memset(&caps, 0, sizeof caps);
 	memset(res, 0, sizeof *res);
 	struct prefaulter pf;
 	prefaulter_start(&pf, t->store);
@@ -447,8 +417,7 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 			pt_live_hang_check(t, o, res, now);
 			next_hang = now + 1000000000ull;
 		}
-		if (o->capture_save && t->captures)
-			save_captures(t, o);
+		live_captures_poll(&caps, t, o, multi, now);
 		if (o->child ? res->child_done : ended)
 			break;
 		if (sig_count != sigs_seen) {
@@ -497,7 +466,7 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 				kill(o->child, SIGINT);
 			}
 			if (o->ctl && o->ctl->capture_steps) {
-				ask_capture(t, sess, multi, o->ctl->capture_steps);
+				live_captures_ask(&caps, t, sess, multi, o->ctl->capture_steps, "key T");
 				o->ctl->capture_steps = 0;
 			}
 		} else if (wait) {
@@ -513,6 +482,7 @@ int pt_live_run(struct pt_trace *t, const struct pt_live_opts *o, struct pt_live
 		sess->ops->close(sess); /* detaches: the probe goes back to flight recording */
 	if (proc)
 		proc->ops->close(proc);
+	live_captures_end(&caps, t, o);
 	live_multi_free(multi, res);
 	pt_agg_live_free(print_sum);
 	pt_ranks_live_free(print_ranks);

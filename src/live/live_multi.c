@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "live/live_multi.h"
+#include "proftop/capture.h"
 #include "proftop/error.h"
 #include "proftop/session.h"
 #include "proftop/shm.h"
@@ -488,8 +489,17 @@ void live_multi_free(struct live_multi *m, struct pt_live_result *res)
 	free(m);
 }
 
-size_t live_multi_capture(struct live_multi *m, uint32_t steps, int32_t *first_pid, char *why,
-			  size_t whylen)
+size_t live_multi_open_pids(const struct live_multi *m, int32_t *out, size_t max)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < m->n && k < max; i++)
+		if (m->v[i].state == ENTRY_OPEN && pt_backend_session_of(m->v[i].sess))
+			out[k++] = m->v[i].pid;
+	return k;
+}
+
+size_t live_multi_capture(struct live_multi *m, uint32_t steps, int64_t at_step,
+			  struct pt_capture_group *g, int32_t *first_pid, char *why, size_t whylen)
 {
 	size_t ok = 0;
 	why[0] = 0;
@@ -501,11 +511,18 @@ size_t live_multi_capture(struct live_multi *m, uint32_t steps, int32_t *first_p
 			continue;
 		char w[300];
 		uint32_t seq;
-		if (pt_session_capture_request(s, steps, 0, &seq, w, sizeof w) == 0) {
+		if (pt_session_capture_request(s, steps, 0, at_step > 0 ? (uint64_t)at_step : 0, &seq,
+					       w, sizeof w) == 0) {
 			ok++;
-		} else if (!why[0]) {
-			snprintf(why, whylen, "%s", w);
-			*first_pid = e->pid;
+			if (g)
+				pt_capture_group_add(m->t, g, e->pid, seq, NULL);
+		} else {
+			if (g)
+				pt_capture_group_add(m->t, g, e->pid, 0, w);
+			if (!why[0]) {
+				snprintf(why, whylen, "%s", w);
+				*first_pid = e->pid;
+			}
 		}
 		if (!*first_pid)
 			*first_pid = e->pid;

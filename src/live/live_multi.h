@@ -41,9 +41,15 @@ int32_t live_multi_first_pid(const struct live_multi *m);
 int live_multi_done(struct live_multi *m, uint64_t now_ns, struct pt_live_result *res);
 /* The launched child has exited: a last scan, open and drain of everything. */
 void live_multi_final(struct live_multi *m, uint64_t now_ns, struct pt_live_result *res);
-/* Asks every open session's helper for a deep capture of `steps` steps;
- * returns how many accepted, with the first refusal's reason in why. */
-size_t live_multi_capture(struct live_multi *m, uint32_t steps, int32_t *first_pid, char *why,
+/* The pids of the open sessions (at most max), in the order found. */
+size_t live_multi_open_pids(const struct live_multi *m, int32_t *out, size_t max);
+/* Asks every open session's helper for a deep capture of `steps` steps
+ * (at_step > 0: from the job's step at_step on, the same steps on every
+ * rank); returns how many accepted, with the first refusal's reason in
+ * why. With g, each session asked (or refusing) joins the group. */
+struct pt_capture_group;
+size_t live_multi_capture(struct live_multi *m, uint32_t steps, int64_t at_step,
+			  struct pt_capture_group *g, int32_t *first_pid, char *why,
 			  size_t whylen);
 /* Closes everything; res->sessions becomes NULL. */
 void live_multi_free(struct live_multi *m, struct pt_live_result *res);

@@ -114,6 +114,14 @@ struct pt_live_opts {
 	struct pt_live_ctl *ctl;
 	int capture_save;
 	const char *capture_dir;
+	/* --capture-on-straggler K (0: off): once, when the newest step of a
+	 * rank of a job of two or more takes K times the median of the ranks'
+	 * recent steps, every rank captures the same capture_steps steps
+	 * (0: 5), saved with capture_save; what happens is said on
+	 * capture_out (NULL: nowhere). */
+	double capture_on_straggler;
+	uint32_t capture_steps;
+	FILE *capture_out;
 	/* The hang (colls.h), looked for once a second: a collective open for
 	 * hang_after_ns (0: PT_HANG_AFTER_DEFAULT_NS) is said in res->hang and,
 	 * with hang_out, once on hang_out ("proftop: hang: ..."), with a line

@@ -14,7 +14,8 @@
 #include "proftop/error.h"
 #include "model/util.h"
 
-#define CAPTURE_KEEP 32u /* captures remembered per trace */
+#define CAPTURE_KEEP 256u /* captures remembered per trace (a group has one per rank) */
+#define CAPTURE_GROUPS_KEEP 8u /* groups remembered per trace */
 
 static struct pt_capture_list *list_of(struct pt_trace *t)
 {
@@ -41,7 +42,7 @@ static struct pt_capture *append(struct pt_trace *t)
 	}
 	struct pt_capture *c = &l->v[l->n++];
 	memset(c, 0, sizeof *c);
-	c->first_step = c->last_step = c->job_first_step = -1;
+	c->first_step = c->last_step = c->job_first_step = c->at_step = -1;
 	l->gen++;
 	return c;
 }
@@ -76,11 +77,88 @@ void pt_capture_refused(struct pt_trace *t, int64_t pid, const char *why)
 	snprintf(c->msg, sizeof c->msg, "%s", why);
 }
 
+struct pt_capture_group *pt_capture_group_new(struct pt_trace *t, int64_t at_step,
+					      uint32_t steps, const char *why)
+{
+	struct pt_capture_list *l = list_of(t);
+	if (!l->groups)
+		l->groups = pt_xcalloc(CAPTURE_GROUPS_KEEP, sizeof *l->groups);
+	if (l->ngroups == CAPTURE_GROUPS_KEEP) { /* forget the oldest */
+		memmove(l->groups, l->groups + 1, (l->ngroups - 1) * sizeof *l->groups);
+		l->ngroups--;
+	}
+	struct pt_capture_group *g = &l->groups[l->ngroups++];
+	memset(g, 0, sizeof *g);
+	g->id = ++l->next_group;
+	g->at_step = at_step;
+	g->steps = steps;
+	g->asked_ns = pt_now_ns();
+	snprintf(g->why, sizeof g->why, "%s", why ? why : "");
+	l->gen++;
+	return g;
+}
+
+void pt_capture_group_add(struct pt_trace *t, struct pt_capture_group *g, int64_t pid,
+			  uint32_t seq, const char *why)
+{
+	struct pt_capture *c;
+	if (seq) {
+		c = pt_capture_get(t, pid, seq, 1);
+		c->steps = g->steps;
+		c->mine = 1;
+		if (!c->asked_ns)
+			c->asked_ns = g->asked_ns;
+	} else {
+		pt_capture_refused(t, pid, why ? why : "");
+		c = &t->captures->v[t->captures->n - 1];
+	}
+	c->group = g->id;
+	c->at_step = g->at_step;
+	g->asked++;
+	t->captures->gen++;
+}
+
+struct pt_capture_group *pt_capture_group_get(struct pt_trace *t, uint32_t id)
+{
+	struct pt_capture_list *l = t->captures;
+	for (uint32_t i = 0; l && id && i < l->ngroups; i++)
+		if (l->groups[i].id == id)
+			return &l->groups[i];
+	return NULL;
+}
+
+const struct pt_capture_group *pt_capture_group_latest(const struct pt_trace *t)
+{
+	const struct pt_capture_list *l = t->captures;
+	return l && l->ngroups ? &l->groups[l->ngroups - 1] : NULL;
+}
+
+static int final(const struct pt_capture *c)
+{
+	return c->state == PT_CAPTURE_MERGED || c->state == PT_CAPTURE_FAILED ||
+	       c->state == PT_CAPTURE_CANCELLED || c->state == PT_CAPTURE_REFUSED;
+}
+
+int pt_capture_group_over(const struct pt_trace *t, const struct pt_capture_group *g)
+{
+	const struct pt_capture_list *l = t->captures;
+	uint32_t members = 0;
+	for (uint32_t i = 0; l && i < l->n; i++) {
+		if (l->v[i].group != g->id)
+			continue;
+		members++;
+		if (!final(&l->v[i]))
+			return 0;
+	}
+	return members > 0;
+}
+
 void pt_capture_list_free(struct pt_capture_list *l)
 {
 	if (!l)
 		return;
 	free(l->v);
+	free(l->groups);
 	free(l);
 }
 
@@ -296,6 +374,124 @@ void pt_capture_describe(const struct pt_capture *c, char *buf, size_t len, int 
 		break;
 	}
 out:
+	snprintf(buf, len, "%.*s", (int)b.len, b.p ? b.p : "");
+	pt_buf_free(&b);
+}
+
+/* ---- a group's line ---- */
+
+static void who(struct pt_buf *b, const struct pt_trace *t, int64_t pid)
+{
+	const struct pt_proc *p = pt_trace_proc(t, pid);
+	if (p && p->rank >= 0)
+		pt_buf_printf(b, "rank %lld", (long long)p->rank);
+	else
+		pt_buf_printf(b, "pid %lld", (long long)pid);
+}
+
+void pt_capture_group_describe(const struct pt_trace *t, const struct pt_capture_group *g,
+			       char *buf, size_t len, int brief)
+{
+	const struct pt_capture_list *l = t->captures;
+	struct pt_buf b = {0};
+	uint32_t n[PT_CAPTURE_REFUSED + 1] = {0}, members = 0;
+	const struct pt_capture *bad = NULL;
+	uint64_t during[CAPTURE_KEEP], before[CAPTURE_KEEP], after[CAPTURE_KEEP];
+	size_t nd = 0, nb = 0, na = 0;
+	for (uint32_t i = 0; l && i < l->n; i++) {
+		const struct pt_capture *c = &l->v[i];
+		if (c->group != g->id)
+			continue;
+		members++;
+		n[c->state <= PT_CAPTURE_REFUSED ? c->state : PT_CAPTURE_FAILED]++;
+		if (!bad && (c->state == PT_CAPTURE_FAILED || c->state == PT_CAPTURE_CANCELLED ||
+			     c->state == PT_CAPTURE_REFUSED))
+			bad = c;
+		if (c->state == PT_CAPTURE_MERGED && c->during_n && c->before_n) {
+			during[nd++] = c->during_ns;
+			before[nb++] = c->before_ns;
+			if (c->after_n)
+				after[na++] = c->after_ns;
+		}
+	}
+	pt_buf_printf(&b, "capture of steps ");
+	if (g->at_step >= 0)
+		pt_buf_printf(&b, "%lld-%lld", (long long)g->at_step,
+			      (long long)(g->at_step + g->steps - 1));
+	else
+		pt_buf_printf(&b, "(next %u)", g->steps);
+	pt_buf_printf(&b, " on %u ranks: ", members);
+	if (!pt_capture_group_over(t, g)) {
+		const char *sep = "";
+		if (n[PT_CAPTURE_ASKED]) {
+			pt_buf_printf(&b, "%u waiting for step %lld", n[PT_CAPTURE_ASKED],
+				      (long long)g->at_step);
+			sep = ", ";
+		}
+		if (n[PT_CAPTURE_RUNNING]) {
+			pt_buf_printf(&b, "%s%u running", sep, n[PT_CAPTURE_RUNNING]);
+			sep = ", ";
+		}
+		if (n[PT_CAPTURE_WRITING]) {
+			pt_buf_printf(&b, "%s%u writing", sep, n[PT_CAPTURE_WRITING]);
+			sep = ", ";
+		}
+		if (n[PT_CAPTURE_MERGED]) {
+			pt_buf_printf(&b, "%s%u merged", sep, n[PT_CAPTURE_MERGED]);
+			sep = ", ";
+		}
+		uint32_t nbad = n[PT_CAPTURE_FAILED] + n[PT_CAPTURE_CANCELLED] + n[PT_CAPTURE_REFUSED];
+		if (nbad)
+			pt_buf_printf(&b, "%s%u not captured", sep, nbad);
+	} else if (g->saved[0]) {
+		const char *dir = g->saved;
+		if (brief) {
+			const char *s = strrchr(dir, '/');
+			dir = s ? s + 1 : dir;
+		}
+		char sv[600];
+		pt_escape_term(sv, sizeof sv, dir, strlen(dir), 0, 0);
+		pt_buf_printf(&b, "saved %s/", sv);
+		if (n[PT_CAPTURE_MERGED] != members)
+			pt_buf_printf(&b, " (%u of %u ranks)", n[PT_CAPTURE_MERGED], members);
+		if (nd) {
+			uint64_t d = median(during, nd), bf = median(before, nb);
+			pt_buf_printf(&b, ", step time x%.2f (", bf ? (double)d / (double)bf : 0.0);
+			ms(&b, d);
+			pt_buf_printf(&b, " vs ");
+			ms(&b, bf);
+			pt_buf_printf(&b, " before");
+			if (na) {
+				pt_buf_printf(&b, ", ");
+				ms(&b, median(after, na));
+				pt_buf_printf(&b, " after");
+			}
+			pt_buf_printf(&b, ", medians of the ranks)");
+		}
+	} else if (g->save_failed) {
+		char esc[300];
+		pt_escape_term(esc, sizeof esc, g->save_err, strnlen(g->save_err, sizeof g->save_err),
+			       0, 0);
+		pt_buf_printf(&b, "%u merged, not saved: %s", n[PT_CAPTURE_MERGED], esc);
+	} else {
+		pt_buf_printf(&b, "%u of %u merged", n[PT_CAPTURE_MERGED], members);
+	}
+	if (bad) {
+		char esc[300];
+		pt_escape_term(esc, sizeof esc, bad->msg, strnlen(bad->msg, sizeof bad->msg), 0, 0);
+		pt_buf_printf(&b, "; ");
+		who(&b, t, bad->pid);
+		pt_buf_printf(&b, " %s: %s",
+			      bad->state == PT_CAPTURE_CANCELLED ? "cancelled"
+			      : bad->state == PT_CAPTURE_REFUSED ? "not asked"
+								  : "failed",
+			      esc);
+	}
+	if (!brief && g->why[0]) {
+		char esc[300];
+		pt_escape_term(esc, sizeof esc, g->why, strnlen(g->why, sizeof g->why), 0, 0);
+		pt_buf_printf(&b, " (asked: %s)", esc);
+	}
 	snprintf(buf, len, "%.*s", (int)b.len, b.p ? b.p : "");
 	pt_buf_free(&b);
 }

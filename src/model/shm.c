@@ -243,8 +243,9 @@ static int ctl_final(uint32_t st)
 	return st == PT_SHM_CTL_DONE || st == PT_SHM_CTL_FAILED || st == PT_SHM_CTL_CANCELLED;
 }
 
-int pt_shm_ctl_request(struct pt_shm_header *h, uint32_t steps, uint32_t flags, int32_t me,
-		       uint64_t now_ns, uint32_t *seq, char *why, size_t whylen)
+int pt_shm_ctl_request(struct pt_shm_header *h, uint32_t steps, uint32_t flags,
+		       uint64_t at_step, int32_t me, uint64_t now_ns, uint32_t *seq, char *why,
+		       size_t whylen)
 {
 	struct pt_shm_ctl *c = &h->ctl;
 	if (steps < 1 || steps > PT_SHM_CTL_MAX_STEPS) {
@@ -286,7 +287,10 @@ int pt_shm_ctl_request(struct pt_shm_header *h, uint32_t steps, uint32_t flags, 
 		next = 1;
 	__atomic_store_n(&c->asked_ns, now_ns, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->requester, me, __ATOMIC_RELAXED);
-	uint64_t want = PT_SHM_CTL_REQ(next, flags & PT_SHM_CTL_STACKS, steps);
+	__atomic_store_n(&h->ctl_at_step, at_step, __ATOMIC_RELAXED);
+	if (at_step)
+		flags |= PT_SHM_CTL_AT_STEP;
+	uint64_t want = PT_SHM_CTL_REQ(next, flags & (PT_SHM_CTL_STACKS | PT_SHM_CTL_AT_STEP), steps);
 	if (!__atomic_compare_exchange_n(&c->request, &req, want, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE)) {
 		snprintf(why, whylen, "another reader asked for capture #%u just now",

@@ -185,8 +185,15 @@ struct exporter {
 	struct track_fmt *tf;
 	struct launch_map launches;
 	uint64_t t0_ns, t1_ns;
+	int64_t only_pid; /* 0: every process */
 	int first; /* no record written yet (comma handling) */
 };
+
+/* A track of the process the export is for (every track without only_pid). */
+static inline int track_kept(const struct exporter *x, const struct pt_track *tr)
+{
+	return !x->only_pid || (!tr->key.pid_str && tr->key.pid == x->only_pid);
+}
 
 static inline void rec_sep(struct exporter *x)
 {
@@ -361,7 +368,9 @@ static int in_window(const struct exporter *x, const struct pt_event *ev)
 static int collect_launch(void *ctx, struct pt_event *ev)
 {
 	struct exporter *x = ctx;
-	if (ev->kind != PT_KIND_CUDA_RUNTIME || !ev->corr || !in_window(x, ev))
+	if (ev->kind != PT_KIND_CUDA_RUNTIME || !ev->corr || !in_window(x, ev) ||
+	    (x->only_pid && (ev->track_id >= x->t->ntracks ||
+			     !track_kept(x, &x->t->tracks[ev->track_id]))))
 		return 0;
 	struct launch *l = lmap_slot(&x->launches, ev->corr, 1);
 	if (l->set) { /* two launches share the id (merged processes): no arrow */
@@ -422,14 +431,16 @@ static void write_process_names(struct exporter *x)
 	struct pt_trace *t = x->t;
 	char tmp[64];
 	uint32_t *idx = pt_xmalloc((size_t)(t->ntracks ? t->ntracks : 1) * sizeof *idx);
+	uint32_t ntr = 0;
 	for (uint32_t i = 0; i < t->ntracks; i++)
-		idx[i] = i;
-	qsort_r(idx, t->ntracks, sizeof *idx, proc_cmp, t);
-	for (uint32_t a = 0; a < t->ntracks;) {
+		if (track_kept(x, &t->tracks[i]))
+			idx[ntr++] = i;
+	qsort_r(idx, ntr, sizeof *idx, proc_cmp, t);
+	for (uint32_t a = 0; a < ntr;) {
 		const struct pt_track *tr = &t->tracks[idx[a]];
 		uint32_t b = a, plabel = 0;
 		int32_t dev = -1;
-		for (; b < t->ntracks && same_process(&t->tracks[idx[b]], tr); b++) {
+		for (; b < ntr && same_process(&t->tracks[idx[b]], tr); b++) {
 			const struct pt_track *o = &t->tracks[idx[b]];
 			if (!plabel)
 				plabel = o->process_label;
@@ -476,6 +487,8 @@ static void write_metadata(struct exporter *x)
 	write_process_names(x);
 	for (uint32_t i = 0; i < t->ntracks; i++) {
 		const struct pt_track *tr = &t->tracks[i];
+		if (!track_kept(x, tr))
+			continue;
 		if (tr->label) {
 			write_meta_name(x, "thread_name", &x->tf[i], 1, pt_trace_str(t, tr->label),
 					pt_strtab_len(t->strings, tr->label));
@@ -501,6 +514,8 @@ static void write_events(struct exporter *x)
 	if (ntr > t->ntracks)
 		ntr = t->ntracks;
 	for (uint32_t tr = 0; tr < ntr && !x->w.err; tr++) {
+		if (!track_kept(x, &t->tracks[tr]))
+			continue;
 		struct pt_store_iter it;
 		pt_store_iter_init(&it, t->store, tr, x->t0_ns, x->t1_ns ? x->t1_ns : UINT64_MAX);
 		struct pt_event *ev;
@@ -519,14 +534,17 @@ static void write_events(struct exporter *x)
 }
 
 /* The process table (ranks of a merged trace) as otherData "ranks". */
-static void write_procs(struct pt_buf *b, const struct pt_trace *t)
+static void write_procs(struct pt_buf *b, const struct pt_trace *t, int64_t only_pid)
 {
 	if (!t->nprocs)
 		return;
 	pt_buf_put(b, ",\"ranks\":[", 10);
+	int n = 0;
 	for (uint32_t i = 0; i < t->nprocs; i++) {
 		const struct pt_proc *p = &t->procs[i];
-		pt_buf_printf(b, "%s{\"pid\":%" PRId64 ",\"rank\":%" PRId64, i ? "," : "", p->pid,
+		if (only_pid && p->pid != only_pid)
+			continue;
+		pt_buf_printf(b, "%s{\"pid\":%" PRId64 ",\"rank\":%" PRId64, n++ ? "," : "", p->pid,
 			      p->rank);
 		if (p->host) {
 			pt_buf_put(b, ",\"host\":", 8);
@@ -547,12 +565,18 @@ static void write_head(struct exporter *x, const struct pt_export_opts *o)
 	struct pt_trace *t = x->t;
 	struct pt_buf b = {0};
 	pt_buf_put(&b, "{\"displayTimeUnit\":\"ms\",", 24);
-	if (t->rank >= 0 || t->world_size >= 0) {
+	/* one process of several (a rank's file): its own rank */
+	int64_t rank = t->rank;
+	if (x->only_pid) {
+		const struct pt_proc *p = pt_trace_proc(t, x->only_pid);
+		rank = p ? p->rank : -1;
+	}
+	if (rank >= 0 || t->world_size >= 0) {
 		pt_buf_put(&b, "\"distributedInfo\":{", 19);
-		if (t->rank >= 0)
-			pt_buf_printf(&b, "\"rank\":%" PRId64, t->rank);
+		if (rank >= 0)
+			pt_buf_printf(&b, "\"rank\":%" PRId64, rank);
 		if (t->world_size >= 0)
-			pt_buf_printf(&b, "%s\"world_size\":%" PRId64, t->rank >= 0 ? "," : "",
+			pt_buf_printf(&b, "%s\"world_size\":%" PRId64, rank >= 0 ? "," : "",
 				      t->world_size);
 		pt_buf_put(&b, "},", 2);
 	}
@@ -576,11 +600,11 @@ static void write_head(struct exporter *x, const struct pt_export_opts *o)
 			      t->warnings[w]);
 	}
 	pt_buf_putc(&b, '}');
-	if (t->rank >= 0)
-		pt_buf_printf(&b, ",\"rank\":%" PRId64, t->rank);
+	if (rank >= 0)
+		pt_buf_printf(&b, ",\"rank\":%" PRId64, rank);
 	if (t->world_size >= 0)
 		pt_buf_printf(&b, ",\"world_size\":%" PRId64, t->world_size);
-	write_procs(&b, t);
+	write_procs(&b, t, x->only_pid);
 	if (t->probe_ns_per_event > 0) /* the overhead figure's measured cost */
 		pt_buf_printf(&b, ",\"probe_ns_per_event\":%.3f", t->probe_ns_per_event);
 	if (t->helper_ns_per_call > 0 && t->helper_calls) /* the Python helper's, beside it */
@@ -611,7 +635,8 @@ static void write_colls(struct exporter *x, struct pt_buf *b)
 	for (size_t i = 0; i < c->n; i++) {
 		const struct pt_coll *r = &c->v[i];
 		uint64_t end = r->end_ns ? r->end_ns : UINT64_MAX;
-		if (r->track >= t->ntracks || end < x->t0_ns || (x->t1_ns && r->start_ns >= x->t1_ns))
+		if (r->track >= t->ntracks || end < x->t0_ns || (x->t1_ns && r->start_ns >= x->t1_ns) ||
+		    !track_kept(x, &t->tracks[r->track]))
 			continue;
 		const struct pt_track *tr = &t->tracks[r->track];
 		pt_buf_put(b, first ? "\n[" : ",\n[", first ? 2 : 3);
@@ -682,6 +707,7 @@ int pt_chrome_export(struct pt_trace *t, const char *path, const struct pt_expor
 	x.first = 1;
 	x.t0_ns = o ? o->t0_ns : 0;
 	x.t1_ns = o ? o->t1_ns : 0;
+	x.only_pid = o ? o->only_pid : 0;
 	x.tf = pt_xcalloc(t->ntracks ? t->ntracks : 1, sizeof *x.tf);
 	for (uint32_t i = 0; i < t->ntracks; i++)
 		track_fmt_init(&x.tf[i], t, &t->tracks[i]);

@@ -35,10 +35,12 @@ PYDIR = os.path.join(ROOT, "python")
 
 CTL_C = r"""
 #include <stdlib.h>
-static uint64_t req;
+static uint64_t req, at_step;
 static int gpu;
 uint64_t proftop_control(void) { return __atomic_load_n(&req, __ATOMIC_ACQUIRE); }
+uint64_t proftop_control_at_step(void) { return __atomic_load_n(&at_step, __ATOMIC_RELAXED); }
 void fake_set_request(uint64_t w) { __atomic_store_n(&req, w, __ATOMIC_RELEASE); }
+void fake_set_at_step(uint64_t s) { __atomic_store_n(&at_step, s, __ATOMIC_RELAXED); }
 void fake_set_gpu(int g) { gpu = g; }
 void proftop_control_caps(uint32_t c) { logf_("caps %u\n", c); }
 void proftop_control_answer(uint32_t seq, uint32_t st, uint32_t done, const char *msg)
@@ -68,10 +70,14 @@ import proftop, proftop_auto
 _fake = ctypes.CDLL(os.environ["PROFTOP_LIB"])
 _fake.fake_take.restype = ctypes.c_char_p
 _fake.fake_set_request.argtypes = [ctypes.c_uint64]
+_fake.fake_set_at_step.argtypes = [ctypes.c_uint64]
 status = proftop_auto.install(torch)
 def take():
     return [l for l in _fake.fake_take().decode().splitlines()]
-def ask(seq, steps, flags=0):
+def ask(seq, steps, flags=0, at=0):
+    _fake.fake_set_at_step(at)
+    if at:
+        flags |= 4  # PT_SHM_CTL_AT_STEP
     _fake.fake_set_request((seq << 32) | (flags << 16) | steps)
 def done(**extra):
     proftop_auto._at_exit()
@@ -252,6 +258,62 @@ class Capture(unittest.TestCase):
             self.assertEqual(c["tid"], res["tid"])
         self.assertFalse(any(n.startswith("ProfilerStep#") for n in names if n))
         test_auto.balanced(self, log)
+
+    def test_capture_at_a_step(self):
+        # every rank is asked for the same steps: the helper waits for the
+        # step named, answering that it waits, and captures from it on
+        res = self.run_scenario("""
+            train(2)
+            ask(1, 2, at=6)
+            train(10)
+            done()
+        """)
+        log = res["log"]
+        a = answers(log)
+        waiting = [x for x in a if x[2] == 1]
+        self.assertEqual(len(waiting), 1, log)
+        self.assertIn("waiting for step 6 (now at step 2)", waiting[0][4])
+        run0 = [x for x in a if x[2] == 2 and x[3] == 0]
+        self.assertEqual(len(run0), 1, log)
+        # four steps recorded between the answer and the start: 2, 3, 4, 5
+        between = [i for i in span_lines(log) if waiting[0][0] < i < run0[0][0]]
+        self.assertEqual(len(between), 4, log)
+        rep = [ln for ln in log if ln.startswith("report ")][0].split()
+        self.assertEqual(int(rep[6]), 6, "the first captured step is the one asked for")
+        self.assertEqual([x[1] for x in a if x[2] == 4], [1])
+
+    def test_capture_at_a_step_passed_or_cancelled(self):
+        res = self.run_scenario("""
+            train(5)
+            ask(1, 2, at=3)
+            train(2)
+            ask(2, 2, at=100)
+            train(2)
+            ask(2, 2, flags=2, at=100)  # withdrawn while it waits
+            train(3)
+            done()
+        """)
+        a = answers(res["log"])
+        failed = [x for x in a if x[2] == 5]
+        self.assertEqual(len(failed), 1, res["log"])
+        self.assertEqual(failed[0][1], 1)
+        self.assertIn("step 3 had begun already: this rank is at step 5", failed[0][4])
+        cancelled = [x for x in a if x[2] == 6]
+        self.assertEqual([x[1] for x in cancelled], [2], res["log"])
+        self.assertIn("cancelled before it started", cancelled[0][4])
+        self.assertFalse(any(x[2] == 2 for x in a), "nothing ran")
+        self.assertEqual(self.files(), [])
+
+    def test_exit_while_waiting_for_the_step(self):
+        res = self.run_scenario("""
+            train(2)
+            ask(1, 2, at=50)
+            train(3)
+            done()
+        """)
+        cancelled = [x for x in answers(res["log"]) if x[2] == 6]
+        self.assertEqual(len(cancelled), 1, res["log"])
+        self.assertIn("the job exited before step 50", cancelled[0][4])
 
     def test_cancel_while_running(self):
         res = self.run_scenario("""

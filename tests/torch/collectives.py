@@ -1,8 +1,9 @@
 """DistributedDataParallel with gloo on the CPU (no proftop import), for
 torchrun: each step loads a batch, runs an all_gather and a broadcast of its
 own, then DDP's forward and backward (its bucketed all-reduce) and the
-optimizer. One rank can be made slow (a busy loop in its data loading,
---slow-rank / --slow-ms) or made to hang before a step's collectives
+optimizer. Every rank's data loading can take --data-ms (a sleep). One rank
+can be made slow (a busy loop in its data loading, --slow-rank / --slow-ms,
+from step --slow-from on) or made to hang before a step's collectives
 (--hang-rank / --hang-at / --hang-s: it sleeps in its data loading). Under torch 1.13, whose
 torchrun does not start on Python 3.11, launch2.sh (SCRIPT=collectives.py)
 starts two ranks.
@@ -32,7 +33,9 @@ class Data(torch.utils.data.Dataset):
         a = self.a
         step = i // a.batch
         if i % a.batch == 0:
-            if self.rank == a.slow_rank and a.slow_ms > 0:
+            if a.data_ms > 0:
+                time.sleep(a.data_ms / 1000.0)
+            if self.rank == a.slow_rank and a.slow_ms > 0 and step >= a.slow_from:
                 end = time.monotonic() + a.slow_ms / 1000.0
                 while time.monotonic() < end:
                     pass
@@ -50,6 +53,8 @@ def main():
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--slow-rank", type=int, default=-1)
     ap.add_argument("--slow-ms", type=float, default=0.0)
+    ap.add_argument("--slow-from", type=int, default=0)
+    ap.add_argument("--data-ms", type=float, default=0.0)
     ap.add_argument("--hang-rank", type=int, default=-1)
     ap.add_argument("--hang-at", type=int, default=-1)
     ap.add_argument("--hang-s", type=float, default=0.0)

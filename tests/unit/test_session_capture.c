@@ -98,7 +98,7 @@ static void test_capture_file_hostile(void **state)
 		char why[300], path[600], real[700];
 		uint32_t seq = 0;
 		g.h->ctl.caps = PT_SHM_CAP_CAPTURE;
-		assert_int_equal(pt_session_capture_request(s, 3, 0, &seq, why, sizeof why), 0);
+		assert_int_equal(pt_session_capture_request(s, 3, 0, 0, &seq, why, sizeof why), 0);
 		assert_non_null(follow(s, t, &f, seq, 0));
 		assert_int_equal(pt_session_capture_file(s, seq, path, sizeof path), 0);
 		pid_t holder = -1;
@@ -167,17 +167,17 @@ static void test_capture_protocol(void **state)
 	char why[300];
 	uint32_t seq = 0;
 	/* no helper answers: refused, and why */
-	assert_int_equal(pt_session_capture_request(s, 3, 0, &seq, why, sizeof why), PT_ENOTAVAIL);
+	assert_int_equal(pt_session_capture_request(s, 3, 0, 0, &seq, why, sizeof why), PT_ENOTAVAIL);
 	assert_non_null(strstr(why, "no PyTorch helper"));
 	assert_null(follow(s, t, &f, 1, 0));
 	g.h->ctl.caps = PT_SHM_CAP_CAPTURE;
-	assert_int_equal(pt_session_capture_request(s, 0, 0, &seq, why, sizeof why), PT_EINVAL);
-	assert_int_equal(pt_session_capture_request(s, 3, 0, &seq, why, sizeof why), 0);
+	assert_int_equal(pt_session_capture_request(s, 0, 0, 0, &seq, why, sizeof why), PT_EINVAL);
+	assert_int_equal(pt_session_capture_request(s, 3, 0, 0, &seq, why, sizeof why), 0);
 	assert_int_equal(seq, 1);
 	assert_int_equal(PT_SHM_CTL_REQ_STEPS(g.h->ctl.request), 3);
 	assert_int_equal(g.h->ctl.requester, getpid());
 	/* asked, not answered: a second request is refused (this reader lives) */
-	assert_int_equal(pt_session_capture_request(s, 3, 0, &seq, why, sizeof why), PT_EEXIST);
+	assert_int_equal(pt_session_capture_request(s, 3, 0, 0, &seq, why, sizeof why), PT_EEXIST);
 	assert_non_null(strstr(why, "capture #1 was asked for"));
 	struct pt_capture *c = follow(s, t, &f, 1, 0);
 	assert_non_null(c);
@@ -186,7 +186,7 @@ static void test_capture_protocol(void **state)
 	/* running */
 	answer(&g, 1, PT_SHM_CTL_RUNNING, 1, NULL);
 	assert_int_equal(follow(s, t, &f, 1, 0)->state, PT_CAPTURE_RUNNING);
-	assert_int_equal(pt_session_capture_request(s, 3, 0, &seq, why, sizeof why), PT_EEXIST);
+	assert_int_equal(pt_session_capture_request(s, 3, 0, 0, &seq, why, sizeof why), PT_EEXIST);
 	assert_non_null(strstr(why, "capture #1 is running (1 of 3 steps)"));
 	/* the captured steps 3..6 ms, the module op in the 5th, steps after */
 	for (int i = 4; i <= 9; i++)
@@ -293,14 +293,14 @@ static void test_capture_protocol(void **state)
 	pt_session_close(s3);
 	g.h->ctl.t0_ns = 4000000;
 	/* over: the next request gets #2; a cancel shows as such */
-	assert_int_equal(pt_session_capture_request(s, 2, 0, &seq, why, sizeof why), 0);
+	assert_int_equal(pt_session_capture_request(s, 2, 0, 0, &seq, why, sizeof why), 0);
 	assert_int_equal(seq, 2);
 	assert_int_equal(pt_session_capture_cancel(s, 2), 0);
 	assert_int_equal(pt_session_capture_cancel(s, 2), PT_ENOENT);
 	c = follow(s, t, &f, 2, 0);
 	assert_int_equal(c->state, PT_CAPTURE_CANCELLED);
 	/* the helper's own failure, with its reason */
-	assert_int_equal(pt_session_capture_request(s, 2, 0, &seq, why, sizeof why), 0);
+	assert_int_equal(pt_session_capture_request(s, 2, 0, 0, &seq, why, sizeof why), 0);
 	answer(&g, 3, PT_SHM_CTL_FAILED, 0, "torch.profiler could not start: \x1b[31mboom");
 	c = follow(s, t, &f, 3, 0);
 	assert_int_equal(c->state, PT_CAPTURE_FAILED);
@@ -308,7 +308,7 @@ static void test_capture_protocol(void **state)
 	assert_non_null(strstr(line, "failed: torch.profiler could not start"));
 	assert_null(strchr(line, '\x1b')); /* escaped for the terminal */
 	/* times that cannot be right: refused, nothing merged */
-	assert_int_equal(pt_session_capture_request(s, 2, 0, &seq, why, sizeof why), 0);
+	assert_int_equal(pt_session_capture_request(s, 2, 0, 0, &seq, why, sizeof why), 0);
 	g.h->ctl.sync_lo_ns = 4004000;
 	g.h->ctl.sync_hi_ns = 4000000;
 	uint64_t before = t->events_seen;
@@ -318,7 +318,7 @@ static void test_capture_protocol(void **state)
 	assert_non_null(strstr(c->msg, "inconsistent"));
 	assert_int_equal(t->events_seen, before);
 	/* a file without the marker: refused with the reason */
-	assert_int_equal(pt_session_capture_request(s, 2, 0, &seq, why, sizeof why), 0);
+	assert_int_equal(pt_session_capture_request(s, 2, 0, 0, &seq, why, sizeof why), 0);
 	g.h->ctl.sync_lo_ns = 4000000;
 	g.h->ctl.sync_hi_ns = 4004000;
 	assert_int_equal(pt_session_capture_file(s, 5, path, sizeof path), 0);
@@ -330,11 +330,11 @@ static void test_capture_protocol(void **state)
 	assert_non_null(strstr(c->msg, "no marker proftop/sync#5"));
 	unlink(path);
 	/* a request the job never reaches, then the job exits */
-	assert_int_equal(pt_session_capture_request(s, 2, 0, &seq, why, sizeof why), 0);
+	assert_int_equal(pt_session_capture_request(s, 2, 0, 0, &seq, why, sizeof why), 0);
 	assert_int_equal(follow(s, t, &f, 6, 0)->state, PT_CAPTURE_ASKED);
 	assert_int_equal(follow(s, t, &f, 6, 1)->state, PT_CAPTURE_CANCELLED);
 	g.h->state = PT_SHM_EXITED;
-	assert_int_equal(pt_session_capture_request(s, 2, 0, &seq, why, sizeof why), PT_ENOENT);
+	assert_int_equal(pt_session_capture_request(s, 2, 0, 0, &seq, why, sizeof why), PT_ENOENT);
 	assert_non_null(strstr(why, "exit"));
 	g.h->state = PT_SHM_RUNNING;
 	/* a reader that attaches while a capture is asked for (or runs)
@@ -382,7 +382,7 @@ static void test_capture_steps_after_done(void **state)
 	char why[300], path[600];
 	uint32_t seq = 0;
 	g.h->ctl.caps = PT_SHM_CAP_CAPTURE;
-	assert_int_equal(pt_session_capture_request(s, 3, 0, &seq, why, sizeof why), 0);
+	assert_int_equal(pt_session_capture_request(s, 3, 0, 0, &seq, why, sizeof why), 0);
 	follow(s, t, &f, seq, 0);
 	answer(&g, seq, PT_SHM_CTL_RUNNING, 1, NULL);
 	follow(s, t, &f, seq, 0);
@@ -445,7 +445,7 @@ static void test_capture_links_kernels(void **state)
 	g.h->ctl.caps = PT_SHM_CAP_CAPTURE;
 	char why[300], path[600];
 	uint32_t seq;
-	assert_int_equal(pt_session_capture_request(s, 2, 0, &seq, why, sizeof why), 0);
+	assert_int_equal(pt_session_capture_request(s, 2, 0, 0, &seq, why, sizeof why), 0);
 	follow(s, t, &f, 1, 0);
 	/* torch's trace, CPU only: the marker at 1000 us of its clock, an
 	 * aten::mm from 1050 to 1250 us around the launch (4.1 ms session) */
