@@ -177,8 +177,9 @@ static inline void instant(const char *name, uint8_t kind, uint64_t arg)
 }
 
 /* One collective record and its group record, both or neither (coll.h). */
-static void coll_emit(uint32_t op_id, uint32_t group_id, uint64_t seq, uint64_t start_ns,
-		      uint64_t bytes, uint32_t group_size, uint32_t flags, uint8_t done)
+static void coll_emit(uint32_t op_id, uint32_t group_id, uint64_t seq, uint64_t time_ns,
+		      uint64_t start_ns, uint64_t bytes, uint32_t group_size, uint32_t flags,
+		      uint8_t done)
 {
 	SELF_OR(t, pt_probe_count_noring());
 	uint64_t now = pt_clock_now(&t->clk);
@@ -188,7 +189,9 @@ static void coll_emit(uint32_t op_id, uint32_t group_id, uint64_t seq, uint64_t 
 		pt_probe_count_dropped(t);
 		return;
 	}
-	pt_probe_emit(t, now, now, seq, bytes, valid_id(op_id), PT_SHM_REC_COLL, done,
+	if (!time_ns)
+		time_ns = now;
+	pt_probe_emit(t, now, time_ns, seq, bytes, valid_id(op_id), PT_SHM_REC_COLL, done,
 		      (uint16_t)(flags & 0xffffu));
 	pt_probe_emit(t, now, done ? start_ns : 0, group_size, 0, valid_id(group_id),
 		      PT_SHM_REC_COLL_GROUP, 0, 0);
@@ -197,14 +200,22 @@ static void coll_emit(uint32_t op_id, uint32_t group_id, uint64_t seq, uint64_t 
 PT_EXPORT void proftop_coll_enter(uint32_t op_id, uint32_t group_id, uint64_t seq,
 				  uint64_t bytes, uint32_t group_size, uint32_t flags)
 {
-	coll_emit(op_id, group_id, seq, 0, bytes, group_size, flags, 0);
+	coll_emit(op_id, group_id, seq, 0, 0, bytes, group_size, flags, 0);
 }
 
 PT_EXPORT void proftop_coll_done(uint32_t op_id, uint32_t group_id, uint64_t seq,
 				 uint64_t start_ns, uint64_t bytes, uint32_t group_size,
 				 uint32_t flags)
 {
-	coll_emit(op_id, group_id, seq, start_ns, bytes, group_size, flags, PT_SHM_COLL_DONE);
+	coll_emit(op_id, group_id, seq, 0, start_ns, bytes, group_size, flags, PT_SHM_COLL_DONE);
+}
+
+PT_HIDDEN void pt_probe_coll_done_at(uint32_t op_id, uint32_t group_id, uint64_t seq,
+				     uint64_t start_ns, uint64_t end_ns, uint64_t bytes,
+				     uint32_t group_size, uint32_t flags)
+{
+	coll_emit(op_id, group_id, seq, end_ns, start_ns, bytes, group_size, flags,
+		  PT_SHM_COLL_DONE);
 }
 
 PT_EXPORT void proftop_mark(const char *name)

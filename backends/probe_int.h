@@ -107,6 +107,12 @@ PT_HIDDEN void pt_probe_count_noring(void);
 /* 1 while a reader's heartbeat is fresh (PT_SHM_READER_TIMEOUT_NS). */
 PT_HIDDEN int pt_probe_reader_attached(uint64_t now_ns);
 PT_HIDDEN void pt_probe_count_dropped(struct pt_tstate *t);
+/* A collective's completion with its own times (session clock; NCCL's
+ * plugin, probe_nccl.c, completes calls after the fact): as
+ * proftop_coll_done, with the completion at end_ns instead of now. */
+PT_HIDDEN void pt_probe_coll_done_at(uint32_t op_id, uint32_t group_id, uint64_t seq,
+				     uint64_t start_ns, uint64_t end_ns, uint64_t bytes,
+				     uint32_t group_size, uint32_t flags);
 PT_HIDDEN int pt_probe_pop_inner(struct pt_tstate *t, uint16_t dom);
 /* Names (probe_names.c). */
 PT_HIDDEN uint32_t pt_probe_intern(const char *s, size_t len);

@@ -29,7 +29,11 @@
 #define PT_COLL_ASYNC 0x1u  /* async_op=True, or a DDP bucket: ends at wait / completion */
 #define PT_COLL_P2P 0x2u    /* send / recv: matched per pair, not per group */
 #define PT_COLL_BUCKET 0x4u /* DistributedDataParallel's gradient bucket */
-#define PT_COLL_FLAGS (PT_COLL_ASYNC | PT_COLL_P2P | PT_COLL_BUCKET)
+/* timed on the device (NCCL's profiler plugin): entered when the host
+ * enqueued it, its completion carries when its kernel started (the row's
+ * start from then on: the arrival) and ended */
+#define PT_COLL_DEVICE 0x8u
+#define PT_COLL_FLAGS (PT_COLL_ASYNC | PT_COLL_P2P | PT_COLL_BUCKET | PT_COLL_DEVICE)
 
 /* What the helper prefixes to an op for the operator event's name. */
 #define PT_COLL_EVENT_PREFIX "c10d::"
@@ -58,7 +62,8 @@ struct pt_colls {
 		int64_t pid;
 		uint32_t pid_str, group, epoch;
 		uint64_t last;
-		uint64_t blocking_ns; /* time in its blocking calls, summed (dropped rows too) */
+		uint64_t blocking_ns; /* time in its blocking (or device-timed) calls, summed
+					 (dropped rows too) */
 	} *seqs;
 	size_t nseqs;
 };

@@ -64,6 +64,15 @@ static uint32_t rank_of(struct rank_ent **rs, size_t *n, const struct pt_trace *
 	return (uint32_t)(*n)++;
 }
 
+/* A rank's time in a call counts as time in collectives: a blocking call
+ * (from its entry to its return), or one timed on the device (its kernel,
+ * from its start to its end); an async call's host row is only its launch
+ * and the wait for it, which the job may overlap with anything. */
+static int in_coll(uint32_t flags)
+{
+	return !(flags & PT_COLL_ASYNC) || (flags & PT_COLL_DEVICE);
+}
+
 static double busbw_factor(const char *op, uint32_t n)
 {
 	if (n < 2)
@@ -331,7 +340,7 @@ int pt_coll_stats_compute(const struct pt_trace *t, uint64_t t0_ns, uint64_t now
 			os->rows++;
 			struct pt_coll_rank_stat *rk = &out->ranks[x->rank_i];
 			rk->calls++;
-			if (x->end && !(x->flags & PT_COLL_ASYNC))
+			if (x->end && in_coll(x->flags))
 				rk->coll_ms += (double)(x->end - x->start) / 1e6;
 			a->bytes_sum += x->bytes;
 			a->bytes_n++;
@@ -371,7 +380,7 @@ int pt_coll_stats_compute(const struct pt_trace *t, uint64_t t0_ns, uint64_t now
 			memset(seen, 0, nr ? nr : 1);
 			for (size_t k = i; k < j; k++) {
 				const struct ent *x = &e[k];
-				if (seen[x->rank_i] || (x->flags & PT_COLL_ASYNC))
+				if (seen[x->rank_i] || !in_coll(x->flags))
 					continue;
 				seen[x->rank_i] = 1;
 				uint64_t w = lastst - x->start;

@@ -162,6 +162,8 @@ int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, s
 		return CLI_FAIL;
 	int set_nvtx = have_lib && injection_var("NVTX_INJECTION64_PATH", lib, 1);
 	int set_cuda = have_lib && injection_var("CUDA_INJECTION64_PATH", lib, 1);
+	/* NCCL's profiler plugin is in the probe too (probe_nccl.c) */
+	int set_nccl = have_lib && injection_var("NCCL_PROFILER_PLUGIN", lib, 1);
 	char pyboot[PATH_MAX];
 	int have_py = have_lib && cli_find_pyboot(pyboot, sizeof pyboot) == 0;
 	struct pt_buf pypath = {0};
@@ -222,6 +224,8 @@ int cli_launch(char **cmd, const char *log_path, pid_t *child, char *log_used, s
 				setenv("NVTX_INJECTION64_PATH", lib, 1);
 			if (set_cuda)
 				setenv("CUDA_INJECTION64_PATH", lib, 1);
+			if (set_nccl)
+				setenv("NCCL_PROFILER_PLUGIN", lib, 1);
 			if (have_py)
 				setenv("PYTHONPATH", pypath.p, 1);
 			setenv("PROFTOP_LAUNCH_ID", lid_s, 1);

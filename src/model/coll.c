@@ -14,6 +14,8 @@
 /* An entry's completion is looked for among this many newest rows (a
  * completion comes after at most the calls in flight since its entry). */
 #define COLL_SEARCH 65536u
+/* a row made by a completion whose entry has not come (yet): not in PT_COLL_FLAGS */
+#define COLL_ORPHAN 0x80000000u
 /* The rows' share of the cap: at most an eighth of it, at least this many. */
 #define COLL_MIN_ROWS 4096u
 
@@ -111,11 +113,41 @@ static struct pt_coll *row_new(struct pt_trace *t, uint32_t track, const struct 
 	return row;
 }
 
+static int same_proc(const struct pt_trace *t, uint32_t a, uint32_t b);
+
+/* A completion read before its entry: they came on two threads' rings (NCCL
+ * enqueues on the job's thread and completes on its proxy thread; an async
+ * work completes where torch completes it), which a reader drains one
+ * after the other. The row the completion made, when there is one. */
+static struct pt_coll *orphan_of(struct pt_trace *t, uint32_t track, const struct pt_coll_rec *r)
+{
+	struct pt_colls *c = &t->colls;
+	if (!c->unmatched_done)
+		return NULL;
+	size_t lo = c->n > COLL_SEARCH ? c->n - COLL_SEARCH : 0;
+	for (size_t i = c->n; i > lo; i--) {
+		struct pt_coll *x = &c->v[i - 1];
+		if ((x->flags & COLL_ORPHAN) && x->seq == r->seq && x->group == r->group &&
+		    x->op == r->op && same_proc(t, x->track, track))
+			return x;
+	}
+	return NULL;
+}
+
 void pt_trace_coll_enter(struct pt_trace *t, uint32_t track, const struct pt_coll_rec *r)
 {
 	if (track >= t->ntracks)
 		return;
-	struct pt_coll *row = row_new(t, track, r);
+	struct pt_coll *row = orphan_of(t, track, r);
+	if (row) { /* its entry after all: the row is whole */
+		row->flags &= ~COLL_ORPHAN;
+		row->track = track;
+		t->colls.unmatched_done--;
+		if (!(row->flags & PT_COLL_DEVICE) && r->time_ns <= row->end_ns)
+			row->start_ns = r->time_ns; /* a device row arrived when its kernel started */
+		return;
+	}
+	row = row_new(t, track, r);
 	row->start_ns = r->time_ns;
 	if (r->time_ns > t->last_ns)
 		t->last_ns = r->time_ns;
@@ -156,8 +188,12 @@ size_t pt_trace_coll_done(struct pt_trace *t, uint32_t track, const struct pt_co
 	if (!row) {
 		c->unmatched_done++;
 		row = row_new(t, track, r);
+		row->flags |= COLL_ORPHAN; /* until its entry comes, if it does */
 		row->start_ns = r->start_ns && r->start_ns <= r->time_ns ? r->start_ns : r->time_ns;
 	}
+	/* a device-timed call arrives when its kernel starts, not when it was enqueued */
+	if ((r->flags & PT_COLL_DEVICE) && r->start_ns && r->start_ns <= r->time_ns)
+		row->start_ns = r->start_ns;
 	row->end_ns = r->time_ns > row->start_ns ? r->time_ns : row->start_ns + 1;
 	if (r->bytes)
 		row->bytes = r->bytes;
@@ -165,14 +201,17 @@ size_t pt_trace_coll_done(struct pt_trace *t, uint32_t track, const struct pt_co
 		row->group_size = r->group_size;
 	row->flags |= r->flags & PT_COLL_FLAGS;
 	size_t idx = (size_t)(row - c->v);
+	/* time in collectives: blocking calls, and calls timed on the device */
+	if (!(row->flags & PT_COLL_ASYNC) || (row->flags & PT_COLL_DEVICE)) {
+		int made;
+		struct pt_coll_seq *q = seq_of(t, row->track, row->group, &made);
+		if (q)
+			q->blocking_ns += row->end_ns - row->start_ns;
+	}
 	/* a blocking call as an operator: the summaries, the timeline and the
 	 * export (an async one's launch is one already: the source pushed it) */
 	if (row->flags & PT_COLL_ASYNC)
 		return idx;
-	int made;
-	struct pt_coll_seq *q = seq_of(t, row->track, row->group, &made);
-	if (q)
-		q->blocking_ns += row->end_ns - row->start_ns;
 	struct pt_event ev = {row->start_ns, row->end_ns - row->start_ns, row->bytes,
 			      pt_trace_coll_event_name(t, row->op), row->track, 0,
 			      PT_KIND_OPERATOR, PT_EVF_COMM, 0};

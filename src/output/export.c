@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "proftop/chrome.h"
+#include "proftop/coll.h"
 #include "proftop/flops.h"
 #include "proftop/error.h"
 #include "output/report_int.h"
@@ -650,7 +651,7 @@ static void write_colls(struct exporter *x, struct pt_buf *b)
 		pt_buf_putc(b, ',');
 		pt_buf_json_str(b, g ? g : "", g ? strlen(g) : 0);
 		pt_buf_printf(b, ",%" PRIu64 ",%" PRIu64 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 "]",
-			      r->seq, r->bytes, r->group_size, r->flags, r->epoch);
+			      r->seq, r->bytes, r->group_size, r->flags & PT_COLL_FLAGS, r->epoch);
 		if (b->len > OUTBUF_BYTES) {
 			xw_put(&x->w, b->p, b->len);
 			b->len = 0;

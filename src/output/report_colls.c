@@ -120,8 +120,13 @@ void pt_report_colls_text(FILE *out, const struct pt_coll_stats *c, const struct
 	fputs("Time unit: ms; Skew: last arrival less the first, per call; Last: the rank most "
 	      "often last (its share of the calls); BusBW as nccl-tests counts it\n",
 	      out);
-	fprintf(out, "%-22s %-6s %7s %10s %9s %9s %-12s %10s\n", "Op", "Group", "Calls", "Bytes",
-		"Skew avg", "Skew max", "Last", "BusBW GB/s");
+	int gw = 6; /* the Group column: as wide as its longest name, within reason */
+	for (size_t i = 0; i < c->nops; i++) {
+		int n = (int)strlen(c->ops[i].group);
+		gw = n > gw ? (n < 24 ? n : 24) : gw;
+	}
+	fprintf(out, "%-22s %-*s %7s %10s %9s %9s %-12s %10s\n", "Op", gw, "Group", "Calls",
+		"Bytes", "Skew avg", "Skew max", "Last", "BusBW GB/s");
 	for (size_t i = 0; i < c->nops; i++) {
 		const struct pt_coll_op_stat *o = &c->ops[i];
 		char last[32] = "-", bw[24] = "-";
@@ -130,8 +135,8 @@ void pt_report_colls_text(FILE *out, const struct pt_coll_stats *c, const struct
 				 100.0 * (double)o->last_count / (double)o->calls);
 		if (o->busbw_gb_per_s > 0)
 			snprintf(bw, sizeof bw, "%.4g", o->busbw_gb_per_s);
-		fprintf(out, "%-22.22s %-6.6s %7" PRIu64 " %10" PRIu64 " %9.3f %9.3f %-12s %10s\n",
-			o->op, o->group, o->p2p ? o->rows : o->calls, o->bytes, o->skew_ms_avg,
+		fprintf(out, "%-22.22s %-*.*s %7" PRIu64 " %10" PRIu64 " %9.3f %9.3f %-12s %10s\n",
+			o->op, gw, gw, o->group, o->p2p ? o->rows : o->calls, o->bytes, o->skew_ms_avg,
 			o->skew_ms_max, last, bw);
 	}
 	for (size_t i = 0; i < c->nranks; i++) {

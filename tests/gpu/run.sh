@@ -18,6 +18,8 @@
 #    torch.profiler window in the middle of a run gets its own GPU events
 #    while proftop records kernels in every step; 50 torch.profiler
 #    start/stop cycles, and proftop still records after them;
+#  - NCCL's profiler plugin in the probe: 50 all-reduces of one rank through
+#    NCCL (nccl_check.py) are rows of an "nccl:" group, timed on the device;
 #  - NVML against nvidia-smi: the memory total of the process's GPU 0
 #    (CUDA_VISIBLE_DEVICES honoured: the last GPU when there are several),
 #    and the process's own memory when nvidia-smi lists it.
@@ -174,6 +176,26 @@ if "$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"
 		fail "50 torch.profiler cycles did not finish"
 else
 	skip "PyTorch part: no CUDA build of torch for $PY"
+fi
+
+# ---- NCCL's profiler plugin (probe_nccl.c), one rank ----
+if "$PY" -c "import torch, sys; import torch.distributed as d; sys.exit(0 if torch.cuda.is_available() and d.is_nccl_available() else 1)" 2>/dev/null; then
+	NCCL_DEBUG=INFO "$P" record -o "$out/nccl.json" --log "$out/nccl.log" -- "$PY" tests/gpu/nccl_check.py
+	rc=$?
+	grep -h "nccl_check:\|PROFILER\|Profiler" "$out/nccl.log" | head -n 5
+	"$P" report "$out/nccl.json" --json >"$out/nccl.rep.json"
+	"$PY" - "$out/nccl.rep.json" "$rc" <<'PY' || fails=$((fails + 1))
+import json, sys
+rep = json.load(open(sys.argv[1]))
+rows = [c for c in rep.get("collectives", []) if c["group"].startswith("nccl:")]
+n = sum(c["rows"] for c in rows if c["op"] == "all_reduce")
+ok = sys.argv[2] == "0" and n >= 50
+print(("ok   " if ok else "FAIL ") + "NCCL's plugin: %d all_reduce rows in groups %s (exit %s)"
+      % (n, sorted({c["group"] for c in rows}), sys.argv[2]))
+sys.exit(0 if ok else 1)
+PY
+else
+	skip "NCCL's profiler plugin: needs a CUDA build of PyTorch with NCCL"
 fi
 
 # ---- NVML against nvidia-smi ----

@@ -90,6 +90,52 @@ static void test_rows(void **state)
 	pt_trace_free(t);
 }
 
+/* NCCL's plugin: entered at the enqueue on the job's thread, completed on
+ * the proxy thread with the kernel's start (the arrival) and end; the
+ * completion may be read before the entry (two rings drained one after
+ * the other): one row all the same. */
+static void test_device_rows(void **state)
+{
+	(void)state;
+	struct pt_trace *t = two_ranks();
+	uint32_t f = PT_COLL_ASYNC | PT_COLL_DEVICE;
+	uint32_t main0 = track_of(t, 100), main1 = track_of(t, 101);
+	struct pt_track_key pk0 = {100, 7, 0, 0}, pk1 = {101, 7, 0, 0};
+	uint32_t proxy0 = pt_trace_track(t, &pk0), proxy1 = pt_trace_track(t, &pk1);
+	uint32_t op = id(t, "all_reduce"), g = id(t, "nccl:world");
+	struct pt_coll_rec e0 = {10 * MS, 0, 1, 4096, op, g, 2, f};
+	pt_trace_coll_enter(t, main0, &e0);
+	struct pt_coll_rec d0 = {50 * MS, 20 * MS, 1, 4096, op, g, 2, f};
+	pt_trace_coll_done(t, proxy0, &d0);
+	/* rank 1: its completion first */
+	struct pt_coll_rec d1 = {50 * MS, 40 * MS, 1, 4096, op, g, 2, f};
+	pt_trace_coll_done(t, proxy1, &d1);
+	assert_int_equal(t->colls.unmatched_done, 1);
+	struct pt_coll_rec e1 = {12 * MS, 0, 1, 4096, op, g, 2, f};
+	pt_trace_coll_enter(t, main1, &e1);
+	assert_int_equal(t->colls.n, 2);
+	assert_int_equal(t->colls.unmatched_done, 0);
+	/* the arrival is the kernel's start, not the enqueue */
+	assert_int_equal(t->colls.v[0].start_ns, 20 * MS);
+	assert_int_equal(t->colls.v[1].start_ns, 40 * MS);
+	assert_int_equal(t->colls.v[1].end_ns, 50 * MS);
+	assert_int_equal(pt_store_count(t->store), 0); /* no host operator for them */
+	struct pt_coll_stats s;
+	assert_int_equal(pt_coll_stats_compute(t, 0, 100 * MS, 0, &s), 0);
+	assert_int_equal(s.nops, 1);
+	assert_int_equal(s.ops[0].calls, 1);
+	assert_int_equal(s.ops[0].last_rank, 1);
+	assert_true(s.ops[0].skew_ms_avg > 19.999 && s.ops[0].skew_ms_avg < 20.001);
+	/* a device-timed call is time in collectives: rank 0 waited 20 of its 30 ms */
+	const struct pt_coll_rank_stat *r0 = pt_coll_rank(&s, 0), *r1 = pt_coll_rank(&s, 1);
+	assert_true(r0->coll_ms > 29.999 && r0->coll_ms < 30.001);
+	assert_true(r0->wait_ms > 19.999 && r0->wait_ms < 20.001);
+	assert_true(r1->coll_ms > 9.999 && r1->coll_ms < 10.001);
+	assert_false(s.hang.active);
+	pt_coll_stats_free(&s);
+	pt_trace_free(t);
+}
+
 static void test_match(void **state)
 {
 	(void)state;
@@ -343,6 +389,7 @@ int main(void)
 	    cmocka_unit_test(test_hang),	  cmocka_unit_test(test_rank_list),
 	    cmocka_unit_test(test_straggler), cmocka_unit_test(test_export_roundtrip),
 	    cmocka_unit_test(test_seq_restart), cmocka_unit_test(test_advice_hang),
+	    cmocka_unit_test(test_device_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
