@@ -2,7 +2,8 @@
 # tests/run.sh - runs every suite (cmocka unit tests, golden tests, end-to-end
 # scripts), each speaking TAP, and ends with one line "N passed, N failed".
 #
-# Environment: BUILD (build dir, default build), SAN (set for sanitizer runs),
+# Environment: BUILD (build dir, default build), SAN (set for sanitizer runs;
+# the suites of the sanitizer pass get PT_SAN_PASS=1),
 # PT_TRACES (real traces, default fixtures/traces), VERBOSE=1 to show
 # every TAP line, ONLY=pattern to run matching suites only, SUITES="a.sh b.sh"
 # to run these scripts instead of the usual list, JOBS=N to run up to N suites
@@ -192,7 +193,8 @@ all_suites() {
 	if [ -n "${SAN_BUILD:-}" ] && [ -d "$SAN_BUILD/tests" ]; then
 		for script in $(e2e_scripts); do
 			grep -q '^# san: skip' "$script" && continue
-			run_suite "san/${script#tests/}" env PROFTOP="$PWD/$SAN_BUILD/proftop" bash "$script"
+			run_suite "san/${script#tests/}" env PROFTOP="$PWD/$SAN_BUILD/proftop" PT_SAN_PASS=1 \
+				bash "$script"
 		done
 		for bin in "$SAN_BUILD"/tests/test_*; do
 			[ -x "$bin" ] || continue

@@ -9,16 +9,16 @@
 # The oldest data goes first: gentrace's event i starts at i us, so after the
 # cap the data must be complete from exactly "dropped" us on.
 # Peak RSS: ru_maxrss of the children (python3) and VmRSS sampled every 0.5 s.
-# PT_BOUNDS_SECONDS (default 60 for the screen, a quarter for record) and
+# PT_BOUNDS_SECONDS (default 30 for the screen, a quarter for record) and
 # PT_BOUNDS_SIZE (default 2G) shorten it by hand; nothing here is timed.
 # san: skip
-# (heavy: gigabytes of text and a minute of flood; ASan adds nothing here)
+# (heavy: gigabytes of text and half a minute of flood; ASan adds nothing here)
 . tests/e2e/lib.sh
 GEN=build/tests/progs/gentrace
 FLOOD=build/examples/flood
 ROOT=$(pwd)
 BIN=$(cd "$(dirname "$PROFTOP")" && pwd)/$(basename "$PROFTOP")
-SECS=${PT_BOUNDS_SECONDS:-60}
+SECS=${PT_BOUNDS_SECONDS:-30}
 SIZE=${PT_BOUNDS_SIZE:-2G}
 CONST_KB=$((64 * 1024)) # the documented constant
 SOCK="pt-bounds-$$"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/fuzz/run.sh - short libFuzzer runs (TAP, one line per target) of the
 # Chrome-trace reader (fuzz_chrome) and the shared-memory session reader
-# (fuzz_session), both at once: FUZZ_SECONDS each (default 60), so about a
-# minute of wall time on two cores. Corpora: the Chrome one is seeded from
+# (fuzz_session), both at once: FUZZ_SECONDS each (default 30), so about a
+# half a minute of wall time on two cores. Corpora: the Chrome one is seeded from
 # fixtures/, tests/fuzz/seeds/ (regressions) and the small shared traces
 # ($PT_TRACES); the session one from tests/fuzz/seeds_session/ (small real
 # segments saved from the probe, and regressions). New corpus entries are
@@ -10,7 +10,7 @@
 # are documented in docs/reliability.md.
 # san: skip
 . tests/e2e/lib.sh
-secs=${FUZZ_SECONDS:-60}
+secs=${FUZZ_SECONDS:-30}
 dir=${FUZZ_DIR:-build-fuzz}
 
 # seed_chrome CORPUS

@@ -25,6 +25,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 PYDIR = os.path.join(ROOT, "python")
+sys.path.insert(0, HERE)
+import forkrun  # noqa: E402  (scenarios forked after torch's import)
 
 try:
     import torch  # noqa: F401
@@ -184,12 +186,11 @@ class Auto(unittest.TestCase):
         e["PROFTOP_LIB"] = path
         e.update(env or {})
         prog = PRELUDE % {"pydir": PYDIR, "attach": attach} + textwrap.dedent(code)
-        r = subprocess.run([sys.executable, "-c", prog] + list(argv_extra), env=e,
-                           capture_output=True, text=True, timeout=120)
-        lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
-        if r.returncode != 0 or not lines:
-            self.fail("scenario failed (rc %d):\n%s\n%s" % (r.returncode, r.stdout[-2000:],
-                                                         r.stderr[-3000:]))
+        # PRELUDE imports torch first: a process forked from one that has (forkrun)
+        rc, out, err = forkrun.run(prog, e, argv_extra, timeout=120)
+        lines = [ln for ln in out.splitlines() if ln.startswith("RESULT ")]
+        if rc != 0 or not lines:
+            self.fail("scenario failed (rc %d):\n%s\n%s" % (rc, out[-2000:], err[-3000:]))
         return json.loads(lines[-1][len("RESULT "):])
 
     def test_accumulation_is_one_step(self):

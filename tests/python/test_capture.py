@@ -28,6 +28,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import forkrun  # noqa: E402
 import test_auto  # noqa: E402  (its fake probe, extended below)
 
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -150,12 +151,11 @@ class Capture(unittest.TestCase):
         e["PROFTOP_LIB"] = path
         e["FAKE_CAPDIR"] = self.dir
         prog = PRELUDE % {"pydir": PYDIR} + textwrap.dedent(code)
-        r = subprocess.run([sys.executable, "-c", prog], env=e, capture_output=True, text=True,
-                           timeout=300)
-        lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
-        if r.returncode != 0 or not lines:
-            self.fail("scenario failed (rc %d):\n%s\n%s" % (r.returncode, r.stdout[-2000:],
-                                                         r.stderr[-3000:]))
+        # PRELUDE imports torch first: a process forked from one that has (forkrun)
+        rc, out, err = forkrun.run(prog, e, timeout=300)
+        lines = [ln for ln in out.splitlines() if ln.startswith("RESULT ")]
+        if rc != 0 or not lines:
+            self.fail("scenario failed (rc %d):\n%s\n%s" % (rc, out[-2000:], err[-3000:]))
         return json.loads(lines[-1][len("RESULT "):])
 
     def files(self):

@@ -221,6 +221,8 @@ static void test_resnet_fixtures(void **state)
 	static const char *const files[] = {"pytorch/resnet50_workers0.pt.trace.json.gz",
 					    "pytorch/resnet50_workers4.pt.trace.json.gz"};
 	for (size_t f = 0; f < 2; f++) {
+		if (!tu_sampled(f, 2))
+			continue;
 		struct pt_trace *src = tu_load_trace(tu_fixtures(), files[f]);
 		assert_non_null(src);
 		replay_all_orders(src, files[f]);
@@ -242,6 +244,8 @@ static void test_dialect_fixtures(void **state)
 	    "dialects/paddle.json",	    "dialects/proftop_export.json",
 	    "dialects/pytorch_legacy.json", "dialects/pytorch_legacy_nesting.json"};
 	for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+		if (!tu_sampled(f, 3))
+			continue;
 		struct pt_trace *src = tu_load_trace(tu_fixtures(), files[f]);
 		assert_non_null(src);
 		replay_all_orders(src, files[f]);

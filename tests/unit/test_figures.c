@@ -261,6 +261,8 @@ static void check_file(const char *path)
 	files_checked++;
 }
 
+static size_t files_seen; /* trace files met by the walk (tu_sampled's count) */
+
 static int is_trace_name(const char *n)
 {
 	size_t l = strlen(n);
@@ -282,7 +284,7 @@ static void walk(const char *dir)
 		if (name[0] != '.' && stat(path, &st) == 0) {
 			if (S_ISDIR(st.st_mode))
 				walk(path);
-			else if (S_ISREG(st.st_mode) && is_trace_name(name))
+			else if (S_ISREG(st.st_mode) && is_trace_name(name) && tu_sampled(files_seen++, 4))
 				check_file(path);
 		}
 		free(ents[i]);

@@ -37,6 +37,14 @@ static inline const char *tu_traces(void)
 	return d && *d ? d : "fixtures/traces";
 }
 
+/* Whether the i-th of a list of fixtures runs: every one, but under
+ * valgrind every `every`-th (the same code on more files finds nothing new
+ * there, at 50x the time; the plain and ASan passes run them all). */
+static inline int tu_sampled(size_t i, size_t every)
+{
+	return !getenv("PT_UNDER_VALGRIND") || i % every == 0;
+}
+
 static inline char *tu_path(const char *dir, const char *name)
 {
 	static char buf[4][1024];
