@@ -143,7 +143,7 @@ run_suite() {
 # The suites that take longest start first, so that with JOBS > 1 none of
 # them is left running alone at the end.
 HEAVY="test_torch_zero test_cli test_python test_build test_harm test_serve test_lossless
-test_readers test_bounds test_tui_safety test_inject test_cupti"
+test_readers test_bounds test_tui_safety test_inject test_cupti test_capture_ranks"
 
 # e2e_scripts: tests/e2e/test_*.sh, the heavy ones first
 e2e_scripts() {

@@ -212,12 +212,14 @@ static int capture_line(struct tui_app *a, char *buf, size_t len, int *bad)
 		a->capture_seen_ns = a->now_ns;
 	}
 	const struct pt_capture *c = &l->v[l->n - 1];
-	const struct pt_capture_group *g = c->group ? pt_capture_group_latest(a->t) : NULL;
-	if (g && g->id == c->group) { /* the same steps on every rank: one line for all */
-		int over = pt_capture_group_over(a->t, g);
-		if (over && a->now_ns - a->capture_seen_ns > CAPTURE_SHOW_NS)
+	const struct pt_capture_group *g = pt_capture_group_latest(a->t);
+	int g_over = g ? pt_capture_group_over(a->t, g) : 1;
+	/* the same steps on every rank: one line for all, while it runs (a
+	 * refusal asked meanwhile does not hide it) and once it is the latest */
+	if (g && (!g_over || g->id == c->group)) {
+		if (g_over && a->now_ns - a->capture_seen_ns > CAPTURE_SHOW_NS)
 			return 0;
-		*bad = over && !g->saved[0];
+		*bad = g_over && !g->saved[0];
 		pt_capture_group_describe(a->t, g, buf, len, 1);
 		return 1;
 	}
@@ -542,6 +544,9 @@ int tui_app_key(struct tui_app *a, int key)
 					   "(proftop run, or proftop -p PID)");
 		} else if (!a->st.live) {
 			tui_app_message(a, "T: the job has ended: nothing to capture");
+		} else if (pt_capture_group_latest(a->t) &&
+			   !pt_capture_group_over(a->t, pt_capture_group_latest(a->t))) {
+			tui_app_message(a, "T: a capture of every rank is under way; wait for it");
 		} else {
 			a->capture_req = a->o.capture_steps ? a->o.capture_steps : 5;
 			if (tui_nranks(a) > 1)

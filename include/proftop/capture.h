@@ -73,6 +73,7 @@ struct pt_capture_group {
 	char saved[512];         /* the folder this proftop saved it in, "" if not */
 	int save_failed;
 	char save_err[200];
+	int said;                /* the live loop has saved it and said so (its end is final) */
 };
 
 struct pt_capture_list {

@@ -55,6 +55,14 @@ void live_captures_ask(struct live_captures *lc, struct pt_trace *t, struct pt_b
 {
 	char w[300];
 	int32_t pid = 0, *pids;
+	const struct pt_capture_group *last = pt_capture_group_latest(t);
+	if (last && !pt_capture_group_over(t, last)) {
+		/* one group at a time: every rank is busy with it */
+		snprintf(w, sizeof w, "a capture of every rank is under way (group %u); wait for it",
+			 last->id);
+		pt_capture_refused(t, 0, w);
+		return;
+	}
 	size_t n = open_ranks(multi, &pids);
 	if (n) {
 		ask_group(lc, t, multi, pids, n, steps, why);
@@ -132,7 +140,7 @@ static void save(struct live_captures *lc, struct pt_trace *t, const struct pt_l
 	}
 	for (uint32_t i = 0; i < l->ngroups; i++) {
 		struct pt_capture_group *g = &l->groups[i];
-		if (g->id <= lc->told_group || !pt_capture_group_over(t, g))
+		if (g->said || !pt_capture_group_over(t, g))
 			continue;
 		char err[200], line[900];
 		if (o->capture_save && !g->saved[0] && !g->save_failed)
@@ -140,7 +148,7 @@ static void save(struct live_captures *lc, struct pt_trace *t, const struct pt_l
 		/* brief: what asked for it was said when it was asked */
 		pt_capture_group_describe(t, g, line, sizeof line, 1);
 		say(o, line);
-		lc->told_group = g->id;
+		g->said = 1;
 	}
 }
 

@@ -22,7 +22,6 @@ struct live_captures {
 	struct pt_live_steps *steps;
 	uint64_t next_watch_ns;
 	int straggler_fired;
-	uint32_t told_group; /* the newest group whose end was said on capture_out */
 };
 void live_captures_ask(struct live_captures *lc, struct pt_trace *t, struct pt_backend *sess,
 		       struct live_multi *multi, uint32_t steps, const char *why);
