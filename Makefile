@@ -339,7 +339,17 @@ $(BUILD)/bench/ref_simdjson: bench/ref_simdjson.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -O3 -DNDEBUG -march=native -Wall -Wextra -Werror $< -lsimdjson -o $@
 
-bench: all $(BENCH_BIN) $(SIMDJSON_REF)
+# orjson, the Python reference beside json.load (bench/requirements.txt), in
+# .venv, from the same wheel cache as the venv's
+BENCH_STAMP := $(VENV)/.bench-requirements
+$(BENCH_STAMP): bench/requirements.txt $(VENV_STAMP)
+	@$(VENV_PIP) install -q --no-index --find-links "$(WHEELS)" -r bench/requirements.txt \
+		>/dev/null 2>&1 || { $(VENV_PIP) download -q --progress-bar off -d "$(WHEELS)" \
+			-r bench/requirements.txt && \
+		$(VENV_PIP) install -q --no-index --find-links "$(WHEELS)" -r bench/requirements.txt; }
+	@cp bench/requirements.txt $@
+
+bench: all $(BENCH_BIN) $(SIMDJSON_REF) $(BENCH_STAMP)
 	@BUILD=$(BUILD) bench/run.sh
 
 install: $(BUILD)/proftop $(BUILD)/libproftop.so $(EXAMPLE_BIN)

@@ -15,7 +15,9 @@ import:  `proftop report FILE --json` (read + aggregate + print) on PyTorch
          Beside them, where it was built (make bench builds it from Debian's
          libsimdjson-dev), bench/ref_simdjson.cpp: simdjson's On-Demand
          parser building the same table on one thread, the native
-         reference: proftop's CPU time and wall time over its own.
+         reference: proftop's CPU time and wall time over its own; and the
+         same table on orjson (PyPI; make bench installs it in .venv), the
+         fastest Python parser.
 memory:  peak RSS of that run against the budget of 64 bytes per kept event
          plus 32 MiB.
 export:  `proftop export` events per second, beside `cat` of the output
@@ -76,7 +78,18 @@ def simd_row(proftop, path, runs, simd):
           % ("", "", sc, sw, pc, pc / sc, pw, pw / sw))
 
 
-def import_row(proftop, path, runs, label, simd=None):
+def orjson_row(proftop, path, runs, py):
+    """proftop report --json against the same table on orjson (py: a Python
+    that has it), alternating: wall time and CPU."""
+    rp, ro = paired([proftop, "report", path, "--json"], [py, "bench/ref_optable.py", "--orjson", path],
+                    runs)
+    pw, ow = median([r[0] for r in rp]), median([r[0] for r in ro])
+    pc, oc = median([r[3] for r in rp]), median([r[3] for r in ro])
+    print("%-44s %7s orjson table %.3fs wall, %.3fs CPU; proftop %.3fs wall (%.1fx faster), %.3fs CPU"
+          % ("", "", ow, oc, pw, ow / pw, pc))
+
+
+def import_row(proftop, path, runs, label, simd=None, orjson_py=None):
     mb = os.path.getsize(path) / 1e6
     rp, rr = paired([proftop, "report", path, "--json"],
                     [sys.executable, "bench/ref_optable.py", path], runs)
@@ -93,6 +106,8 @@ def import_row(proftop, path, runs, label, simd=None):
           % ("", "", rss / 2**20, kept, rss / max(kept, 1), budget / 2**20, rss / budget))
     if simd:
         simd_row(proftop, path, runs, simd)
+    if orjson_py:
+        orjson_row(proftop, path, runs, orjson_py)
 
 
 def synth(path, n_events):
@@ -225,6 +240,14 @@ def main():
     if not simd:
         print("(no %s/bench/ref_simdjson: the simdjson reference is skipped; make bench builds it"
               " where libsimdjson-dev is installed)" % args.build)
+    orj = None  # a Python with orjson: .venv's once make bench installed it
+    for py in (os.path.join(os.environ.get("PT_VENV", ".venv"), "bin", "python"), sys.executable):
+        if os.path.exists(py) and subprocess.run([py, "-c", "import orjson"],
+                                                 capture_output=True).returncode == 0:
+            orj = py
+            break
+    if not orj:
+        print("(no Python with orjson: its reference is skipped; make bench installs it in .venv)")
     traces = os.environ.get("PT_TRACES", "fixtures/traces")
     tmp = tempfile.mkdtemp(prefix="proftop-bench.")
     try:
@@ -239,11 +262,11 @@ def main():
             plain = os.path.join(tmp, os.path.basename(rel)[:-3])
             with gzip.open(src, "rb") as fi, open(plain, "wb") as fo:
                 shutil.copyfileobj(fi, fo)
-            import_row(proftop, plain, args.runs, os.path.basename(plain), simd)
+            import_row(proftop, plain, args.runs, os.path.basename(plain), simd, orj)
             os.unlink(plain)
         big = os.path.join(tmp, "synth.json")
         synth(big, 2_000_000)
-        import_row(proftop, big, args.runs, "synthetic PyTorch-style, 2 M events", simd)
+        import_row(proftop, big, args.runs, "synthetic PyTorch-style, 2 M events", simd, orj)
         os.unlink(big)
         ranks = merged_ranks(proftop, tmp, 4, 250_000)
         import_row(proftop, ranks, args.runs, "4 ranks merged, 1 M events")
