@@ -637,7 +637,7 @@ uint64_t pt_session_drain(struct pt_session *s, struct pt_trace *t, uint64_t now
 
 /* ---- the "session" backend ---- */
 
-/* The copier's longest gap: a ring of 16384 records holds 16 ms at a
+/* The copier's longest gap: a ring of 32768 records holds 33 ms at a
  * million events a second, so a job that goes from idle to that rate
  * between two copies loses nothing (the loop's own drains come every
  * 100 ms when idle, and a rising rate lost up to that period). */

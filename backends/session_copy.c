@@ -10,7 +10,7 @@
  * loop also starts a copier (pt_session_copier_start): a thread of its own
  * that copies between drains, so the rings keep emptying while the loop
  * draws a screen, builds a summary or waits for the CPU on a busy machine
- * (a ring holds 16 ms of records at a million events a second; the staging
+ * (a ring holds 33 ms of records at a million events a second; the staging
  * chunks up to an eighth of the memory for kept events). Its gap settles
  * where a pass finds a 32nd to an eighth of a ring, it asks the scheduler
  * for short slices, and it touches nothing but the copy side, under cp_mu.

@@ -55,7 +55,9 @@
 
 /* Defaults; PROFTOP_RINGS / PROFTOP_RING_SLOTS / PROFTOP_STRINGS_BYTES override. */
 #define PT_SHM_DEFAULT_RINGS 32u
-#define PT_SHM_DEFAULT_RING_SLOTS 16384u /* power of two; 512 KiB per ring */
+/* power of two; 1 MiB per ring: 3.3 ms of a thread writing 10 M events/s, time for a
+ * reader that shares two cores with the job to come back to it */
+#define PT_SHM_DEFAULT_RING_SLOTS 32768u
 #define PT_SHM_DEFAULT_STRINGS_BYTES (1u << 20)
 #define PT_SHM_MAX_RINGS 1024u
 #define PT_SHM_MAX_RING_SLOTS (1u << 24)

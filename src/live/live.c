@@ -5,8 +5,8 @@
  * Each session's rings are also emptied between drains by a copier thread
  * of the session backend (backends/session_copy.c), so a drain late behind
  * the screen, a summary or a busy machine loses nothing; the drain puts
- * what it copied into the trace. Draining is adaptive: a ring holds 16384
- * records, so a thread emitting more than ~160 K events/s fills it within
+ * what it copied into the trace. Draining is adaptive: a ring holds 32768
+ * records, so a thread emitting more than ~330 K events/s fills it within
  * one period. When a drain says the rings were filling (PT_BACKEND_BUSY: a
  * quarter of a ring, or with a copier a quarter of what it may stage, came
  * in one poll), the next drain comes after
@@ -235,7 +235,7 @@ static struct pt_backend *open_nvml(const struct pt_backend_ops *ops, int32_t pi
  * Faults the store's next arenas in on a thread of its own: a fresh 2 MiB
  * arena can take milliseconds to fault in (in a VM whose host took the
  * memory back, tens), and the loop that drains the rings must not wait for
- * it: a ring holds 16 ms of records at a million events/s.
+ * it: a ring holds 33 ms of records at a million events/s.
  */
 #define PREFAULT_PERIOD_NS 5000000ull
 /* once the store has taken no arena for a second: a quiet session wakes the

@@ -21,7 +21,7 @@
 #define PT_LIVE_SCAN_NS 500000000ull
 /* A launched job (run, record/serve -- CMD): its processes' sessions are looked
  * for every PT_LIVE_LAUNCH_SCAN_FAST_NS for the first PT_LIVE_LAUNCH_FAST_NS
- * (a ring of 16384 records fills in 16 ms at a million events/s, and the
+ * (a ring of 32768 records fills in 33 ms at a million events/s, and the
  * probe overwrites its oldest records until a reader attaches), then at the
  * drain period. */
 #define PT_LIVE_LAUNCH_SCAN_FAST_NS 5000000ull
