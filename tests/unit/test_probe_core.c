@@ -484,10 +484,5 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_fork_worker_attach),
 	    cmocka_unit_test(test_worker_attach_pid),
 	};
-	int rc = cmocka_run_group_tests(tests, NULL, NULL);
-	char cmd[1200];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-	if (system(cmd) != 0)
-		rc |= 1;
-	return rc;
+	return probe_done(cmocka_run_group_tests(tests, NULL, NULL));
 }

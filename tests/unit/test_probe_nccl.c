@@ -290,10 +290,5 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_v4_and_p2p),
 	    cmocka_unit_test(test_full_pool),
 	};
-	int rc = cmocka_run_group_tests(tests, NULL, NULL);
-	char cmd[1200];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-	if (system(cmd) != 0)
-		rc |= 1;
-	return rc;
+	return probe_done(cmocka_run_group_tests(tests, NULL, NULL));
 }
