@@ -4,7 +4,9 @@
 # (tests/torch/collectives.py, gloo on the CPU, unmodified), against the
 # script's own clocks:
 # - one rank slow in its data loading: it is named the straggler, with its
-#   Dataloader as the reason, the last to arrive at every all_gather, and
+#   Dataloader as the reason, the last to arrive at every all_gather where the
+#   script's own clocks say so (a loaded machine holds another rank up now
+#   and then), and
 #   the all_gather's arrival skew is the script's within 10 %; DDP's
 #   bucketed all-reduce, the all_gather and the broadcast counted once a
 #   step; the job's results the same as without proftop;
@@ -62,14 +64,21 @@ for r in range(n):
 skews = [(max(v.values()) - min(v.values())) / 1e6 for k, v in arr.items()
          if k[0] == "all_gather" and len(v) == n]
 mine = sum(skews) / len(skews)
+# the calls where the slow rank was last by the script's own clocks (on a
+# loaded machine another rank can be held up longer than the slow one, now
+# and then; by 2 us or less, the two arrival orders may disagree)
+ags = [v for k, v in arr.items() if k[0] == "all_gather" and len(v) == n]
+want_last = sum(1 for v in ags if max(v, key=v.get) == slow)
+close = sum(1 for v in ags if sorted(v.values())[-1] - sorted(v.values())[-2] < 2000)
 ops = {c["op"]: c for c in rep["collectives"] if c["group"] == "0"}
 rs = rep["rank_summary"]
 errs = []
 if rs["slowest"] != "rank %d" % slow or rs["slowest_phase"] != "dataloader":
     errs.append("straggler %s/%s: %s" % (rs["slowest"], rs["slowest_phase"], rs["slowest_reason"]))
 ag = ops.get("all_gather")
-if not ag or ag["last_rank"] != slow or ag["last_count"] != ag["calls"]:
-    errs.append("all_gather last %s" % (ag and (ag["last_rank"], ag["last_count"], ag["calls"])))
+if not ag or ag["last_rank"] != slow or abs(ag["last_count"] - want_last) > close:
+    errs.append("all_gather last %s, the script's clocks: rank %d last at %d of %d"
+                % (ag and (ag["last_rank"], ag["last_count"], ag["calls"]), slow, want_last, len(ags)))
 elif abs(ag["skew_ms_avg"] - mine) > 0.1 * mine:
     errs.append("skew %.3f ms, the script's %.3f" % (ag["skew_ms_avg"], mine))
 for op in ("all_gather", "broadcast", "all_reduce"):
@@ -78,11 +87,12 @@ for op in ("all_gather", "broadcast", "all_reduce"):
 if ops.get("all_reduce", {}).get("busbw_gb_per_s") is None:
     errs.append("no bus bandwidth for the all-reduce")
 print("FAIL " + "; ".join(errs) if errs else
-      "OK skew %.2f ms (script %.2f ms)" % (ag["skew_ms_avg"], mine))
+      "OK skew %.2f ms (script %.2f ms), last at %d of %d (script %d)"
+      % (ag["skew_ms_avg"], mine, ag["last_count"], ag["calls"], want_last))
 PYEOF
 )
 	if [ $rc -eq 0 ] && [ "${v%% *}" = OK ]; then
-		ok "$n ranks, rank $slow slow in its data loading: named with its Dataloader, last at every all_gather, ${v#OK }, each collective once a step"
+		ok "$n ranks, rank $slow slow in its data loading: named with its Dataloader, last at the all_gathers where the script's clocks say so, ${v#OK }, each collective once a step"
 	else
 		not_ok "$n ranks, a slow rank" "rc $rc: $(printf '%s' "$v" | tail -n 3)" "$(cat "$TMP/slow$n.out")" \
 			"$(grep -i -E 'error|Traceback' "$TMP/slow$n.log" | head -n 5)"
