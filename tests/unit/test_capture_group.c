@@ -140,6 +140,17 @@ static void rm_tree(const char *dir)
 	rmdir(dir);
 }
 
+static char g_tmp[] = "/tmp/proftop-capgroup.XXXXXX";
+
+/* Whatever a failed check left: the test's folder goes in any case. */
+static int remove_tmp(void **state)
+{
+	(void)state;
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
+	return system(cmd) != 0;
+}
+
 static void test_group_save(void **state)
 {
 	(void)state;
@@ -147,7 +158,7 @@ static void test_group_save(void **state)
 	struct pt_trace *t = two_ranks(&g);
 	merge_as_done(t, 501, 1, 1000);
 	merge_as_done(t, 502, 4, 1500);
-	char tmp[] = "/tmp/proftop-capgroup.XXXXXX", err[200], line[900];
+	char *tmp = g_tmp, err[200], line[900];
 	assert_non_null(mkdtemp(tmp));
 	assert_int_equal(pt_capture_group_save(t, g, tmp, err, sizeof err), 0);
 	char want[600];
@@ -259,7 +270,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_request_names_a_step),
 	    cmocka_unit_test(test_group_line),
-	    cmocka_unit_test(test_group_save),
+	    cmocka_unit_test_teardown(test_group_save, remove_tmp),
 	    cmocka_unit_test(test_live_steps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
