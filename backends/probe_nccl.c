@@ -246,7 +246,7 @@ static void saw_timer(uint64_t g, uint64_t h)
 }
 
 /* Under mu: e (an operation) is over once enqueued and all its channels
- * stopped. Emits its completion (outside mu) when it is: returns 1. */
+ * stopped (the caller then completes it, outside mu). */
 static int op_over(struct ev *e)
 {
 	return e->enqueued_done &&

@@ -396,7 +396,7 @@ def _drop(c, state, msg):
     _answer(c.seq, state, c.done, msg)
 
 
-def _at_step(w, flags):
+def _at_step(flags):
     """The step a request names (0: the next boundary)."""
     if not flags & _CTL_AT_STEP:
         return 0
@@ -443,7 +443,7 @@ def boundary(ts, nsteps=0):
             # waits (not marked seen) and starts at a boundary after it
             return
         _seen = w
-        at = _at_step(w, flags)
+        at = _at_step(flags)
         if at and nsteps > at:
             _started = seq
             _answer(seq, _FAILED, 0, "step %d had begun already: this rank is at step %d"

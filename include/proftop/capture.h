@@ -95,7 +95,7 @@ void pt_capture_refused(struct pt_trace *t, int64_t pid, const char *why);
  * group (at_step: the job's step the captures start at; why: a few words
  * on what asked) and returns it; pt_capture_group_add puts capture (pid,
  * seq) in it (created as asked for) or, with seq 0, a rank that refused
- * (why). pt_capture_group_get: NULL when the group is no longer kept.
+ * (why).
  * pt_capture_group_over: 1 once every member is final (merged, failed,
  * cancelled or refused). pt_capture_group_latest: the newest group, NULL
  * when none.
@@ -104,7 +104,6 @@ struct pt_capture_group *pt_capture_group_new(struct pt_trace *t, int64_t at_ste
 					      uint32_t steps, const char *why);
 void pt_capture_group_add(struct pt_trace *t, struct pt_capture_group *g, int64_t pid,
 			  uint32_t seq, const char *why);
-struct pt_capture_group *pt_capture_group_get(struct pt_trace *t, uint32_t id);
 const struct pt_capture_group *pt_capture_group_latest(const struct pt_trace *t);
 int pt_capture_group_over(const struct pt_trace *t, const struct pt_capture_group *g);
 /*

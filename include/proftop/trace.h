@@ -188,6 +188,8 @@ void pt_trace_set_proc(struct pt_trace *t, int64_t pid, int64_t rank, const char
 void pt_trace_proc_ended(struct pt_trace *t, int64_t pid, int how);
 /* The process entry of pid, or NULL when none was set. */
 const struct pt_proc *pt_trace_proc(const struct pt_trace *t, int64_t pid);
+/* "rank R" when the process of pid has a rank, else "pid P", into buf. */
+void pt_trace_proc_name(const struct pt_trace *t, int64_t pid, char *buf, size_t len);
 /* Adds one event (ev->track_id must come from pt_trace_track). */
 void pt_trace_add(struct pt_trace *t, const struct pt_event *ev);
 void pt_trace_warn(struct pt_trace *t, enum pt_warn w, uint64_t count);

@@ -231,6 +231,8 @@ int cli_opt_hang_after(const char *arg, uint64_t *ns);
 	"                       (as key T) into ./proftop-capture-steps-A-B/\n"
 /* 0 with *k, or CLI_USAGE after the error (arg NULL: the default). */
 int cli_opt_capture_straggler(const char *arg, double *k);
+/* --capture-steps N (1 .. PT_SHM_CTL_MAX_STEPS): 0 with *steps, or CLI_USAGE. */
+int cli_opt_capture_steps(const char *arg, uint32_t *steps);
 #define CLI_EVERY_LONGOPT {"every", required_argument, NULL, CLI_OPT_EVERY}
 #define CLI_EVERY_HELP                                                                       \
 	"      --every SECS    print one line of figures every SECS (10s, 1m; implies\n"        \

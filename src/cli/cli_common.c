@@ -21,6 +21,7 @@
 #include "proftop/chrome.h"
 #include "proftop/diff.h"
 #include "proftop/error.h"
+#include "proftop/shm.h"
 #include "proftop/store.h"
 #include "model/util.h"
 
@@ -357,6 +358,15 @@ int cli_opt_capture_straggler(const char *arg, double *k)
 		return cli_usage_error("--capture-on-straggler: '%s' is not a factor from 1.1 to 1000",
 				       arg);
 	*k = v;
+	return 0;
+}
+
+int cli_opt_capture_steps(const char *arg, uint32_t *steps)
+{
+	uint64_t n;
+	if (cli_parse_count(arg, PT_SHM_CTL_MAX_STEPS, &n) || n == 0)
+		return cli_usage_error("--capture-steps takes 1 to %u", PT_SHM_CTL_MAX_STEPS);
+	*steps = (uint32_t)n;
 	return 0;
 }
 

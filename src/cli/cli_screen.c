@@ -42,11 +42,10 @@ int cli_screen_opt(struct tui_opts *o, int c, const char *arg)
 			return cli_usage_error("-n: '%s' is not a positive count", arg);
 		o->max_refreshes = n;
 		return 1;
-	case CLI_OPT_CAPTURE_STEPS:
-		if (cli_parse_count(arg, PT_SHM_CTL_MAX_STEPS, &n) || n == 0)
-			return cli_usage_error("--capture-steps takes 1 to %u", PT_SHM_CTL_MAX_STEPS);
-		o->capture_steps = (uint32_t)n;
-		return 1;
+	case CLI_OPT_CAPTURE_STEPS: {
+		int rc = cli_opt_capture_steps(arg, &o->capture_steps);
+		return rc ? rc : 1;
+	}
 	}
 	return cli_peak_opt(&o->peak_tflops, &o->peak_gbps, c, arg);
 }

@@ -31,7 +31,6 @@
 #include "proftop/chrome.h"
 #include "proftop/error.h"
 #include "proftop/session.h"
-#include "proftop/shm.h"
 #include "proftop/store.h"
 #include "model/safefile.h"
 #include "model/util.h"
@@ -198,16 +197,10 @@ int cli_record(int argc, char **argv)
 			if ((rc = cli_opt_capture_straggler(optarg, &rec_straggler)))
 				goto out;
 			break;
-		case CLI_OPT_CAPTURE_STEPS: {
-			uint64_t n;
-			if (cli_parse_count(optarg, PT_SHM_CTL_MAX_STEPS, &n) || n == 0) {
-				rc = cli_usage_error("--capture-steps takes 1 to %u",
-						     PT_SHM_CTL_MAX_STEPS);
+		case CLI_OPT_CAPTURE_STEPS:
+			if ((rc = cli_opt_capture_steps(optarg, &rec_capture_steps)))
 				goto out;
-			}
-			rec_capture_steps = (uint32_t)n;
 			break;
-		}
 		case CLI_OPT_INJECT:
 			rec_inject = 1;
 			break;

@@ -103,12 +103,8 @@ static void watch_straggler(struct live_captures *lc, struct pt_trace *t,
 	struct pt_live_straggler st;
 	if (pt_live_straggler_check(lc->steps, pids, n, o->capture_on_straggler, 0, &st)) {
 		lc->straggler_fired = 1;
-		char why[160], who[32];
-		const struct pt_proc *p = pt_trace_proc(t, st.pid);
-		if (p && p->rank >= 0)
-			snprintf(who, sizeof who, "rank %lld", (long long)p->rank);
-		else
-			snprintf(who, sizeof who, "pid %d", (int)st.pid);
+		char why[160], who[40];
+		pt_trace_proc_name(t, st.pid, who, sizeof who);
 		snprintf(why, sizeof why, "step %lld took %.2f ms on %s, %.1fx the ranks' median %.2f ms",
 			 (long long)st.step, (double)st.step_ns / 1e6, who, st.ratio,
 			 (double)st.median_ns / 1e6);

@@ -118,15 +118,6 @@ void pt_capture_group_add(struct pt_trace *t, struct pt_capture_group *g, int64_
 	t->captures->gen++;
 }
 
-struct pt_capture_group *pt_capture_group_get(struct pt_trace *t, uint32_t id)
-{
-	struct pt_capture_list *l = t->captures;
-	for (uint32_t i = 0; l && id && i < l->ngroups; i++)
-		if (l->groups[i].id == id)
-			return &l->groups[i];
-	return NULL;
-}
-
 const struct pt_capture_group *pt_capture_group_latest(const struct pt_trace *t)
 {
 	const struct pt_capture_list *l = t->captures;
@@ -380,15 +371,6 @@ out:
 
 /* ---- a group's line ---- */
 
-static void who(struct pt_buf *b, const struct pt_trace *t, int64_t pid)
-{
-	const struct pt_proc *p = pt_trace_proc(t, pid);
-	if (p && p->rank >= 0)
-		pt_buf_printf(b, "rank %lld", (long long)p->rank);
-	else
-		pt_buf_printf(b, "pid %lld", (long long)pid);
-}
-
 void pt_capture_group_describe(const struct pt_trace *t, const struct pt_capture_group *g,
 			       char *buf, size_t len, int brief)
 {
@@ -479,9 +461,9 @@ void pt_capture_group_describe(const struct pt_trace *t, const struct pt_capture
 	if (bad) {
 		char esc[300];
 		pt_escape_term(esc, sizeof esc, bad->msg, strnlen(bad->msg, sizeof bad->msg), 0, 0);
-		pt_buf_printf(&b, "; ");
-		who(&b, t, bad->pid);
-		pt_buf_printf(&b, " %s: %s",
+		char who[40];
+		pt_trace_proc_name(t, bad->pid, who, sizeof who);
+		pt_buf_printf(&b, "; %s %s: %s", who,
 			      bad->state == PT_CAPTURE_CANCELLED ? "cancelled"
 			      : bad->state == PT_CAPTURE_REFUSED ? "not asked"
 								  : "failed",

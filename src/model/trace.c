@@ -152,6 +152,15 @@ const struct pt_proc *pt_trace_proc(const struct pt_trace *t, int64_t pid)
 	return NULL;
 }
 
+void pt_trace_proc_name(const struct pt_trace *t, int64_t pid, char *buf, size_t len)
+{
+	const struct pt_proc *p = pt_trace_proc(t, pid);
+	if (p && p->rank >= 0)
+		snprintf(buf, len, "rank %lld", (long long)p->rank);
+	else
+		snprintf(buf, len, "pid %lld", (long long)pid);
+}
+
 void pt_trace_set_source(struct pt_trace *t, const char *source)
 {
 	free(t->source);

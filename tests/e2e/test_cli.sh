@@ -19,6 +19,11 @@ check_fails "unknown option exits 2" 2 "$PROFTOP" report --frobnicate "$W0"
 check_fails "report without a file exits 2" 2 "$PROFTOP" report
 check_fails "--top needs a number" 2 "$PROFTOP" report --top lots "$W0"
 check_fails "--sort rejects unknown keys" 2 "$PROFTOP" report --sort colour "$W0"
+# the capture options of run and record, refused before anything starts
+check_fails "record --capture-steps 0 exits 2" 2 "$PROFTOP" record --capture-steps 0 -o "$TMP/c.json" -- true
+check_fails "run --capture-steps 1001 exits 2" 2 "$PROFTOP" run --capture-steps 1001 -- true
+check_fails "--capture-on-straggler=1.0 exits 2 (a factor from 1.1)" 2 "$PROFTOP" record \
+	--capture-on-straggler=1.0 -o "$TMP/c.json" -- true
 
 # --- file errors: one line naming the file, exit 1
 out=$("$PROFTOP" report "$TMP/nope.json" 2>&1)
