@@ -57,6 +57,8 @@ struct pt_colls {
 	size_t n, cap;
 	uint64_t dropped; /* rows dropped by the memory cap */
 	uint64_t unmatched_done; /* completions with no entry (entry lost): kept as rows */
+	uint64_t orphans; /* of their rows, those an entry read late may still join (the
+			     newest rows only; coll.c) */
 	uint64_t done;    /* completions seen */
 	struct pt_coll_seq { /* per process and group: the last seq entered, the epoch */
 		int64_t pid;

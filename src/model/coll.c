@@ -14,8 +14,12 @@
 /* An entry's completion is looked for among this many newest rows (a
  * completion comes after at most the calls in flight since its entry). */
 #define COLL_SEARCH 65536u
-/* a row made by a completion whose entry has not come (yet): not in PT_COLL_FLAGS */
+/* a row made by a completion whose entry has not come (yet): not in PT_COLL_FLAGS;
+ * an entry read late joins it while it is among the newest ORPHAN_WINDOW rows
+ * (the two come a drain apart at most), so an entry costs nothing once every
+ * orphan is older than that */
 #define COLL_ORPHAN 0x80000000u
+#define ORPHAN_WINDOW 4096u
 /* The rows' share of the cap: at most an eighth of it, at least this many. */
 #define COLL_MIN_ROWS 4096u
 
@@ -36,11 +40,19 @@ static void make_room(struct pt_trace *t)
 			if (i < half && c->v[i].end_ns) {
 				c->dropped++;
 				t->warnings[PT_WARN_COLL_DROPPED]++;
+				if (c->v[i].flags & COLL_ORPHAN)
+					c->orphans--;
 				continue;
 			}
 			c->v[w++] = c->v[i];
 		}
 		c->n = w;
+		/* the rows moved: orphans now past the window are let go here */
+		for (size_t i = 0; c->orphans && i + ORPHAN_WINDOW < c->n; i++)
+			if (c->v[i].flags & COLL_ORPHAN) {
+				c->v[i].flags &= ~COLL_ORPHAN;
+				c->orphans--;
+			}
 	}
 	if (c->n == c->cap) {
 		size_t ncap = c->cap ? c->cap * 2 : 256;
@@ -100,7 +112,13 @@ static uint32_t epoch_of(struct pt_trace *t, uint32_t track, uint32_t group, uin
 static struct pt_coll *row_new(struct pt_trace *t, uint32_t track, const struct pt_coll_rec *r)
 {
 	make_room(t);
-	struct pt_coll *row = &t->colls.v[t->colls.n++];
+	struct pt_colls *c = &t->colls;
+	/* the row leaving the window: an orphan there waits no longer */
+	if (c->orphans && c->n >= ORPHAN_WINDOW && (c->v[c->n - ORPHAN_WINDOW].flags & COLL_ORPHAN)) {
+		c->v[c->n - ORPHAN_WINDOW].flags &= ~COLL_ORPHAN;
+		c->orphans--;
+	}
+	struct pt_coll *row = &c->v[c->n++];
 	memset(row, 0, sizeof *row);
 	row->seq = r->seq;
 	row->bytes = r->bytes;
@@ -122,9 +140,9 @@ static int same_proc(const struct pt_trace *t, uint32_t a, uint32_t b);
 static struct pt_coll *orphan_of(struct pt_trace *t, uint32_t track, const struct pt_coll_rec *r)
 {
 	struct pt_colls *c = &t->colls;
-	if (!c->unmatched_done)
+	if (!c->orphans)
 		return NULL;
-	size_t lo = c->n > COLL_SEARCH ? c->n - COLL_SEARCH : 0;
+	size_t lo = c->n > ORPHAN_WINDOW ? c->n - ORPHAN_WINDOW : 0;
 	for (size_t i = c->n; i > lo; i--) {
 		struct pt_coll *x = &c->v[i - 1];
 		if ((x->flags & COLL_ORPHAN) && x->seq == r->seq && x->group == r->group &&
@@ -143,6 +161,7 @@ void pt_trace_coll_enter(struct pt_trace *t, uint32_t track, const struct pt_col
 		row->flags &= ~COLL_ORPHAN;
 		row->track = track;
 		t->colls.unmatched_done--;
+		t->colls.orphans--;
 		if (!(row->flags & PT_COLL_DEVICE) && r->time_ns <= row->end_ns)
 			row->start_ns = r->time_ns; /* a device row arrived when its kernel started */
 		return;
@@ -189,6 +208,7 @@ size_t pt_trace_coll_done(struct pt_trace *t, uint32_t track, const struct pt_co
 		c->unmatched_done++;
 		row = row_new(t, track, r);
 		row->flags |= COLL_ORPHAN; /* until its entry comes, if it does */
+		c->orphans++;
 		row->start_ns = r->start_ns && r->start_ns <= r->time_ns ? r->start_ns : r->time_ns;
 	}
 	/* a device-timed call arrives when its kernel starts, not when it was enqueued */

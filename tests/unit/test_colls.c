@@ -133,6 +133,19 @@ static void test_device_rows(void **state)
 	assert_true(r1->coll_ms > 9.999 && r1->coll_ms < 10.001);
 	assert_false(s.hang.active);
 	pt_coll_stats_free(&s);
+	/* an entry that never comes: once its completion's row is 4096 rows
+	 * old, no later entry looks for it (an entry costs nothing again) */
+	struct pt_coll_rec d2 = {60 * MS, 55 * MS, 2, 4096, op, g, 2, f};
+	pt_trace_coll_done(t, proxy1, &d2);
+	assert_int_equal(t->colls.orphans, 1);
+	for (uint64_t i = 0; i < 4096; i++)
+		call(t, 0, "broadcast", 100 + i, 70 * MS + i, 70 * MS + i + 1, 8, 0);
+	assert_int_equal(t->colls.orphans, 0);
+	struct pt_coll_rec e2 = {58 * MS, 0, 2, 4096, op, g, 2, f};
+	size_t before = t->colls.n;
+	pt_trace_coll_enter(t, main1, &e2);
+	assert_int_equal(t->colls.n, before + 1); /* a row of its own, open */
+	assert_int_equal(t->colls.v[before].end_ns, 0);
 	pt_trace_free(t);
 }
 
