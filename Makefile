@@ -124,7 +124,7 @@ PROG_BIN := $(PROG_SRC:tests/progs/%.c=$(BUILD)/tests/progs/%)
 BENCH_SRC := $(wildcard bench/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-# The Python helper's per-call paths in C (python/_proftop_fast.c): a CPython
+# The Python helper's per-call paths in C (python/_proftop_fast*.c): a CPython
 # extension against the stable ABI (3.8+), one build for every Python, built
 # when Python's headers are there (python3-dev); the helper falls back to its
 # pure-Python wrappers without it. Like the probe, it runs inside the job:
@@ -136,9 +136,10 @@ PYFAST_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Wno-missing-field-initializers 
 
 all: $(BUILD)/proftop $(BUILD)/libproftop.so $(EXAMPLE_BIN) $(PYFAST)
 
-$(BUILD)/python/_proftop_fast.abi3.so: python/_proftop_fast.c
+PYFAST_SRC := python/_proftop_fast.c python/_proftop_fast_step.c
+$(BUILD)/python/_proftop_fast.abi3.so: $(PYFAST_SRC) python/_proftop_fast.h
 	@mkdir -p $(dir $@)
-	$(CC) $(PYFAST_CFLAGS) -shared -o $@ $<
+	$(CC) $(PYFAST_CFLAGS) -shared -o $@ $(PYFAST_SRC)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

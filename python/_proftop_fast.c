@@ -6,67 +6,80 @@
  * behaviour is the same, the cost per call is not (docs/benchmarks.md).
  *
  * What it owns, each a callable that Python installs where the Python
- * wrapper would go:
+ * wrapper would go, and which hands the Python wrapper (slow) every call it
+ * does not take, before it has changed anything:
  *   - ModuleCall: nn.Module.__call__. A call below the outermost one on its
  *     thread records its operator (the label map of the thread's state, as
- *     proftop_phases._wrap_module_call does); the outermost call, a call with
- *     no thread state yet and a thread that compiles go to the Python
- *     wrapper (slow), which holds every rule about steps and phases.
+ *     proftop_phases._wrap_module_call does); the outermost call too, in a
+ *     training loop's stride (root_setup: the Forward phase, the step's
+ *     start, its input's samples); a call with no thread state yet, a
+ *     thread that compiles and every other outermost call go to slow,
+ *     which holds every rule about steps and phases.
+ *   - StepCall: an optimizer's step and zero_grad, a scheduler's step,
+ *     backward, in the same stride, called by the Python wrappers (which
+ *     stay functions: torch and LR schedulers look for one).
+ *   - FetchCall: a DataLoader iterator's __next__ without workers: the
+ *     Dataloader phase, and the step that ends there (proftop_steps'
+ *     _emit_step's common case: the probe's step span, the helper's own
+ *     cost, a look at the control word).
  *   - Timed: a Dataset's __getitem__, a user range per call, named by the
  *     object's class (the ids dict); an unknown class goes to slow once.
  *   - Compose: torchvision's Compose.__call__, each transform a user range.
- *   - TSBase: the C part of the helper's per-thread state (depth, names,
- *     compiling), which Python's _TS extends; bind_ts() files a thread's
- *     state in the thread's own state dict, where the C paths find it.
+ *   - Stage: a fetcher's fetch and its collate_fn, a user range each.
+ *   - TSBase: the C part of the helper's per-thread state (the fields the
+ *     paths above read and write), which Python's _TS extends; bind_ts()
+ *     files a thread's state in the thread's own state dict, where the C
+ *     paths find it.
+ *
+ * In a real loop each call into the helper comes with the caches cold
+ * (torch's kernels ran in between): a Python wrapper costs 5-15 us there
+ * where its hot loop says 1-3 us; these paths touch a small part of that.
  *
  * The probe's entry points come as addresses from ctypes (the very library
  * the helper already calls), so this module links nothing but the
- * interpreter; the seven the helper calls most are here under their own
- * names too (proftop_op_push_id...), for its Python code (_HotLib). It never raises an error of its own into the program: what
+ * interpreter; the seven the helper calls most, and the four it calls
+ * once a step, are here under their own names too (proftop_op_push_id...),
+ * for its Python code (_HotLib). It never raises an error of its own into the program: what
  * goes wrong in its bookkeeping is cleared and the call goes on unrecorded;
  * the wrapped call's own result or exception passes through unchanged.
  * Everything here runs under the GIL (the counters and flags need nothing
  * more).
  */
-#define Py_LIMITED_API 0x03080000
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <structmember.h>
+#include "_proftop_fast.h"
 
-#include <stdint.h>
-
-#ifndef Py_TPFLAGS_METHOD_DESCRIPTOR
-#define Py_TPFLAGS_METHOD_DESCRIPTOR (1UL << 17) /* CPython 3.8+: called unbound */
-#endif
-
-typedef void (*push_fn)(uint32_t);
-typedef void (*pop_fn)(void);
-typedef void (*phase_fn)(int);
-typedef uint64_t (*now_fn)(void);
-
-static push_fn op_push, range_push;
-static pop_fn op_pop, range_pop, phase_pop;
-static phase_fn phase_push;
-static now_fn clock_now;
-static PyObject *g_globals;  /* proftop_auto's globals: _off, _dp_on */
-static PyObject *k_off, *k_dp_on, *k_ts, *k_transforms, *k_name;
-static PyObject *g_functype; /* types.FunctionType: Compose's functions are keyed by name */
-static PyTypeObject *TSBase_T, *Bound_T;
-static unsigned long long g_calls; /* wrapped calls this module handled */
-
-/* ---- the per-thread state */
-
-typedef struct {
-	PyObject_HEAD
-	int depth;               /* nn.Module calls open on the thread */
-	int compiling;           /* torch.compile compiles on the thread */
-	PyObject *names;         /* label map of the outermost module, or NULL/None */
-} TSBase;
+push_fn op_push, range_push;
+pop_fn op_pop, range_pop, phase_pop;
+phase_fn phase_push;
+now_fn clock_now, control_word;
+span_fn step_span;
+u64_fn step_tokens;
+u64x2_fn helper_stats;
+PyObject *g_globals;
+PyObject *k_off, *k_dp_on, *k_ts, *k_transforms, *k_name;
+PyObject *g_functype;
+PyTypeObject *TSBase_T, *Bound_T;
+unsigned long long g_calls;
 
 static PyMemberDef ts_members[] = {
 	{"depth", T_INT, offsetof(TSBase, depth), 0, NULL},
 	{"compiling", T_INT, offsetof(TSBase, compiling), 0, NULL},
 	{"names", T_OBJECT, offsetof(TSBase, names), 0, NULL},
+	{"root", T_OBJECT, offsetof(TSBase, root), 0, NULL},
+	{"start", T_OBJECT, offsetof(TSBase, start), 0, NULL},
+	{"pending", T_OBJECT, offsetof(TSBase, pending), 0, NULL},
+	{"bwd_end", T_OBJECT, offsetof(TSBase, bwd_end), 0, NULL},
+	{"gen_open", T_OBJECT, offsetof(TSBase, gen_open), 0, NULL},
+	{"in_bwd", T_OBJECT, offsetof(TSBase, in_bwd), 0, NULL},
+	{"in_opt", T_OBJECT, offsetof(TSBase, in_opt), 0, NULL},
+	{"in_fetch", T_OBJECT, offsetof(TSBase, in_fetch), 0, NULL},
+	{"soft", T_OBJECT, offsetof(TSBase, soft), 0, NULL},
+	{"held", T_OBJECT, offsetof(TSBase, held), 0, NULL},
+	{"partial", T_OBJECT, offsetof(TSBase, partial), 0, NULL},
+	{"loader_samples", T_LONGLONG, offsetof(TSBase, loader_samples), 0, NULL},
+	{"loader_tokens", T_LONGLONG, offsetof(TSBase, loader_tokens), 0, NULL},
+	{"fetches", T_LONGLONG, offsetof(TSBase, fetches), 0, NULL},
+	{"fwd_samples", T_LONGLONG, offsetof(TSBase, fwd_samples), 0, NULL},
+	{"fwd_tokens", T_LONGLONG, offsetof(TSBase, fwd_tokens), 0, NULL},
 	{NULL, 0, 0, 0, NULL},
 };
 
@@ -83,9 +96,22 @@ static void heap_free(PyObject *o)
 
 static void ts_dealloc(PyObject *self)
 {
-	Py_CLEAR(((TSBase *)self)->names);
+	TSBase *ts = (TSBase *)self;
+	Py_CLEAR(ts->names);
+	Py_CLEAR(ts->root);
+	Py_CLEAR(ts->start);
+	Py_CLEAR(ts->pending);
+	Py_CLEAR(ts->bwd_end);
+	Py_CLEAR(ts->gen_open);
+	Py_CLEAR(ts->in_bwd);
+	Py_CLEAR(ts->in_opt);
+	Py_CLEAR(ts->in_fetch);
+	Py_CLEAR(ts->soft);
+	Py_CLEAR(ts->held);
+	Py_CLEAR(ts->partial);
 	heap_free(self);
 }
+
 
 static PyType_Slot ts_slots[] = {
 	{Py_tp_dealloc, (void *)ts_dealloc},
@@ -97,20 +123,7 @@ static PyType_Slot ts_slots[] = {
 static PyType_Spec ts_spec = {"_proftop_fast.TSBase", sizeof(TSBase), 0,
 			      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, ts_slots};
 
-/* The calling thread's state, borrowed, or NULL (none filed yet). */
-static TSBase *cur_ts(void)
-{
-	PyObject *d = PyThreadState_GetDict();
-	if (!d)
-		return NULL;
-	return (TSBase *)PyDict_GetItem(d, k_ts);
-}
 
-/* A global of proftop_auto is exactly True (a missing one is not). */
-static int flag_true(PyObject *key)
-{
-	return PyDict_GetItem(g_globals, key) == Py_True;
-}
 
 /* ---- a bound wrapper (getattr(obj, "__call__") and the like) */
 
@@ -156,15 +169,6 @@ static PyType_Slot bound_slots[] = {
 static PyType_Spec bound_spec = {"_proftop_fast.bound", sizeof(Bound), 0, Py_TPFLAGS_DEFAULT,
 				 bound_slots};
 
-/* ---- the wrappers: one struct, three call functions */
-
-typedef struct {
-	PyObject_HEAD
-	PyObject *orig; /* the wrapped function (self first) */
-	PyObject *slow; /* the Python wrapper: the rules this one leaves to it */
-	PyObject *aux;  /* ModuleCall: _label_miss; Timed, Compose: the ids dict */
-	PyObject *aux2; /* Compose: _tf_id */
-} Wrap;
 
 static void wrap_dealloc(PyObject *o)
 {
@@ -218,6 +222,9 @@ static PyObject *module_call(PyObject *o, PyObject *args, PyObject *kw)
 	if (PyDict_GetItem(g_globals, k_off) != Py_False)
 		return PyObject_Call(w->orig, args, kw);
 	TSBase *ts = cur_ts();
+	PyObject *res;
+	if (ts && ts->depth == 0 && root_module_call(w, ts, args, kw, &res))
+		return res;
 	if (!ts || ts->depth <= 0 || ts->compiling)
 		return PyObject_Call(w->slow, args, kw);
 	PyObject *mod = PyTuple_GetItem(args, 0);
@@ -277,6 +284,42 @@ static PyObject *timed_call(PyObject *o, PyObject *args, PyObject *kw)
 	PyObject *r = PyObject_Call(w->orig, args, kw);
 	range_pop();
 	g_calls++;
+	return r;
+}
+
+/* A stage of making a batch (proftop_data): a fetcher's fetch ("batch"; once
+ * its instance says _proftop_timed, its collate_fn being timed: slow sees
+ * to that first) and the collate_fn ("collate_fn"). aux: the stage ids by
+ * text (proftop_data._dp_ids); aux2: (text, the instance's attribute that
+ * must be true, or None). A stage not named yet goes to slow, which names it. */
+static PyObject *stage_call(PyObject *o, PyObject *args, PyObject *kw)
+{
+	Wrap *w = (Wrap *)o;
+	if (!flag_true(k_dp_on))
+		return PyObject_Call(w->orig, args, kw);
+	PyObject *text = PyTuple_GetItem(w->aux2, 0), *attr = PyTuple_GetItem(w->aux2, 1);
+	if (!text || !attr)
+		return NULL;
+	if (attr != Py_None) {
+		PyObject *self = PyTuple_Size(args) > 0 ? PyTuple_GetItem(args, 0) : NULL;
+		PyObject *v = self ? PyObject_GetAttr(self, attr) : NULL;
+		int yes = v ? PyObject_IsTrue(v) == 1 : 0;
+		Py_XDECREF(v);
+		if (PyErr_Occurred())
+			PyErr_Clear();
+		if (!yes)
+			return PyObject_Call(w->slow, args, kw);
+	}
+	PyObject *idv = PyDict_GetItem(w->aux, text);
+	unsigned long id = idv ? PyLong_AsUnsignedLong(idv) : 0;
+	if (!id || id > UINT32_MAX) {
+		if (PyErr_Occurred())
+			PyErr_Clear();
+		return PyObject_Call(w->slow, args, kw);
+	}
+	range_push((uint32_t)id);
+	PyObject *r = PyObject_Call(w->orig, args, kw);
+	range_pop();
 	return r;
 }
 
@@ -364,8 +407,11 @@ static PyMemberDef wrap_members[] = {
 WRAP_SPEC(mc, "ModuleCall", module_call);
 WRAP_SPEC(tm, "Timed", timed_call);
 WRAP_SPEC(cp, "Compose", compose_call);
+WRAP_SPEC(sc, "StepCall", step_call);
+WRAP_SPEC(fc, "FetchCall", fetch_call);
+WRAP_SPEC(st, "Stage", stage_call);
 
-static PyTypeObject *MC_T, *TM_T, *CP_T;
+static PyTypeObject *MC_T, *TM_T, *CP_T, *SC_T, *FC_T, *ST_T;
 
 /* ---- module functions */
 
@@ -403,6 +449,37 @@ static PyObject *f_compose(PyObject *m, PyObject *args)
 	return make_wrap(CP_T, args);
 }
 
+static PyObject *f_stage(PyObject *m, PyObject *args)
+{
+	PyObject *orig, *slow, *ids, *how;
+	if (!PyArg_ParseTuple(args, "OOOO", &orig, &slow, &ids, &how))
+		return NULL;
+	if (!PyDict_Check(ids) || !PyTuple_Check(how) || PyTuple_Size(how) != 2) {
+		PyErr_SetString(PyExc_TypeError, "stage: ids a dict, (text, attribute or None)");
+		return NULL;
+	}
+	return make_wrap(ST_T, args);
+}
+
+static PyObject *f_fetch_call(PyObject *m, PyObject *args)
+{
+	return make_wrap(FC_T, args);
+}
+
+static PyObject *f_step_call(PyObject *m, PyObject *args)
+{
+	PyObject *orig, *slow, *meth, *kind;
+	if (!PyArg_ParseTuple(args, "OOOO", &orig, &slow, &meth, &kind))
+		return NULL;
+	long k = PyLong_AsLong(kind);
+	if ((k == -1 && PyErr_Occurred()) || k < K_OPT_STEP || k > K_BACKWARD) {
+		PyErr_Clear();
+		PyErr_SetString(PyExc_ValueError, "step_call: kind 1 (step), 2 (extra), 3 (backward)");
+		return NULL;
+	}
+	return make_wrap(SC_T, args);
+}
+
 /* setup(globals, (op_push_id, op_pop, range_push_id, range_pop, phase_push,
  * phase_pop, now), functype): the helper's globals and the probe's entry
  * points (their addresses, from ctypes). */
@@ -429,6 +506,21 @@ static PyObject *f_setup(PyObject *m, PyObject *args)
 	phase_push = (phase_fn)(uintptr_t)e;
 	phase_pop = (pop_fn)(uintptr_t)f;
 	clock_now = (now_fn)(uintptr_t)n;
+	Py_RETURN_NONE;
+}
+
+/* step_calls((step_span, step_tokens, helper_stats, control)): the probe's
+ * entry points called once a step, their addresses (0: the probe has not
+ * that one; its function here is then not to be called). */
+static PyObject *f_step_calls(PyObject *m, PyObject *args)
+{
+	unsigned long long a, b, c, d;
+	if (!PyArg_ParseTuple(args, "(KKKK)", &a, &b, &c, &d))
+		return NULL;
+	step_span = (span_fn)(uintptr_t)a;
+	step_tokens = (u64_fn)(uintptr_t)b;
+	helper_stats = (u64x2_fn)(uintptr_t)c;
+	control_word = (now_fn)(uintptr_t)d;
 	Py_RETURN_NONE;
 }
 
@@ -485,6 +577,52 @@ static PyObject *f_now(PyObject *m, PyObject *noargs)
 	return PyLong_FromUnsignedLongLong(clock_now());
 }
 
+/* The once-a-step ones: each takes its integers as ctypes' c_uint64 does
+ * (the low 64 bits). */
+static int no_entry(void *fn)
+{
+	if (fn)
+		return 0;
+	PyErr_SetString(PyExc_RuntimeError, "the probe has not this entry point");
+	return 1;
+}
+
+static PyObject *f_step_span(PyObject *m, PyObject *args)
+{
+	unsigned long long a, b, n;
+	if (no_entry((void *)step_span) || !PyArg_ParseTuple(args, "KKK", &a, &b, &n))
+		return NULL;
+	step_span(a, b, n);
+	Py_RETURN_NONE;
+}
+
+static PyObject *f_step_tokens(PyObject *m, PyObject *arg)
+{
+	if (no_entry((void *)step_tokens))
+		return NULL;
+	unsigned long long n = PyLong_AsUnsignedLongLongMask(arg);
+	if (n == (unsigned long long)-1 && PyErr_Occurred())
+		return NULL;
+	step_tokens(n);
+	Py_RETURN_NONE;
+}
+
+static PyObject *f_helper_stats(PyObject *m, PyObject *args)
+{
+	unsigned long long a, b;
+	if (no_entry((void *)helper_stats) || !PyArg_ParseTuple(args, "KK", &a, &b))
+		return NULL;
+	helper_stats(a, b);
+	Py_RETURN_NONE;
+}
+
+static PyObject *f_control(PyObject *m, PyObject *noargs)
+{
+	if (no_entry((void *)control_word))
+		return NULL;
+	return PyLong_FromUnsignedLongLong(control_word());
+}
+
 /* bind_ts(ts): ts is the calling thread's state from now on. */
 static PyObject *f_bind_ts(PyObject *m, PyObject *ts)
 {
@@ -512,7 +650,16 @@ static PyMethodDef methods[] = {
 	{"module_call", f_module_call, METH_VARARGS, "module_call(orig, slow, label_miss)"},
 	{"timed", f_timed, METH_VARARGS, "timed(orig, slow, ids_by_class)"},
 	{"compose", f_compose, METH_VARARGS, "compose(orig, slow, ids, tf_id)"},
+	{"stage", f_stage, METH_VARARGS, "stage(orig, slow, ids, (text, attribute or None))"},
+	{"fetch_call", f_fetch_call, METH_VARARGS,
+	 "fetch_call(orig, slow, None): a DataLoader iterator's __next__"},
+	{"step_call", f_step_call, METH_VARARGS,
+	 "step_call(orig, slow, meth, kind): called (self, args, kwargs), or (args, kwargs) for "
+	 "kind 3"},
 	{"bind_ts", f_bind_ts, METH_O, "bind_ts(ts): the calling thread's state"},
+	{"taken", f_taken, METH_NOARGS, "taken(): (outermost, step, fetch) calls the C paths took"},
+	{"root_setup", f_root_setup, METH_VARARGS,
+	 "root_setup(steps_globals, phases_globals, compiler_globals, Tensor): outermost calls here"},
 	{"calls", f_calls, METH_NOARGS, "calls(): wrapped calls handled here so far"},
 	{"proftop_op_push_id", f_op_push_id, METH_O, NULL},
 	{"proftop_op_pop", f_op_pop, METH_NOARGS, NULL},
@@ -521,6 +668,12 @@ static PyMethodDef methods[] = {
 	{"proftop_phase_push", f_phase_push, METH_O, NULL},
 	{"proftop_phase_pop", f_phase_pop, METH_NOARGS, NULL},
 	{"proftop_now", f_now, METH_NOARGS, NULL},
+	{"step_calls", f_step_calls, METH_VARARGS,
+	 "step_calls((step_span, step_tokens, helper_stats, control)): their addresses, 0 if absent"},
+	{"proftop_step_span", f_step_span, METH_VARARGS, NULL},
+	{"proftop_step_tokens", f_step_tokens, METH_O, NULL},
+	{"proftop_helper_stats", f_helper_stats, METH_VARARGS, NULL},
+	{"proftop_control", f_control, METH_NOARGS, NULL},
 	{NULL, NULL, 0, NULL},
 };
 
@@ -541,13 +694,18 @@ PyMODINIT_FUNC PyInit__proftop_fast(void)
 	k_ts = PyUnicode_InternFromString("proftop_auto._TS");
 	k_transforms = PyUnicode_InternFromString("transforms");
 	k_name = PyUnicode_InternFromString("__name__");
+	if (fast_step_init() < 0)
+		goto fail;
 	TSBase_T = (PyTypeObject *)PyType_FromSpec(&ts_spec);
 	Bound_T = (PyTypeObject *)PyType_FromSpec(&bound_spec);
 	MC_T = (PyTypeObject *)PyType_FromSpec(&mc_spec);
 	TM_T = (PyTypeObject *)PyType_FromSpec(&tm_spec);
 	CP_T = (PyTypeObject *)PyType_FromSpec(&cp_spec);
+	SC_T = (PyTypeObject *)PyType_FromSpec(&sc_spec);
+	FC_T = (PyTypeObject *)PyType_FromSpec(&fc_spec);
+	ST_T = (PyTypeObject *)PyType_FromSpec(&st_spec);
 	if (!k_off || !k_dp_on || !k_ts || !k_transforms || !k_name || !TSBase_T || !Bound_T ||
-	    !MC_T || !TM_T || !CP_T)
+	    !MC_T || !TM_T || !CP_T || !SC_T || !FC_T || !ST_T)
 		goto fail;
 	Py_INCREF(TSBase_T);
 	if (PyModule_AddObject(m, "TSBase", (PyObject *)TSBase_T) < 0)

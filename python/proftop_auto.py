@@ -153,14 +153,15 @@ def _find_fast():
 _here = os.path.dirname(os.path.abspath(__file__))  # the helper's files
 _fast = _find_fast()
 _fast_on = False       # _fast.setup() done: its wrappers go in where the Python ones would
-_TS_C = ("depth", "names", "compiling")  # the fields _fast.TSBase holds, where C reads them
+# the fields _fast.TSBase holds, where C reads them
+_TS_C = ("depth", "names", "compiling", "root", "start", "pending", "bwd_end", "gen_open",
+         "in_bwd", "in_opt", "in_fetch", "soft", "held", "partial", "fwd_samples", "fwd_tokens",
+         "loader_samples", "loader_tokens", "fetches")
 
 
 class _TS(_fast.TSBase if _fast is not None else object):
     """One thread's state: module depth, open ranges, the step being built."""
-    __slots__ = (() if _fast is not None else _TS_C) + ("root", "in_bwd", "in_opt", "in_fetch", "start", "pending", "soft",
-                 "loader_samples", "fwd_samples", "loader_tokens", "fwd_tokens", "partial", "hooked", "bwd_end",
-                 "bwd_marks", "fetches", "held", "gen_open", "__weakref__")
+    __slots__ = (() if _fast is not None else _TS_C) + ("hooked", "bwd_marks", "__weakref__")
 
     def __init__(self):
         self.depth = 0            # nn.Module calls open on this thread
@@ -472,6 +473,8 @@ def _dist_setup(lib, torch):
 
 
 _nvtx_ctx = None
+_root_fast = False     # _fast takes the common case of outermost module calls, optimizer
+                       # steps and backward too (_root_setup)
 _helper_stats = None   # proftop_helper_stats, when the probe has it
 _cost_ps = 0           # what one wrapped call adds besides its events (_calibrate), ps
 _calls_base = 0        # the calls _calibrate made
@@ -521,16 +524,23 @@ def _calibrate(torch, rounds=15, n=200):
 
 _HOT = ("proftop_op_push_id", "proftop_op_pop", "proftop_range_push_id", "proftop_range_pop",
         "proftop_phase_push", "proftop_phase_pop", "proftop_now")
+# called once a step (a step's end, the control word), where the probe has them
+_STEP = ("proftop_step_span", "proftop_step_tokens", "proftop_helper_stats", "proftop_control")
 
 
 class _HotLib(object):
-    """The ctypes library with its seven hottest entry points (_HOT) called
-    through _fast (a C call, not a ctypes one: ~20x cheaper); every other
-    name is the library's own."""
+    """The ctypes library with its seven hottest entry points (_HOT) and
+    those called once a step (_STEP, where the probe has them) called
+    through _fast (a C call, not a ctypes one: ~20x cheaper, and in a real
+    loop, with caches cold, 1-5 us less each); every other name is the
+    library's own."""
     def __init__(self, lib):
         self._ctypes = lib
         for n in _HOT:
             setattr(self, n, getattr(_fast, n))
+        for n in _STEP:
+            if hasattr(lib, n):
+                setattr(self, n, getattr(_fast, n))
 
     def __getattr__(self, name):
         v = getattr(self._ctypes, name)
@@ -548,7 +558,10 @@ def _fast_setup(lib):
     try:
         if not _fast_on:
             addr = tuple(ctypes.cast(getattr(lib, n), ctypes.c_void_p).value for n in _HOT)
+            more = tuple(ctypes.cast(getattr(lib, n), ctypes.c_void_p).value
+                         if hasattr(lib, n) else 0 for n in _STEP)
             _fast.setup(globals(), addr, types.FunctionType)
+            _fast.step_calls(more)
             _fast_on = True
         return _HotLib(lib)
     except Exception as e:  # noqa: BLE001 - the Python wrappers, then
@@ -561,7 +574,7 @@ def install(torch, attach=False):
     global _off, _lib, _max_depth, _batch_fixed, _compiling, _grad_enabled, _loss_base
     global _wrapper_roots, _labels, _torch, _installed, _attach, _nvtx_ctx, _all_ts, _containers
     global _ctl, _comp, _roots, _step_tokens
-    global _dp_on, _helper_stats, _cost_ps
+    global _dp_on, _helper_stats, _cost_ps, _root_fast
     if _installed:
         return status()
     if os.environ.get("PROFTOP_TORCH", "1") == "0":
@@ -617,6 +630,8 @@ def install(torch, attach=False):
 
     if "torch._dynamo" in sys.modules:
         _ph._compiling_seen = True  # the compiler is loaded already (an attach): Python wrappers
+    if _fast_on:
+        _root_fast = _root_setup(torch, comp)
     nn.Module.__call__ = _ph._wrap_module_call(nn.Module.__call__)
     torch.autograd.backward = _ph._wrap_phase(torch.autograd.backward, _BACKWARD, "in_bwd",
                                               train=True)
@@ -643,8 +658,13 @@ def install(torch, attach=False):
                 _ph._wrap_class_methods(v, ("step",), "extra")
     it = getattr(getattr(torch.utils.data, "dataloader", None), "_BaseDataLoaderIter", None)
     if it is not None and "__next__" in vars(it):
-        it.__next__ = _dp._wrap_next(_ph._wrap_phase(it.__next__, _DATALOADER, "in_fetch",
+        orig_next = it.__next__
+        it.__next__ = _dp._wrap_next(_ph._wrap_phase(orig_next, _DATALOADER, "in_fetch",
                                                      fetch=True, samples=True))
+        if _root_fast:
+            # the fetch's common case (no workers, the step ends at its
+            # optimizer step) in C, the step's end with it
+            it.__next__ = _fast.fetch_call(orig_next, it.__next__, None)
     dl = getattr(torch.utils.data, "DataLoader", None)
     if isinstance(dl, type) and "__iter__" in vars(dl):
         # iter(loader) starts the workers: data loading, and a step's start
@@ -673,6 +693,23 @@ def install(torch, attach=False):
     if os.environ.get("PROFTOP_TORCH_OPS", "") not in ("", "0"):
         _nvtx_ctx = _torch_ops(torch)
     return status()
+
+
+def _root_setup(torch, comp):
+    """The outermost module call's common case in C too (_fast.root_setup),
+    where it can tell as the Python wrapper does that nothing compiles: no
+    torch.compile (1.x), or torch.compiler.is_compiling reading
+    torch.compiler's flag."""
+    cm = getattr(torch, "compiler", None)
+    flags = vars(cm) if cm is not None and "_is_compiling_flag" in vars(cm) else None
+    if comp is not None and (flags is None or comp is not getattr(cm, "is_compiling", None)):
+        return False
+    try:
+        _fast.root_setup(vars(_st), vars(_ph), flags, torch.Tensor)
+        return True
+    except Exception as e:  # noqa: BLE001 - the Python wrapper takes them all, then
+        _fail(e)
+        return False
 
 
 def watch(attach=True):

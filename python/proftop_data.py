@@ -107,7 +107,7 @@ def _wrap_compose_call(orig):
     return slow
 
 
-def _timed(fn, sid):
+def _timed(fn, sid, text=None):
     def stage(*args, **kwargs):
         if not _a._dp_on:
             return fn(*args, **kwargs)
@@ -116,6 +116,8 @@ def _timed(fn, sid):
             return fn(*args, **kwargs)
         finally:
             _a._lib.proftop_range_pop()
+    if _a._fast_on and text is not None:
+        return _a._fast.stage(fn, stage, _dp_ids, (text, None))  # in C, the same
     return stage
 
 
@@ -130,7 +132,7 @@ def _wrap_fetch(orig):
                 self._proftop_timed = True
                 cf = getattr(self, "collate_fn", None)
                 if cf is not None:
-                    self.collate_fn = _timed(cf, _stage_id("collate_fn"))
+                    self.collate_fn = _timed(cf, _stage_id("collate_fn"), "collate_fn")
             _a._lib.proftop_range_push_id(_stage_id("batch"))
         except Exception as e:  # noqa: BLE001
             _a._fail(e)
@@ -139,7 +141,11 @@ def _wrap_fetch(orig):
             return orig(self, possibly_batched_index)
         finally:
             _a._lib.proftop_range_pop()
-    return functools.wraps(orig)(fetch)
+    fetch = functools.wraps(orig)(fetch)
+    if _a._fast_on:
+        # in C once the instance's collate_fn is timed (this function does that)
+        return _a._fast.stage(orig, fetch, _dp_ids, ("batch", "_proftop_timed"))
+    return fetch
 
 
 def _wrap_pin(orig):

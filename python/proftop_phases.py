@@ -359,6 +359,16 @@ def _wrap_phase(orig, phase, flag, fetch=False, train=False, samples=False):
             except Exception as e:  # noqa: BLE001
                 _a._fail(e)
         return out
+    if train and flag == "in_bwd" and not fetch and not samples and _a._fast_on and \
+            _a._root_fast:
+        # backward: its common case in C (the Python wrapper once torch.compile is used)
+        fast = _a._fast.step_call(orig, wrapper, None, 3)
+        slow = wrapper
+
+        def wrapper(*args, **kwargs):  # noqa: F811
+            if _compiling_seen:
+                return slow(*args, **kwargs)
+            return fast(args, kwargs)
     return functools.wraps(orig)(wrapper)
 
 
@@ -414,6 +424,19 @@ def _wrap_opt_method(orig, meth, role):
                     _st._feed_arm(ts)
                 except Exception as e:  # noqa: BLE001
                     _a._fail(e)
+    if _a._fast_on and _a._root_fast:
+        # its common case in C; the Python method above (slow) keeps every
+        # other, and this stays a function (torch and LR schedulers look for
+        # one on an optimizer's step: __func__, __wrapped__, attributes).
+        # Once torch.compile is used, the Python method (Dynamo traces
+        # Python, not C: _fast_step_aside).
+        fast = _a._fast.step_call(orig, method, meth, 1 if role == "step" else 2)
+        slow = method
+
+        def method(self, *args, **kwargs):  # noqa: F811
+            if _compiling_seen:
+                return slow(self, *args, **kwargs)
+            return fast(self, args, kwargs)
     method = functools.wraps(orig)(method)
     method._proftop_wrapped = True
     _ours.add(method)

@@ -484,6 +484,84 @@ class Auto(unittest.TestCase):
         self.assertGreaterEqual(res["calls"], 3 + 2 + 4)
         self.assertTrue(res["sig"].startswith("(self"), res["sig"])
 
+    def test_c_paths_record_as_python_does(self):
+        # the C paths that follow the step (the outermost module call, the
+        # optimizer's and scheduler's calls, backward, a DataLoader's fetch
+        # and the step ending there) take a loop's common case and leave the
+        # rest to the Python wrappers: the probe sees exactly the calls, in
+        # the order and with the values, that the Python wrappers alone make
+        # (the fake clock counts its reads, so a read more or less shows)
+        want = os.environ.get("PROFTOP_TORCH_FAST", "")
+        if not want.endswith(".so"):
+            self.skipTest("the C wrappers are not asked for (PROFTOP_TORCH_FAST=PATH)")
+        prog = """
+            from torch.utils.data import DataLoader, Dataset
+            class Pics(Dataset):
+                def __len__(self):
+                    return 24
+                def __getitem__(self, i):
+                    return torch.full((3,), float(i)), i % 2
+            class Toks(Dataset):
+                def __len__(self):
+                    return 12
+                def __getitem__(self, i):
+                    return torch.arange(5) + i
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.body = nn.Sequential(nn.Linear(3, 4), nn.ReLU())
+                    self.head = nn.Linear(4, 2)
+                def forward(self, x):
+                    return self.head(self.body(x))
+            m, crit = Net(), nn.CrossEntropyLoss()
+            opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+            sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2)
+            for epoch in range(2):  # a new iterator each epoch
+                for x, y in DataLoader(Pics(), batch_size=4):
+                    opt.zero_grad()
+                    crit(m(x), y).backward()
+                    opt.step()
+                    sched.step()
+            for i, (x, y) in enumerate(DataLoader(Pics(), batch_size=3)):  # accumulation
+                crit(m(x), y).backward()
+                if i % 2:
+                    opt.step()
+                    opt.zero_grad()
+            for i, (x, y) in enumerate(DataLoader(Pics(), batch_size=4)):
+                crit(m(x), y).backward()
+                opt.step()
+                opt.zero_grad()
+                if i % 2:  # now and then a look at the batch after the step
+                    with torch.no_grad():
+                        m(x)
+            g, d = nn.Linear(2, 3), nn.Linear(3, 1)  # two optimizers a batch (a GAN)
+            og = torch.optim.Adam(g.parameters())
+            od = torch.optim.Adam(d.parameters())
+            for x, y in DataLoader(Pics(), batch_size=6):
+                od.zero_grad(); d(x).mean().backward(); od.step()
+                og.zero_grad(); d(g(x[:, :2])).mean().backward(); og.step()
+            emb = nn.Sequential(nn.Embedding(20, 3), nn.Linear(3, 1))  # token ids
+            oe = torch.optim.SGD(emb.parameters(), lr=0.1)
+            for t in DataLoader(Toks(), batch_size=4):
+                emb(t).sum().backward(); oe.step()
+            with torch.no_grad():
+                m.eval()
+                for x, y in DataLoader(Pics(), batch_size=8):  # inference
+                    m(x)
+            import proftop_auto
+            taken = list(proftop_auto._fast.taken()) if proftop_auto._fast_on else None
+            done(taken=taken)
+        """
+        fast = self.run_scenario(prog)
+        slow = self.run_scenario(prog, env={"PROFTOP_TORCH_FAST": "0"})
+        self.assertIsNone(slow["taken"])
+        root, step, fetch = fast["taken"]
+        self.assertGreaterEqual(root, 2 * 6 * 2, fast["taken"])   # model and loss a step
+        self.assertGreaterEqual(step, 4 * 6 * 2, fast["taken"])   # zero_grad, backward, step, sched
+        self.assertGreaterEqual(fetch, 6 * 2 - 2, fast["taken"])  # each epoch's first is Python's
+        self.assertGreater(len(spans(fast["log"])), 20)
+        self.assertEqual(fast["log"], slow["log"])
+
     def test_modules_the_map_lacks(self):
         # a submodule registered after the first call, and one the model
         # holds outside its module tree: operators of their own, no error
