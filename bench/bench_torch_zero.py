@@ -4,8 +4,8 @@
 1. Step time of unmodified small CPU models (tests/torch/cnn_loader.py with
    no reader delay, tests/torch/nested.py): each run alone and under
    `proftop record` (the helper marks every step, phase and module call),
-   alternately, ROUNDS pairs; the medians of the scripts' own step times and
-   their ratio (the budget is 1.03).
+   alternately, --pairs pairs (9); the medians of the scripts' own step
+   times and their ratio (the budget is 1.03).
 2. The pause `proftop record -p PID --inject` causes in a running job: the
    longest gap between two steps of tests/torch/steady.py with and without
    an injection mid-run (the budget is 1 s).
@@ -20,7 +20,8 @@
    wrapper (one operator per call, and past PROFTOP_TORCH_DEPTH: no record);
    ns per call above the bare call, medians of 7 runs.
 
-    /usr/bin/python3 bench/bench_torch_zero.py [--build build] [--rounds 5] [--only data]
+    /usr/bin/python3 bench/bench_torch_zero.py [--build build] [--rounds 5] [--pairs 9]
+                                               [--only data]
 """
 import argparse
 import ctypes
@@ -272,6 +273,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--pairs", type=int, default=9,
+                    help="alone/under pairs of each unmodified script (part 1): the step time "
+                    "of one process varies by 2-3 %% from the next on a shared VM")
     ap.add_argument("--calls", type=int, default=20000)
     ap.add_argument("--only", choices=("data", "micro"), default=None,
                     help="data: the loader-bound script and the data hooks; micro: the "
@@ -295,10 +299,10 @@ def main():
         for name, args in (("cnn_loader.py", ["--steps", "150", "--read-ms", "0"]),
                            ("nested.py", ["--steps", "300"])):
             script = os.path.join(ROOT, "tests", "torch", name)
-            alone, under = paired(build, script, args, a.rounds, tmp)
+            alone, under = paired(build, script, args, a.pairs, tmp)
             print("%-14s step time: alone %.3f ms, under proftop record %.3f ms: ratio %.3f "
                   "(medians of %d pairs; budget 1.03)"
-                  % (name, alone * 1e3, under * 1e3, under / alone, a.rounds))
+                  % (name, alone * 1e3, under * 1e3, under / alone, a.pairs))
         alone, inj, bound = inject_pause(build, a.rounds, tmp)
         if bound != bound:  # no "paused at most": proftop refused (gdb harms jobs here)
             print("--inject (gdb) into steady.py: refused on this machine (its gdb cannot "
