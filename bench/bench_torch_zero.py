@@ -5,7 +5,10 @@
    no reader delay, tests/torch/nested.py): each run alone and under
    `proftop record` (the helper marks every step, phase and module call),
    alternately, --pairs pairs (9); the medians of the scripts' own step
-   times and their ratio (the budget is 1.03).
+   times and their ratio (the budget is 1.03); and in one process (TOGGLE),
+   their model, data and loop under `proftop record` with the helper off
+   and on every 10 steps: what it adds to a step, without the 2-5 % by which
+   one process's step time differs from the next one's on a shared VM.
 2. The pause `proftop record -p PID --inject` causes in a running job: the
    longest gap between two steps of tests/torch/steady.py with and without
    an injection mid-run (the budget is 1 s).
@@ -68,6 +71,78 @@ def paired(build, script, args, rounds, tmp):
                                + args, env, log))
     a, u = statistics.median(alone), statistics.median(under)
     return a, u
+
+
+# 1b. In one process under `proftop record`: the unmodified scripts' model,
+# data and loop, the helper switched off (_off, _dp_on) and on every 10 steps;
+# the median step with it on less the median step with it off. One process's
+# step time differs from the next one's by 2-5 % on a shared VM, more than
+# the helper's cost; within one process it does not.
+TOGGLE = r"""
+import os, statistics, sys, time
+sys.path.insert(0, %(torchdir)r)
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+import proftop_auto as pa
+assert pa._installed, "the helper is not installed (run under proftop record)"
+N = %(steps)d
+torch.manual_seed(0)
+torch.set_num_threads(1)
+if %(script)r == "cnn_loader.py":
+    import cnn_loader as S
+    model = S.Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=20, gamma=0.5)
+    loader = DataLoader(S.Images(N * 32, 0), batch_size=32)
+else:
+    import nested as S
+    model = S.Tower()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    sched = None
+    loader = DataLoader(TensorDataset(torch.randn(N * 256, 32), torch.randint(0, 4, (N * 256,))),
+                        batch_size=256)
+crit = nn.CrossEntropyLoss()
+pc = time.perf_counter_ns
+times = {False: [], True: []}
+it = iter(loader)
+t = pc()
+for s in range(N):
+    x, y = next(it)
+    loss = crit(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if sched is not None:
+        sched.step()
+    t1 = pc()
+    if s >= 20:
+        times[pa._off].append(t1 - t)
+    pa._off = (s + 1) // 10 %% 2 == 1
+    pa._dp_on = not pa._off
+    t = pc()
+on, off = statistics.median(times[False]), statistics.median(times[True])
+print("RESULT on_us=%%.2f off_us=%%.2f" %% (on / 1e3, off / 1e3))
+"""
+
+
+def toggled(build, name, steps, tmp):
+    """(ms a step with the helper on, off): TOGGLE under proftop record."""
+    prog = os.path.join(tmp, "toggle.py")
+    with open(prog, "w") as f:
+        f.write(TOGGLE % {"torchdir": os.path.join(ROOT, "tests", "torch"), "steps": steps,
+                          "script": name})
+    env = dict(os.environ)
+    env["PROFTOP_SESSION_DIR"] = os.path.join(tmp, "sessions")
+    log = os.path.join(tmp, "toggle.log")
+    r = subprocess.run([os.path.join(build, "proftop"), "record", "-o", os.path.join(tmp, "t.json"),
+                        "--log", log, "--", sys.executable, prog], env=env, capture_output=True,
+                       text=True, timeout=600)
+    with open(log) as f:
+        res = result(f.read())
+    if r.returncode != 0 or res is None:
+        sys.exit("bench_torch_zero: the toggled run failed:\n%s" % r.stderr[-1500:])
+    return float(res["on_us"]) / 1e3, float(res["off_us"]) / 1e3
 
 
 MICRO = r"""
@@ -303,6 +378,10 @@ def main():
             print("%-14s step time: alone %.3f ms, under proftop record %.3f ms: ratio %.3f "
                   "(medians of %d pairs; budget 1.03)"
                   % (name, alone * 1e3, under * 1e3, under / alone, a.pairs))
+            on, off = toggled(build, name, 2000, tmp)
+            print("%-14s in one process, its loop under proftop record, the helper off and on "
+                  "every 10 steps: %.3f ms a step on, %.3f off: +%.1f us, ratio %.3f (budget 1.03)"
+                  % (name, on, off, (on - off) * 1e3, on / off))
         alone, inj, bound = inject_pause(build, a.rounds, tmp)
         if bound != bound:  # no "paused at most": proftop refused (gdb harms jobs here)
             print("--inject (gdb) into steady.py: refused on this machine (its gdb cannot "
