@@ -360,7 +360,8 @@ def _at_exit():
                 ts.pending = _now()
             if ts.pending is not None:
                 _st._emit_step(ts)
-        if _steps == 0 and not _is_launcher() and _lib is not None and _installed:
+        if _steps == 0 and not _stood_down and not _is_launcher() and _lib is not None and \
+                _installed:
             if _activity:
                 text = ("proftop: no steps: the model ran, but no step ended (no optimizer "
                         "step or backward; forward passes with gradients and no DataLoader "

@@ -735,6 +735,8 @@ class Auto(unittest.TestCase):
         self.assertEqual(spans(log), [])  # no zero-code steps any more
         self.assertEqual(log.count("step 3"), 3)  # instrument()'s own, once each
         self.assertEqual(log.count("P+2"), 3)
+        # and no word at exit that there were none: the script marks its own
+        self.assertEqual([ln for ln in log if "no steps" in ln], [])
 
     def test_attach_skips_the_partial_step(self):
         res = self.run_scenario("""
