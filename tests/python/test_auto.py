@@ -534,6 +534,11 @@ class Auto(unittest.TestCase):
                 if i % 2:  # now and then a look at the batch after the step
                     with torch.no_grad():
                         m(x)
+            for b in DataLoader(list(range(12)), batch_size=4, collate_fn=list):
+                # no tensor in the batch: the samples are the forward's input's
+                x = torch.full((len(b), 3), 1.0)
+                crit(m(x), torch.zeros(len(b), dtype=torch.long)).backward()
+                opt.step()
             g, d = nn.Linear(2, 3), nn.Linear(3, 1)  # two optimizers a batch (a GAN)
             og = torch.optim.Adam(g.parameters())
             od = torch.optim.Adam(d.parameters())
