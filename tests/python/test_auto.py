@@ -549,13 +549,30 @@ class Auto(unittest.TestCase):
             oe = torch.optim.SGD(emb.parameters(), lr=0.1)
             for t in DataLoader(Toks(), batch_size=4):
                 emb(t).sum().backward(); oe.step()
+            class Boom(Exception):
+                pass
+            class Bad(nn.Module):
+                def forward(self, x):
+                    raise Boom("forward")
+            class BadSGD(torch.optim.SGD):
+                def step(self, closure=None):
+                    raise Boom("step")
+            bad, bad_opt, caught = Bad(), BadSGD(m.parameters(), lr=0.1), []
+            for x, y in DataLoader(Pics(), batch_size=8):  # raising calls in the stride
+                for call in (lambda: bad(x), bad_opt.step):
+                    try:
+                        call()
+                    except Boom as e:
+                        caught.append(str(e))
+                crit(m(x), y).backward()
+                opt.step()
             with torch.no_grad():
                 m.eval()
                 for x, y in DataLoader(Pics(), batch_size=8):  # inference
                     m(x)
             import proftop_auto
             taken = list(proftop_auto._fast.taken()) if proftop_auto._fast_on else None
-            done(taken=taken)
+            done(taken=taken, caught=caught)
         """
         fast = self.run_scenario(prog)
         slow = self.run_scenario(prog, env={"PROFTOP_TORCH_FAST": "0"})
@@ -565,6 +582,8 @@ class Auto(unittest.TestCase):
         self.assertGreaterEqual(step, 4 * 6 * 2, fast["taken"])   # zero_grad, backward, step, sched
         self.assertGreaterEqual(fetch, 6 * 2 - 2, fast["taken"])  # each epoch's first is Python's
         self.assertGreater(len(spans(fast["log"])), 20)
+        self.assertEqual(fast["caught"], ["forward", "step"] * 3)
+        balanced(self, fast["log"])
         self.assertEqual(fast["log"], slow["log"])
 
     def test_modules_the_map_lacks(self):
