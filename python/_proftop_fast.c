@@ -141,23 +141,30 @@ static void bound_dealloc(PyObject *o)
 	heap_free(o);
 }
 
-static PyObject *bound_call(PyObject *o, PyObject *args, PyObject *kw)
+PyObject *call_with(PyObject *fn, PyObject *self, PyObject *args, PyObject *kw)
 {
-	Bound *b = (Bound *)o;
+	if (!self)
+		return PyObject_Call(fn, args, kw);
 	Py_ssize_t n = PyTuple_Size(args);
 	PyObject *all = PyTuple_New(n + 1);
 	if (!all)
 		return NULL;
-	Py_INCREF(b->self);
-	PyTuple_SetItem(all, 0, b->self);
+	Py_INCREF(self);
+	PyTuple_SetItem(all, 0, self);
 	for (Py_ssize_t i = 0; i < n; i++) {
 		PyObject *a = PyTuple_GetItem(args, i);
 		Py_INCREF(a);
 		PyTuple_SetItem(all, i + 1, a);
 	}
-	PyObject *r = PyObject_Call(b->func, all, kw);
+	PyObject *r = PyObject_Call(fn, all, kw);
 	Py_DECREF(all);
 	return r;
+}
+
+static PyObject *bound_call(PyObject *o, PyObject *args, PyObject *kw)
+{
+	Bound *b = (Bound *)o;
+	return call_with(b->func, b->self, args, kw);
 }
 
 static PyType_Slot bound_slots[] = {

@@ -84,7 +84,10 @@ static inline int flag_true(PyObject *key)
 	return PyDict_GetItem(g_globals, key) == Py_True;
 }
 
-/* ---- the wrappers: one struct, three call functions */
+/* fn(self, *args, **kw), or fn(*args, **kw) without self (_proftop_fast.c) */
+PyObject *call_with(PyObject *fn, PyObject *self, PyObject *args, PyObject *kw);
+
+/* ---- the wrappers: one struct, a call function each */
 
 typedef struct {
 	PyObject_HEAD

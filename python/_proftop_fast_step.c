@@ -66,13 +66,13 @@ static PyObject *labels_of(PyObject *mod)
 	return m && PyDict_Check(m) ? m : NULL;
 }
 
-/* proftop_steps._fwd_batch(names, args) in Python: (samples, tokens). */
-static void fwd_batch_py(PyObject *names, PyObject *args, long long *n, long long *tok)
+/* proftop_steps' function key (_fwd_batch, _loader_batch) called with a and b:
+ * its (samples, tokens), 0 and 0 when it fails. */
+static void count_py(PyObject *key, PyObject *a, PyObject *b, long long *n, long long *tok)
 {
-	PyObject *fn = PyDict_GetItem(g_steps, k_fwd_batch);
-	PyObject *rest = PyTuple_GetSlice(args, 1, PyTuple_Size(args));
-	PyObject *r = fn && rest ? PyObject_CallFunctionObjArgs(fn, names, rest, NULL) : NULL;
-	Py_XDECREF(rest);
+	PyObject *fn = PyDict_GetItem(g_steps, key);
+	PyObject *r = fn && a && b ? PyObject_CallFunctionObjArgs(fn, a, b, NULL) : NULL;
+	*n = *tok = 0;
 	if (r && PyTuple_Check(r) && PyTuple_Size(r) == 2) {
 		*n = PyLong_AsLongLong(PyTuple_GetItem(r, 0));
 		*tok = PyLong_AsLongLong(PyTuple_GetItem(r, 1));
@@ -82,6 +82,14 @@ static void fwd_batch_py(PyObject *names, PyObject *args, long long *n, long lon
 		PyErr_Clear();
 		*n = *tok = 0;
 	}
+}
+
+/* proftop_steps._fwd_batch(names, args) in Python (args without self). */
+static void fwd_batch_py(PyObject *names, PyObject *args, long long *n, long long *tok)
+{
+	PyObject *rest = PyTuple_GetSlice(args, 1, PyTuple_Size(args));
+	count_py(k_fwd_batch, names, rest, n, tok);
+	Py_XDECREF(rest);
 }
 
 /* The samples and tokens of the outermost call's input: a floating-point
@@ -230,27 +238,6 @@ static PyObject *root_call(Wrap *w, TSBase *ts, PyObject *args, PyObject *kw,
  * this: fast(self, args, kwargs), or fast(args, kwargs) for backward. */
 enum { PHASE_BACKWARD = 3, PHASE_OPTIMIZATION = 4 };
 static PyObject *k_opt_seen, *k_method_ids, *k_feed_arm;
-
-/* fn(self, *args, **kw), or fn(*args, **kw) without self */
-static PyObject *call_with(PyObject *fn, PyObject *self, PyObject *args, PyObject *kw)
-{
-	if (!self)
-		return PyObject_Call(fn, args, kw);
-	Py_ssize_t n = PyTuple_Size(args);
-	PyObject *all = PyTuple_New(n + 1);
-	if (!all)
-		return NULL;
-	Py_INCREF(self);
-	PyTuple_SetItem(all, 0, self);
-	for (Py_ssize_t i = 0; i < n; i++) {
-		PyObject *a = PyTuple_GetItem(args, i);
-		Py_INCREF(a);
-		PyTuple_SetItem(all, i + 1, a);
-	}
-	PyObject *r = PyObject_Call(fn, all, kw);
-	Py_DECREF(all);
-	return r;
-}
 
 /* The operator id of obj's method (proftop_phases._method_ids), 0 when it
  * has none yet. */
@@ -413,14 +400,15 @@ static int rule_same(void)
 	return rule && PyUnicode_Check(rule) && PyUnicode_CompareWithASCIIString(rule, want) == 0;
 }
 
-static int emit_fits(TSBase *ts)
+/* *cd: proftop_capture's globals (or NULL), for emit() to use. */
+static int emit_fits(TSBase *ts, PyObject **cd)
 {
 	if (ts->partial == Py_True || !PyLong_Check(ts->pending) || !rule_same())
 		return 0;
 	if (!is_none(ts->start) && !PyLong_Check(ts->start))
 		return 0;
-	PyObject *cd = ctl_dict();
-	return !cd || is_none(PyDict_GetItem(cd, k_cap));
+	*cd = ctl_dict();
+	return !*cd || is_none(PyDict_GetItem(*cd, k_cap));
 }
 
 static void call_py(PyObject *d, PyObject *key, PyObject *arg)
@@ -432,8 +420,8 @@ static void call_py(PyObject *d, PyObject *key, PyObject *arg)
 		PyErr_Clear();
 }
 
-/* _emit_step(ts), emit_fits having said yes. */
-static void emit(TSBase *ts)
+/* _emit_step(ts), emit_fits having said yes (cd: what it found). */
+static void emit(TSBase *ts, PyObject *cd)
 {
 	PyObject *end = ts->pending;
 	Py_INCREF(end);
@@ -466,7 +454,6 @@ static void emit(TSBase *ts)
 		helper_stats(calls > base ? (unsigned long long)(calls - base) : 0,
 			     (unsigned long long)int_of(g_globals, k_cost_ps));
 	}
-	PyObject *cd = ctl_dict();
 	if (cd) {
 		/* proftop_capture.boundary has nothing to do while the control
 		 * word is the one it saw last and no request waits for its step */
@@ -517,18 +504,7 @@ static void loader_batch(PyObject *it, PyObject *out, long long *n, long long *t
 		PyErr_Clear();
 	if (done)
 		return;
-	*n = 0;
-	PyObject *fn = PyDict_GetItem(g_steps, k_loader_batch);
-	PyObject *r = fn ? PyObject_CallFunctionObjArgs(fn, it, out, NULL) : NULL;
-	if (r && PyTuple_Check(r) && PyTuple_Size(r) == 2) {
-		*n = PyLong_AsLongLong(PyTuple_GetItem(r, 0));
-		*tok = PyLong_AsLongLong(PyTuple_GetItem(r, 1));
-	}
-	Py_XDECREF(r);
-	if (PyErr_Occurred()) {
-		PyErr_Clear();
-		*n = *tok = 0;
-	}
+	count_py(k_loader_batch, it, out, n, tok);
 }
 
 /* _BaseDataLoaderIter.__next__(self) */
@@ -554,16 +530,17 @@ PyObject *fetch_call(PyObject *o, PyObject *args, PyObject *kw)
 		return PyObject_Call(w->slow, args, kw);
 	if (ts->in_fetch == Py_True || ts->compiling)
 		return PyObject_Call(w->orig, args, kw); /* a loader wrapping a loader */
+	PyObject *cd = NULL;
 	if (PyDict_GetItem(g_steps, k_feed_on) != Py_False || ts->gen_open == Py_True ||
 	    (is_none(ts->pending) && !is_none(ts->soft)) || !ts->held || !PyList_Check(ts->held) ||
 	    PyList_Size(ts->held) > 0 || ts->bwd_end == Py_True ||
-	    (!is_none(ts->pending) && !emit_fits(ts)))
+	    (!is_none(ts->pending) && !emit_fits(ts, &cd)))
 		return PyObject_Call(w->slow, args, kw);
 	g_taken[2]++;
 	Py_INCREF(ts);
 	PyDict_SetItem(g_globals, k_activity, Py_True);
 	if (!is_none(ts->pending))
-		emit(ts);
+		emit(ts, cd);
 	if (is_none(ts->start)) {
 		PyObject *now = PyLong_FromUnsignedLongLong(clock_now());
 		ts_set(&ts->start, now);
